@@ -1,0 +1,662 @@
+/* print_pkt.c - the packet view: one line, every field (-v), or JSON Lines
+ *
+ * The JSON keys are a public contract, documented in README.md.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qpt_mad.h"
+
+void qpt_json_escape(GString *out, const char *s)
+{
+	g_string_append_c(out, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			g_string_append_printf(out, "\\%c", c);
+		else if (c < 0x20)
+			g_string_append_printf(out, "\\u%04x", c);
+		else
+			g_string_append_c(out, (char)c);
+	}
+	g_string_append_c(out, '"');
+}
+
+static void fmt_gid(const uint8_t *gid, char *buf, size_t len)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!memcmp(gid, v4mapped, 12))
+		inet_ntop(AF_INET, gid + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, gid, buf, (socklen_t)len);
+}
+
+/* RDMA-CM keeps an IPv4 address in the last four of sixteen bytes. */
+static void fmt_cma(const struct qpt_cma_ip *c, const uint8_t *a, char *buf,
+		    size_t len)
+{
+	if (c->ip_version == 4)
+		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+}
+
+static void fmt_ip6(const uint8_t *a, char *buf, size_t len)
+{
+	inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+}
+
+void qpt_format_addr(const struct qpt_pkt *pkt, bool src, char *buf, size_t len)
+{
+	if (pkt->ip_version == 4)
+		inet_ntop(AF_INET, (src ? pkt->ip_src : pkt->ip_dst) + 12, buf,
+			  (socklen_t)len);
+	else if (pkt->ip_version == 6)
+		fmt_ip6(src ? pkt->ip_src : pkt->ip_dst, buf, len);
+	else if (pkt->flags & QPT_HAS_GRH && !(pkt->flags & QPT_HAS_LRH))
+		fmt_gid(src ? pkt->grh.sgid : pkt->grh.dgid, buf, len);
+	else if (pkt->flags & QPT_HAS_LRH)
+		g_snprintf(buf, len, "%u", src ? pkt->lrh.slid : pkt->lrh.dlid);
+	else
+		g_snprintf(buf, len, "?");
+}
+
+static const char *ecn_name(unsigned ecn)
+{
+	static const char *const n[] = { "Not-ECT", "ECT(1)", "ECT(0)", "CE" };
+
+	return n[ecn & 3];
+}
+
+static bool is_roce_ip(const struct qpt_pkt *pkt)
+{
+	return pkt->transport == QPT_TR_ROCEV2 && pkt->ip_version;
+}
+
+static const char *opcode_name(uint8_t op)
+{
+	const char *n = qpt_opcodes[op].name;
+
+	if (n)
+		return n;
+	return (op & 0xe0) == QPT_SVC_MANUF ? "Manufacturer specific" : "Reserved";
+}
+
+/* ---- one line ------------------------------------------------------- */
+
+static void line_cm(GString *o, const struct qpt_pkt *pkt)
+{
+	const struct qpt_cm *cm = &pkt->cm;
+	const char *n = qpt_cm_msg_name(cm->msg);
+
+	g_string_append_printf(o, " CM %s", n ? n : "?");
+	switch (cm->msg) {
+	case QPT_CM_REQ:
+		g_string_append_printf(o,
+				       " comm=0x%08x qpn=0x%06x psn=%u sid=0x%016" PRIx64
+				       " mtu=%u",
+				       cm->local_comm_id, cm->local_qpn,
+				       cm->starting_psn, cm->service_id,
+				       qpt_mtu_bytes(cm->path_mtu));
+		break;
+	case QPT_CM_REP:
+		g_string_append_printf(o, " comm=0x%08x remote=0x%08x qpn=0x%06x psn=%u",
+				       cm->local_comm_id, cm->remote_comm_id,
+				       cm->local_qpn, cm->starting_psn);
+		break;
+	case QPT_CM_REJ:
+		g_string_append_printf(o, " comm=0x%08x remote=0x%08x reason=%u",
+				       cm->local_comm_id, cm->remote_comm_id,
+				       cm->reason);
+		break;
+	case QPT_CM_SIDR_REQ:
+		g_string_append_printf(o, " req=0x%08x sid=0x%016" PRIx64,
+				       cm->local_comm_id, cm->service_id);
+		break;
+	case QPT_CM_SIDR_REP:
+		g_string_append_printf(o, " req=0x%08x status=%u qpn=0x%06x",
+				       cm->local_comm_id, cm->status, cm->local_qpn);
+		break;
+	default:
+		g_string_append_printf(o, " comm=0x%08x remote=0x%08x",
+				       cm->local_comm_id, cm->remote_comm_id);
+		break;
+	}
+}
+
+static void print_line(GString *o, const struct qpt_frame *f,
+		       const struct qpt_pkt *pkt, double t0)
+{
+	char s[64], d[64];
+	double t = (double)f->ts_sec + f->ts_nsec / 1e9 - t0;
+
+	qpt_format_addr(pkt, true, s, sizeof(s));
+	qpt_format_addr(pkt, false, d, sizeof(d));
+	g_string_append_printf(o, "%" G_GUINT64_FORMAT " %.6f %s > %s %s", f->number,
+			       t, s, d, qpt_transport_name(pkt->transport));
+	if (pkt->flags & QPT_HAS_BTH) {
+		const struct qpt_bth *b = &pkt->bth;
+
+		g_string_append_printf(o, " %s QP=0x%06x PSN=%u%s", opcode_name(b->opcode),
+				       b->dqpn, b->psn, b->ackreq ? " A" : "");
+		if (b->fecn)
+			g_string_append(o, " FECN");
+		if (b->becn)
+			g_string_append(o, " BECN");
+	} else if (pkt->flags & QPT_HAS_LRH && pkt->error == QPT_E_OK) {
+		g_string_append_printf(o, " raw LNH=%u", pkt->lrh.lnh);
+	}
+	if (pkt->flags & QPT_H_RETH)
+		g_string_append_printf(o, " RETH va=0x%" PRIx64 " rkey=0x%08x dmalen=%u",
+				       pkt->reth.va, pkt->reth.rkey, pkt->reth.dmalen);
+	if (pkt->flags & QPT_H_ATOMICETH)
+		g_string_append_printf(o,
+				       " AtomicETH va=0x%" PRIx64 " rkey=0x%08x swap=0x%" PRIx64
+				       " cmp=0x%" PRIx64,
+				       pkt->atomiceth.va, pkt->atomiceth.rkey,
+				       pkt->atomiceth.swap, pkt->atomiceth.compare);
+	if (pkt->flags & QPT_H_AETH) {
+		const struct qpt_aeth *a = &pkt->aeth;
+
+		if (a->kind == QPT_AETH_ACK)
+			g_string_append_printf(o, " AETH ACK credits=%u", a->value);
+		else if (a->kind == QPT_AETH_RNR)
+			g_string_append_printf(o, " AETH RNR-NAK timer=%u (%.2f ms)",
+					       a->value, qpt_rnr_timer_us(a->value) / 1000);
+		else if (a->kind == QPT_AETH_NAK)
+			g_string_append_printf(o, " AETH NAK %s", qpt_nak_name(a->value));
+		else
+			g_string_append_printf(o, " AETH reserved 0x%02x", a->syndrome);
+		g_string_append_printf(o, " MSN=%u", a->msn);
+	}
+	if (pkt->flags & QPT_H_ATOMICACKETH)
+		g_string_append_printf(o, " orig=0x%" PRIx64, pkt->atomicacketh_orig);
+	if (pkt->flags & QPT_H_DETH)
+		g_string_append_printf(o, " DETH qkey=0x%08x srcqp=0x%06x", pkt->deth.qkey,
+				       pkt->deth.sqpn);
+	if (pkt->flags & QPT_H_XRCETH)
+		g_string_append_printf(o, " XRCETH srq=0x%06x", pkt->xrceth_srq);
+	if (pkt->flags & QPT_H_IMMDT)
+		g_string_append_printf(o, " imm=0x%08x", pkt->immdt);
+	if (pkt->flags & QPT_H_IETH)
+		g_string_append_printf(o, " inv_rkey=0x%08x", pkt->ieth);
+	if (pkt->flags & QPT_HAS_CM)
+		line_cm(o, pkt);
+	else if (pkt->flags & QPT_HAS_MAD)
+		g_string_append_printf(o, " MAD %s %s attr=0x%04x",
+				       qpt_mad_class_name(pkt->mad.mgmt_class),
+				       qpt_mad_method_name(pkt->mad.method),
+				       pkt->mad.attr_id);
+	if (pkt->flags & QPT_HAS_BTH && !(pkt->flags & QPT_HAS_MAD))
+		g_string_append_printf(o, " len=%u", pkt->payload_len);
+	if (is_roce_ip(pkt) && pkt->ip_ecn == 3)
+		g_string_append(o, " ECN=CE");
+	if (pkt->icrc_checked && !pkt->icrc_ok)
+		g_string_append_printf(o, " [bad ICRC 0x%08x, expected 0x%08x]",
+				       pkt->icrc, pkt->icrc_computed);
+	if (pkt->flags & QPT_HAS_VCRC && pkt->vcrc != pkt->vcrc_computed &&
+	    pkt->icrc_checked)
+		g_string_append_printf(o, " [bad VCRC 0x%04x, expected 0x%04x]",
+				       pkt->vcrc, pkt->vcrc_computed);
+	if (pkt->error != QPT_E_OK)
+		g_string_append_printf(o, " [malformed: %s]", qpt_strerror(pkt->error));
+	g_string_append_c(o, '\n');
+}
+
+/* ---- every field (-v) ------------------------------------------------ */
+
+static void verbose_cm(GString *o, const struct qpt_pkt *pkt)
+{
+	const struct qpt_cm *cm = &pkt->cm;
+	const char *n = qpt_cm_msg_name(cm->msg);
+
+	g_string_append_printf(o, "  CM %s\n", n ? n : "?");
+	g_string_append_printf(o, "    local comm ID 0x%08x, remote comm ID 0x%08x\n",
+			       cm->local_comm_id, cm->remote_comm_id);
+	if (cm->msg == QPT_CM_REQ || cm->msg == QPT_CM_SIDR_REQ ||
+	    cm->msg == QPT_CM_SIDR_REP)
+		g_string_append_printf(o, "    service ID 0x%016" PRIx64 "\n",
+				       cm->service_id);
+	if (cm->msg == QPT_CM_REQ || cm->msg == QPT_CM_REP) {
+		g_string_append_printf(o,
+				       "    local QPN 0x%06x, starting PSN %u, local Q_Key 0x%08x, CA GUID 0x%016" PRIx64 "\n",
+				       cm->local_qpn, cm->starting_psn, cm->local_qkey,
+				       cm->local_ca_guid);
+		g_string_append_printf(o,
+				       "    responder resources %u, initiator depth %u, RNR retry %u\n",
+				       cm->responder_resources, cm->initiator_depth,
+				       cm->rnr_retry_count);
+	}
+	if (cm->msg == QPT_CM_REQ) {
+		char a[64], b[64];
+
+		fmt_gid(cm->primary_gid_local, a, sizeof(a));
+		fmt_gid(cm->primary_gid_remote, b, sizeof(b));
+		g_string_append_printf(o,
+				       "    transport %u, path MTU %u (%u bytes), P_Key 0x%04x, retry %u\n",
+				       cm->transport, cm->path_mtu,
+				       qpt_mtu_bytes(cm->path_mtu), cm->pkey,
+				       cm->retry_count);
+		g_string_append_printf(o, "    primary path LID %u -> %u, GID %s -> %s\n",
+				       cm->primary_lid_local, cm->primary_lid_remote, a, b);
+	}
+	if (cm->msg == QPT_CM_DREQ || cm->msg == QPT_CM_LAP)
+		g_string_append_printf(o, "    remote QPN 0x%06x\n", cm->remote_qpn);
+	if (cm->msg == QPT_CM_REJ)
+		g_string_append_printf(o, "    message rejected %u, reason %u\n",
+				       cm->msg_rejected, cm->reason);
+	if (cm->msg == QPT_CM_SIDR_REP || cm->msg == QPT_CM_APR)
+		g_string_append_printf(o, "    status %u, QPN 0x%06x, Q_Key 0x%08x\n",
+				       cm->status, cm->local_qpn, cm->local_qkey);
+	if (pkt->flags & QPT_HAS_CMA_IP) {
+		char a[64], b[64];
+
+		fmt_cma(&pkt->cma, pkt->cma.src, a, sizeof(a));
+		fmt_cma(&pkt->cma, pkt->cma.dst, b, sizeof(b));
+		g_string_append_printf(o,
+				       "  RDMA-CM IP: version %u, %s port %u -> %s port %u (port space 0x%02x)\n",
+				       pkt->cma.ip_version, a, pkt->cma.port, b,
+				       pkt->cma.dst_port, pkt->cma.port_space);
+	}
+}
+
+static void print_verbose(GString *o, const struct qpt_frame *f,
+			  const struct qpt_pkt *pkt, double t0)
+{
+	char a[64], b[64];
+
+	print_line(o, f, pkt, t0);
+	g_string_append_printf(o, "  frame %u bytes captured, %u on the wire, link type %u\n",
+			       f->caplen, f->wirelen, f->linktype);
+	for (unsigned i = 0; i < pkt->vlan_count; i++)
+		g_string_append_printf(o, "  802.1Q VLAN %u PCP %u\n",
+				       pkt->vlan_tci[i] & 0xfff, pkt->vlan_tci[i] >> 13);
+	if (pkt->ip_version) {
+		qpt_format_addr(pkt, true, a, sizeof(a));
+		qpt_format_addr(pkt, false, b, sizeof(b));
+		g_string_append_printf(o, "  IPv%u %s > %s DSCP %u ECN %s TTL %u",
+				       pkt->ip_version, a, b, pkt->ip_dscp,
+				       ecn_name(pkt->ip_ecn), pkt->ip_ttl);
+		if (pkt->ip_version == 6)
+			g_string_append_printf(o, " flow label 0x%05x", pkt->ip_flowlabel);
+		g_string_append_c(o, '\n');
+	}
+	if (pkt->flags & QPT_HAS_UDP || pkt->transport == QPT_TR_ROCEV2)
+		g_string_append_printf(o, "  UDP %u > %u length %u\n", pkt->udp_sport,
+				       pkt->udp_dport, pkt->udp_len);
+	if (pkt->flags & QPT_HAS_LRH) {
+		const struct qpt_lrh *l = &pkt->lrh;
+
+		g_string_append_printf(o,
+				       "  LRH VL %u LVer %u SL %u LNH %u DLID %u PktLen %u SLID %u\n",
+				       l->vl, l->lver, l->sl, l->lnh, l->dlid, l->pktlen,
+				       l->slid);
+	}
+	if (pkt->flags & QPT_HAS_GRH) {
+		const struct qpt_grh *g = &pkt->grh;
+
+		fmt_ip6(g->sgid, a, sizeof(a));
+		fmt_ip6(g->dgid, b, sizeof(b));
+		g_string_append_printf(o,
+				       "  GRH IPVer %u TClass 0x%02x FlowLabel 0x%05x PayLen %u NxtHdr 0x%02x HopLmt %u\n"
+				       "      SGID %s DGID %s\n",
+				       g->ipver, g->tclass, g->flowlabel, g->paylen,
+				       g->nxthdr, g->hoplmt, a, b);
+	}
+	if (pkt->flags & QPT_HAS_BTH) {
+		const struct qpt_bth *h = &pkt->bth;
+
+		g_string_append_printf(o,
+				       "  BTH opcode 0x%02x (%s) SE %u M %u Pad %u TVer %u P_Key 0x%04x\n"
+				       "      FECN %u BECN %u Resv6a 0x%02x DestQP 0x%06x A %u Resv7 0x%02x PSN %u\n",
+				       h->opcode, opcode_name(h->opcode), h->se, h->m,
+				       h->pad, h->tver, h->pkey, h->fecn, h->becn,
+				       h->resv8a, h->dqpn, h->ackreq, h->resv7, h->psn);
+	}
+	if (pkt->flags & QPT_H_RDETH)
+		g_string_append_printf(o, "  RDETH EE context 0x%06x\n", pkt->rdeth_eecnxt);
+	if (pkt->flags & QPT_H_DETH)
+		g_string_append_printf(o, "  DETH Q_Key 0x%08x SrcQP 0x%06x\n",
+				       pkt->deth.qkey, pkt->deth.sqpn);
+	if (pkt->flags & QPT_H_XRCETH)
+		g_string_append_printf(o, "  XRCETH XRC SRQ 0x%06x\n", pkt->xrceth_srq);
+	if (pkt->flags & QPT_H_FETH)
+		g_string_append_printf(o, "  FETH selectivity level %u placement type %u\n",
+				       pkt->feth_sel_level, pkt->feth_placement);
+	if (pkt->flags & QPT_H_RETH)
+		g_string_append_printf(o, "  RETH VA 0x%016" PRIx64 " R_Key 0x%08x DMA length %u\n",
+				       pkt->reth.va, pkt->reth.rkey, pkt->reth.dmalen);
+	if (pkt->flags & QPT_H_ATOMICETH)
+		g_string_append_printf(o,
+				       "  AtomicETH VA 0x%016" PRIx64 " R_Key 0x%08x swap/add 0x%016" PRIx64
+				       " compare 0x%016" PRIx64 "\n",
+				       pkt->atomiceth.va, pkt->atomiceth.rkey,
+				       pkt->atomiceth.swap, pkt->atomiceth.compare);
+	if (pkt->flags & QPT_H_AETH)
+		g_string_append_printf(o, "  AETH syndrome 0x%02x (%s %u) MSN %u\n",
+				       pkt->aeth.syndrome,
+				       qpt_aeth_kind_name(pkt->aeth.kind),
+				       pkt->aeth.value, pkt->aeth.msn);
+	if (pkt->flags & QPT_H_ATOMICACKETH)
+		g_string_append_printf(o, "  AtomicAckETH original data 0x%016" PRIx64 "\n",
+				       pkt->atomicacketh_orig);
+	if (pkt->flags & QPT_H_IMMDT)
+		g_string_append_printf(o, "  ImmDt 0x%08x\n", pkt->immdt);
+	if (pkt->flags & QPT_H_IETH)
+		g_string_append_printf(o, "  IETH R_Key 0x%08x\n", pkt->ieth);
+	if (pkt->flags & QPT_HAS_MAD) {
+		const struct qpt_mad *m = &pkt->mad;
+
+		g_string_append_printf(o,
+				       "  MAD base version %u class 0x%02x (%s) version %u method 0x%02x (%s)\n"
+				       "      status 0x%04x TID 0x%016" PRIx64 " attribute 0x%04x modifier 0x%08x\n",
+				       m->base_version, m->mgmt_class,
+				       qpt_mad_class_name(m->mgmt_class), m->class_version,
+				       m->method, qpt_mad_method_name(m->method), m->status,
+				       m->tid, m->attr_id, m->attr_mod);
+	}
+	if (pkt->flags & QPT_HAS_CM)
+		verbose_cm(o, pkt);
+	if (pkt->flags & QPT_HAS_BTH)
+		g_string_append_printf(o, "  payload %u bytes\n", pkt->payload_len);
+	if (pkt->flags & QPT_HAS_ICRC) {
+		if (pkt->icrc_checked)
+			g_string_append_printf(o, "  ICRC 0x%08x [%s]\n", pkt->icrc,
+					       pkt->icrc_ok ? "correct" : "incorrect");
+		else
+			g_string_append_printf(o, "  ICRC 0x%08x [not checked]\n", pkt->icrc);
+	}
+	if (pkt->flags & QPT_HAS_VCRC)
+		g_string_append_printf(o, "  VCRC 0x%04x [%s]\n", pkt->vcrc,
+				       pkt->icrc_checked ?
+					       (pkt->vcrc_ok ? "correct" : "incorrect") :
+					       "not checked");
+}
+
+/* ---- JSON Lines -------------------------------------------------------- */
+
+#define JB(o, k, v) g_string_append_printf(o, ",\"" k "\":%s", (v) ? "true" : "false")
+#define JU(o, k, v) g_string_append_printf(o, ",\"" k "\":%" PRIu64, (uint64_t)(v))
+
+static void json_obj_begin(GString *o, const char *key)
+{
+	g_string_append_printf(o, ",\"%s\":{", key);
+}
+
+/* Objects are written as {"a":1,"b":2}: the first member has no comma. */
+static void json_first(GString *o, const char *k, uint64_t v)
+{
+	g_string_append_printf(o, "\"%s\":%" PRIu64, k, v);
+}
+
+static void json_str_member(GString *o, const char *k, const char *v)
+{
+	g_string_append_printf(o, ",\"%s\":", k);
+	qpt_json_escape(o, v);
+}
+
+static void print_json(GString *o, const struct qpt_frame *f,
+		       const struct qpt_pkt *pkt)
+{
+	char a[64];
+
+	g_string_append_printf(o, "{\"frame\":%" G_GUINT64_FORMAT ",\"time\":%" G_GINT64_FORMAT
+				  ".%06u",
+			       f->number, f->ts_sec, f->ts_nsec / 1000);
+	json_str_member(o, "transport", qpt_transport_name(pkt->transport));
+	if (pkt->ip_version || (pkt->flags & QPT_HAS_GRH && !(pkt->flags & QPT_HAS_LRH))) {
+		qpt_format_addr(pkt, true, a, sizeof(a));
+		json_str_member(o, "src", a);
+		qpt_format_addr(pkt, false, a, sizeof(a));
+		json_str_member(o, "dst", a);
+	} else if (pkt->flags & QPT_HAS_LRH) {
+		JU(o, "src", pkt->lrh.slid);
+		JU(o, "dst", pkt->lrh.dlid);
+	}
+	if (pkt->flags & QPT_HAS_UDP) {
+		JU(o, "sport", pkt->udp_sport);
+		JU(o, "dport", pkt->udp_dport);
+	}
+	if (pkt->vlan_count) {
+		g_string_append(o, ",\"vlan\":[");
+		for (unsigned i = 0; i < pkt->vlan_count; i++)
+			g_string_append_printf(o, "%s%u", i ? "," : "",
+					       pkt->vlan_tci[i] & 0xfff);
+		g_string_append_c(o, ']');
+	}
+	if (pkt->flags & QPT_HAS_LRH) {
+		const struct qpt_lrh *l = &pkt->lrh;
+
+		json_obj_begin(o, "lrh");
+		json_first(o, "vl", l->vl);
+		JU(o, "lver", l->lver);
+		JU(o, "sl", l->sl);
+		JU(o, "lnh", l->lnh);
+		JU(o, "dlid", l->dlid);
+		JU(o, "pktlen", l->pktlen);
+		JU(o, "slid", l->slid);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_HAS_GRH) {
+		const struct qpt_grh *g = &pkt->grh;
+
+		json_obj_begin(o, "grh");
+		json_first(o, "ipver", g->ipver);
+		JU(o, "tclass", g->tclass);
+		JU(o, "flowlabel", g->flowlabel);
+		JU(o, "paylen", g->paylen);
+		JU(o, "nxthdr", g->nxthdr);
+		JU(o, "hoplmt", g->hoplmt);
+		fmt_ip6(g->sgid, a, sizeof(a));
+		json_str_member(o, "sgid", a);
+		fmt_ip6(g->dgid, a, sizeof(a));
+		json_str_member(o, "dgid", a);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_HAS_BTH) {
+		const struct qpt_bth *h = &pkt->bth;
+
+		json_obj_begin(o, "bth");
+		json_first(o, "opcode", h->opcode);
+		json_str_member(o, "opcode_name", opcode_name(h->opcode));
+		JB(o, "se", h->se);
+		JB(o, "m", h->m);
+		JU(o, "pad", h->pad);
+		JU(o, "tver", h->tver);
+		JU(o, "pkey", h->pkey);
+		JB(o, "fecn", h->fecn);
+		JB(o, "becn", h->becn);
+		JU(o, "dqpn", h->dqpn);
+		JB(o, "ackreq", h->ackreq);
+		JU(o, "psn", h->psn);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_RDETH) {
+		json_obj_begin(o, "rdeth");
+		json_first(o, "eecnxt", pkt->rdeth_eecnxt);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_DETH) {
+		json_obj_begin(o, "deth");
+		json_first(o, "qkey", pkt->deth.qkey);
+		JU(o, "sqpn", pkt->deth.sqpn);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_XRCETH) {
+		json_obj_begin(o, "xrceth");
+		json_first(o, "srq", pkt->xrceth_srq);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_FETH) {
+		json_obj_begin(o, "feth");
+		json_first(o, "sel_level", pkt->feth_sel_level);
+		JU(o, "placement", pkt->feth_placement);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_RETH) {
+		json_obj_begin(o, "reth");
+		json_first(o, "va", pkt->reth.va);
+		JU(o, "rkey", pkt->reth.rkey);
+		JU(o, "dmalen", pkt->reth.dmalen);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_ATOMICETH) {
+		json_obj_begin(o, "atomiceth");
+		json_first(o, "va", pkt->atomiceth.va);
+		JU(o, "rkey", pkt->atomiceth.rkey);
+		JU(o, "swap", pkt->atomiceth.swap);
+		JU(o, "compare", pkt->atomiceth.compare);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_AETH) {
+		const struct qpt_aeth *ae = &pkt->aeth;
+
+		json_obj_begin(o, "aeth");
+		json_first(o, "syndrome", ae->syndrome);
+		JU(o, "msn", ae->msn);
+		json_str_member(o, "kind", qpt_aeth_kind_name(ae->kind));
+		if (ae->kind == QPT_AETH_ACK)
+			JU(o, "credits", ae->value);
+		else if (ae->kind == QPT_AETH_RNR)
+			JU(o, "rnr_timer", ae->value);
+		else if (ae->kind == QPT_AETH_NAK) {
+			JU(o, "nak_code", ae->value);
+			json_str_member(o, "nak", qpt_nak_name(ae->value));
+		}
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_ATOMICACKETH) {
+		json_obj_begin(o, "atomicacketh");
+		json_first(o, "orig", pkt->atomicacketh_orig);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_H_IMMDT)
+		JU(o, "immdt", pkt->immdt);
+	if (pkt->flags & QPT_H_IETH)
+		JU(o, "ieth", pkt->ieth);
+	if (pkt->flags & QPT_HAS_MAD) {
+		const struct qpt_mad *m = &pkt->mad;
+
+		json_obj_begin(o, "mad");
+		json_first(o, "base_version", m->base_version);
+		JU(o, "mgmt_class", m->mgmt_class);
+		JU(o, "class_version", m->class_version);
+		JU(o, "method", m->method);
+		JU(o, "status", m->status);
+		JU(o, "attr_id", m->attr_id);
+		JU(o, "tid", m->tid);
+		JU(o, "attr_mod", m->attr_mod);
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_HAS_CM) {
+		const struct qpt_cm *cm = &pkt->cm;
+
+		g_string_append(o, ",\"cm\":{\"msg\":");
+		qpt_json_escape(o, qpt_cm_msg_name(cm->msg));
+		JU(o, "local_comm_id", cm->local_comm_id);
+		switch (cm->msg) {
+		case QPT_CM_REQ:
+			JU(o, "service_id", cm->service_id);
+			JU(o, "local_qpn", cm->local_qpn);
+			JU(o, "starting_psn", cm->starting_psn);
+			JU(o, "transport", cm->transport);
+			JU(o, "path_mtu", qpt_mtu_bytes(cm->path_mtu));
+			JU(o, "pkey", cm->pkey);
+			JU(o, "local_ca_guid", cm->local_ca_guid);
+			break;
+		case QPT_CM_REP:
+			JU(o, "remote_comm_id", cm->remote_comm_id);
+			JU(o, "local_qpn", cm->local_qpn);
+			JU(o, "starting_psn", cm->starting_psn);
+			JU(o, "local_ca_guid", cm->local_ca_guid);
+			break;
+		case QPT_CM_DREQ:
+		case QPT_CM_LAP:
+			JU(o, "remote_comm_id", cm->remote_comm_id);
+			JU(o, "remote_qpn", cm->remote_qpn);
+			break;
+		case QPT_CM_REJ:
+			JU(o, "remote_comm_id", cm->remote_comm_id);
+			JU(o, "reason", cm->reason);
+			JU(o, "msg_rejected", cm->msg_rejected);
+			break;
+		case QPT_CM_SIDR_REQ:
+			JU(o, "service_id", cm->service_id);
+			JU(o, "pkey", cm->pkey);
+			break;
+		case QPT_CM_SIDR_REP:
+			JU(o, "status", cm->status);
+			JU(o, "local_qpn", cm->local_qpn);
+			JU(o, "service_id", cm->service_id);
+			JU(o, "qkey", cm->local_qkey);
+			break;
+		case QPT_CM_APR:
+			JU(o, "remote_comm_id", cm->remote_comm_id);
+			JU(o, "status", cm->status);
+			break;
+		default:
+			JU(o, "remote_comm_id", cm->remote_comm_id);
+			break;
+		}
+		if (pkt->flags & QPT_HAS_CMA_IP) {
+			g_string_append(o, ",\"rdma_cm\":{");
+			json_first(o, "ip_version", pkt->cma.ip_version);
+			fmt_cma(&pkt->cma, pkt->cma.src, a, sizeof(a));
+			json_str_member(o, "src_ip", a);
+			JU(o, "src_port", pkt->cma.port);
+			fmt_cma(&pkt->cma, pkt->cma.dst, a, sizeof(a));
+			json_str_member(o, "dst_ip", a);
+			JU(o, "dst_port", pkt->cma.dst_port);
+			JU(o, "port_space", pkt->cma.port_space);
+			g_string_append_c(o, '}');
+		}
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_HAS_ICRC) {
+		json_obj_begin(o, "icrc");
+		json_first(o, "value", pkt->icrc);
+		if (pkt->icrc_checked) {
+			JB(o, "ok", pkt->icrc_ok);
+			if (!pkt->icrc_ok)
+				JU(o, "expected", pkt->icrc_computed);
+		}
+		g_string_append_c(o, '}');
+	}
+	if (pkt->flags & QPT_HAS_VCRC) {
+		json_obj_begin(o, "vcrc");
+		json_first(o, "value", pkt->vcrc);
+		if (pkt->icrc_checked) {
+			JB(o, "ok", pkt->vcrc_ok);
+			if (!pkt->vcrc_ok)
+				JU(o, "expected", pkt->vcrc_computed);
+		}
+		g_string_append_c(o, '}');
+	}
+	if (pkt->ip_version)
+		JU(o, "ecn", pkt->ip_ecn);
+	if (pkt->flags & QPT_HAS_BTH)
+		JU(o, "payload_len", pkt->payload_len);
+	if (pkt->error != QPT_E_OK)
+		json_str_member(o, "malformed", qpt_strerror(pkt->error));
+	g_string_append(o, "}\n");
+}
+
+void qpt_print_pkt(GString *out, const struct qpt_frame *f,
+		   const struct qpt_pkt *pkt, enum qpt_print_mode mode, double t0)
+{
+	switch (mode) {
+	case QPT_PRINT_LINE:
+		print_line(out, f, pkt, t0);
+		break;
+	case QPT_PRINT_VERBOSE:
+		print_verbose(out, f, pkt, t0);
+		break;
+	case QPT_PRINT_JSON:
+		print_json(out, f, pkt);
+		break;
+	}
+}

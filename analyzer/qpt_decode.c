@@ -1,0 +1,656 @@
+/* qpt_decode.c - link layer to IBA transport headers
+ *
+ * RoCEv2: IBA annex A17 (UDP destination port 4791, the source port is
+ * flow entropy).  RoCEv1: annex A16 (ethertype 0x8915, GRH first).  Native
+ * InfiniBand: IBA vol 1 chapter 5/7 (LRH first, LINKTYPE_INFINIBAND 247, or
+ * an ERF record of type InfiniBand).
+ *
+ *   LRH (8)       | VL:4 LVer:4 | SL:4 rsv:2 LNH:2 | DLID:16 | rsv:5 PktLen:11 | SLID:16 |
+ *   GRH (40)      | IPVer:4 TClass:8 FlowLabel:20 | PayLen:16 NxtHdr:8 HopLmt:8 | SGID:128 | DGID:128 |
+ *   BTH (12)      | OpCode:8 | SE:1 M:1 Pad:2 TVer:4 | P_Key:16 | FECN:1 BECN:1 rsv:6 | DestQP:24 | A:1 rsv:7 | PSN:24 |
+ *   ext. headers  | per opcode, see qpt_opcode.c |
+ *   payload, pad  |
+ *   ICRC (4), VCRC (2, native IB only)
+ */
+#include <string.h>
+
+#include "qpt_crc.h"
+#include "qpt_decode.h"
+#include "qpt_mad.h"
+#include "qpt_read.h"
+
+#define ROCEV2_PORT 4791
+#define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_IPV6 0x86dd
+#define ETHERTYPE_ROCEV1 0x8915
+#define ETHERTYPE_VLAN 0x8100
+#define ETHERTYPE_QINQ 0x88a8
+#define ETHERTYPE_QINQ_OLD 0x9100
+#define GRH_NXTHDR_IBA 0x1b
+#define IB_LNH_RAW 0
+#define IB_LNH_IP 1
+#define IB_LNH_BTH 2
+#define IB_LNH_GRH 3
+#define ERF_TYPE_INFINIBAND 21
+#define ERF_TYPE_INFINIBAND_LINK 25
+
+static const char *const error_msgs[QPT_E_COUNT] = {
+#define QPT_E_MSG(name, msg) [QPT_E_##name] = msg,
+	QPT_ERRORS(QPT_E_MSG)
+#undef QPT_E_MSG
+};
+
+const char *qpt_strerror(enum qpt_error e)
+{
+	return (unsigned)e < QPT_E_COUNT ? error_msgs[e] : "unknown error";
+}
+
+const char *qpt_transport_name(enum qpt_transport t)
+{
+	switch (t) {
+	case QPT_TR_ROCEV2: return "RoCEv2";
+	case QPT_TR_ROCEV1: return "RoCEv1";
+	case QPT_TR_IB: return "IB";
+	default: return "none";
+	}
+}
+
+const char *qpt_nak_name(unsigned code)
+{
+	static const char *const n[] = { "PSN_SEQ_ERR", "INVALID_REQ",
+					 "REMOTE_ACCESS", "REMOTE_OP",
+					 "INVALID_RD" };
+
+	return code < 5 ? n[code] : "RESERVED";
+}
+
+const char *qpt_aeth_kind_name(enum qpt_aeth_kind k)
+{
+	switch (k) {
+	case QPT_AETH_ACK: return "ACK";
+	case QPT_AETH_RNR: return "RNR";
+	case QPT_AETH_NAK: return "NAK";
+	default: return "RESERVED";
+	}
+}
+
+double qpt_rnr_timer_us(unsigned timer)
+{
+	/* IBA table 45, in milliseconds; 0 means 655.36 ms. */
+	static const double ms[32] = {
+		655.36, 0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.12,
+		0.16,	0.24, 0.32, 0.48, 0.64, 0.96, 1.28, 1.92,
+		2.56,	3.84, 5.12, 7.68, 10.24, 15.36, 20.48, 30.72,
+		40.96,	61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52,
+	};
+
+	return ms[timer & 31] * 1000.0;
+}
+
+unsigned qpt_mtu_bytes(unsigned code)
+{
+	return code >= 1 && code <= 5 ? 128u << code : 0;
+}
+
+bool qpt_linktype_supported(uint32_t lt)
+{
+	switch (lt) {
+	case QPT_LINKTYPE_NULL:
+	case QPT_LINKTYPE_ETHERNET:
+	case QPT_LINKTYPE_RAW:
+	case QPT_DLT_RAW_BSD:
+	case QPT_DLT_RAW_OPENBSD:
+	case QPT_LINKTYPE_LINUX_SLL:
+	case QPT_LINKTYPE_LINUX_SLL2:
+	case QPT_LINKTYPE_ERF:
+	case QPT_LINKTYPE_IPV4:
+	case QPT_LINKTYPE_IPV6:
+	case QPT_LINKTYPE_INFINIBAND:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Record the first problem; later ones do not overwrite it. */
+static enum qpt_error fail(struct qpt_pkt *pkt, enum qpt_error e)
+{
+	if (pkt->error == QPT_E_OK)
+		pkt->error = e;
+	return pkt->error;
+}
+
+/* Decode the extended headers of pkt->bth.opcode starting at off. */
+static bool decode_ext(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[pkt->bth.opcode];
+	uint8_t u8;
+
+	if (oi->hdrs & QPT_H_RDETH) {
+		if (!qpt_be32(b, off, &pkt->rdeth_eecnxt))
+			return false;
+		pkt->rdeth_eecnxt &= 0xffffff;
+		pkt->flags |= QPT_H_RDETH;
+		off += 4;
+	}
+	if (oi->hdrs & QPT_H_DETH) {
+		if (!qpt_be32(b, off, &pkt->deth.qkey) ||
+		    !qpt_be24(b, off + 5, &pkt->deth.sqpn))
+			return false;
+		pkt->flags |= QPT_H_DETH;
+		off += 8;
+	}
+	if (oi->hdrs & QPT_H_XRCETH) {
+		if (!qpt_be32(b, off, &pkt->xrceth_srq))
+			return false;
+		pkt->xrceth_srq &= 0xffffff;
+		pkt->flags |= QPT_H_XRCETH;
+		off += 4;
+	}
+	if (oi->hdrs & QPT_H_FETH) {
+		if (!qpt_be32(b, off, &pkt->feth))
+			return false;
+		/* IBA 1.5 FETH: Selectivity Level bits 5:4, Placement Type 3:0
+		 * of the last byte. */
+		pkt->feth_sel_level = (pkt->feth >> 4) & 3;
+		pkt->feth_placement = pkt->feth & 0xf;
+		pkt->flags |= QPT_H_FETH;
+		off += 4;
+	}
+	if (oi->hdrs & QPT_H_RETH) {
+		if (!qpt_be64(b, off, &pkt->reth.va) ||
+		    !qpt_be32(b, off + 8, &pkt->reth.rkey) ||
+		    !qpt_be32(b, off + 12, &pkt->reth.dmalen))
+			return false;
+		pkt->flags |= QPT_H_RETH;
+		off += 16;
+	}
+	if (oi->hdrs & QPT_H_ATOMICETH) {
+		struct qpt_atomiceth *a = &pkt->atomiceth;
+
+		if (!qpt_be64(b, off, &a->va) || !qpt_be32(b, off + 8, &a->rkey) ||
+		    !qpt_be64(b, off + 12, &a->swap) ||
+		    !qpt_be64(b, off + 20, &a->compare))
+			return false;
+		pkt->flags |= QPT_H_ATOMICETH;
+		off += 28;
+	}
+	if (oi->hdrs & QPT_H_AETH) {
+		if (!qpt_u8(b, off, &u8) || !qpt_be24(b, off + 1, &pkt->aeth.msn))
+			return false;
+		pkt->aeth.syndrome = u8;
+		pkt->aeth.value = u8 & 0x1f;
+		switch ((u8 >> 5) & 3) {
+		case 0: pkt->aeth.kind = QPT_AETH_ACK; break;
+		case 1: pkt->aeth.kind = QPT_AETH_RNR; break;
+		case 2: pkt->aeth.kind = QPT_AETH_RESERVED; break;
+		default: pkt->aeth.kind = QPT_AETH_NAK; break;
+		}
+		pkt->flags |= QPT_H_AETH;
+		off += 4;
+	}
+	if (oi->hdrs & QPT_H_ATOMICACKETH) {
+		if (!qpt_be64(b, off, &pkt->atomicacketh_orig))
+			return false;
+		pkt->flags |= QPT_H_ATOMICACKETH;
+		off += 8;
+	}
+	if (oi->hdrs & QPT_H_IMMDT) {
+		if (!qpt_be32(b, off, &pkt->immdt))
+			return false;
+		pkt->flags |= QPT_H_IMMDT;
+		off += 4;
+	}
+	if (oi->hdrs & QPT_H_IETH) {
+		if (!qpt_be32(b, off, &pkt->ieth))
+			return false;
+		pkt->flags |= QPT_H_IETH;
+	}
+	return true;
+}
+
+/* The BTH and what follows.  b covers the captured frame; the IBA packet's
+ * BTH starts at off and its ICRC ends at end (wire offsets in the frame). */
+static enum qpt_error decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				 uint32_t off, uint32_t end)
+{
+	struct qpt_bth *h = &pkt->bth;
+	const struct qpt_opcode_info *oi;
+	uint8_t f;
+	uint32_t qp, psn, pay, icrc_off;
+
+	if (end < off + 12 + 4)
+		return fail(pkt, end > b->len ? QPT_E_TRUNCATED : QPT_E_SHORT_PAYLOAD);
+	if (!qpt_u8(b, off, &h->opcode) || !qpt_u8(b, off + 1, &f) ||
+	    !qpt_be16(b, off + 2, &h->pkey) || !qpt_be32(b, off + 4, &qp) ||
+	    !qpt_be32(b, off + 8, &psn))
+		return fail(pkt, QPT_E_TRUNCATED);
+	h->se = f >> 7;
+	h->m = (f >> 6) & 1;
+	h->pad = (f >> 4) & 3;
+	h->tver = f & 0xf;
+	h->fecn = qp >> 31;
+	h->becn = (qp >> 30) & 1;
+	h->resv8a = (qp >> 24) & 0x3f;
+	h->dqpn = qp & 0xffffff;
+	h->ackreq = psn >> 31;
+	h->resv7 = (psn >> 24) & 0x7f;
+	h->psn = psn & 0xffffff;
+	pkt->flags |= QPT_HAS_BTH;
+	pkt->off_bth = off;
+
+	oi = &qpt_opcodes[h->opcode];
+	if ((h->opcode & 0xe0) == QPT_SVC_MANUF) {
+		/* Manufacturer specific: the BTH is all the spec defines. */
+		pkt->off_payload = off + 12;
+		pkt->payload_len = end - 4 - (off + 12);
+		return pkt->error;
+	}
+	if (!(oi->flags & QPT_O_VALID))
+		fail(pkt, QPT_E_BAD_OPCODE);
+	if (h->tver != 0)
+		fail(pkt, QPT_E_BAD_TVER);
+	if (!(oi->flags & QPT_O_VALID))
+		return pkt->error;
+
+	icrc_off = end - 4;
+	pkt->off_payload = off + 12 + oi->ext_len;
+	if (pkt->off_payload > icrc_off)
+		return fail(pkt, end > b->len ? QPT_E_TRUNCATED : QPT_E_SHORT_PAYLOAD);
+	if (!decode_ext(pkt, b, off + 12))
+		return fail(pkt, QPT_E_TRUNCATED);
+	pay = icrc_off - pkt->off_payload;
+	if (h->pad > pay) {
+		pkt->payload_len = 0;
+		fail(pkt, QPT_E_BAD_PAD);
+	} else {
+		pkt->payload_len = pay - h->pad;
+		if (pkt->payload_len < oi->fixed_payload)
+			fail(pkt, QPT_E_SHORT_PAYLOAD);
+	}
+	if (icrc_off + 4 > b->len)
+		return fail(pkt, QPT_E_TRUNCATED);
+	qpt_be32(b, icrc_off, &pkt->icrc);
+	pkt->flags |= QPT_HAS_ICRC;
+
+	/* Management datagrams: UD SEND to QP0 (SMI) or QP1 (GSI). */
+	if ((h->dqpn == 0 || h->dqpn == 1) &&
+	    (h->opcode == (QPT_SVC_UD | 0x04) || h->opcode == (QPT_SVC_UD | 0x05))) {
+		struct qpt_buf mad;
+
+		if (pkt->payload_len >= 24 &&
+		    qpt_sub(b, pkt->off_payload, pkt->payload_len, &mad))
+			qpt_decode_mad(pkt, &mad);
+		else if (pkt->payload_len < 24)
+			fail(pkt, QPT_E_BAD_MAD);
+	}
+	return pkt->error;
+}
+
+static void check_icrc(struct qpt_pkt *pkt, const uint8_t *data,
+		       const struct qpt_decode_opts *opts, uint32_t off_lrh,
+		       uint32_t off_grh, uint32_t l3_len)
+{
+	uint32_t len;
+
+	if (!(pkt->flags & QPT_HAS_ICRC) || (opts && opts->no_crc))
+		return;
+	len = pkt->off_payload + pkt->payload_len + pkt->bth.pad - pkt->off_bth;
+	if (pkt->transport == QPT_TR_ROCEV2)
+		pkt->icrc_computed = qpt_icrc_rocev2(data + pkt->off_l3, l3_len,
+						     pkt->ip_version,
+						     data + pkt->off_bth, len);
+	else
+		pkt->icrc_computed = qpt_icrc_grh(
+			pkt->flags & QPT_HAS_LRH ? data + off_lrh : NULL,
+			pkt->flags & QPT_HAS_GRH ? data + off_grh : NULL,
+			data + pkt->off_bth, len);
+	pkt->icrc_checked = true;
+	pkt->icrc_ok = pkt->icrc_computed == pkt->icrc;
+}
+
+static bool decode_grh(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	struct qpt_grh *g = &pkt->grh;
+	uint32_t w;
+
+	if (!qpt_be32(b, off, &w) || !qpt_be16(b, off + 4, &g->paylen) ||
+	    !qpt_u8(b, off + 6, &g->nxthdr) || !qpt_u8(b, off + 7, &g->hoplmt) ||
+	    !qpt_bytes(b, off + 8, g->sgid, 16) ||
+	    !qpt_bytes(b, off + 24, g->dgid, 16))
+		return false;
+	g->ipver = w >> 28;
+	g->tclass = (w >> 20) & 0xff;
+	g->flowlabel = w & 0xfffff;
+	pkt->flags |= QPT_HAS_GRH;
+	return true;
+}
+
+/* RoCEv1: GRH then BTH; the Ethernet frame may carry padding after it. */
+static enum qpt_error decode_rocev1(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				   uint32_t off, uint32_t wire_end,
+				   const uint8_t *data,
+				   const struct qpt_decode_opts *opts)
+{
+	uint32_t end;
+
+	pkt->transport = QPT_TR_ROCEV1;
+	pkt->off_iba = off;
+	if (!decode_grh(pkt, b, off))
+		return fail(pkt, QPT_E_TRUNCATED);
+	if (pkt->grh.nxthdr != GRH_NXTHDR_IBA)
+		return fail(pkt, QPT_E_BAD_GRH);
+	end = off + 40 + pkt->grh.paylen;
+	if (end > wire_end)
+		return fail(pkt, QPT_E_BAD_IP_LENGTH);
+	pkt->iba_len = end - off;
+	decode_bth(pkt, b, off + 40, end);
+	check_icrc(pkt, data, opts, 0, off, 0);
+	return pkt->error;
+}
+
+/* Native IB from the LRH; end is where the captured-or-wire frame ends. */
+static enum qpt_error decode_lrh(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				 uint32_t off, uint32_t wire_end,
+				 const uint8_t *data,
+				 const struct qpt_decode_opts *opts)
+{
+	struct qpt_lrh *l = &pkt->lrh;
+	uint8_t b0, b1;
+	uint16_t len;
+	uint32_t end, bth = off + 8;
+
+	pkt->transport = QPT_TR_IB;
+	pkt->off_iba = off;
+	if (!qpt_u8(b, off, &b0) || !qpt_u8(b, off + 1, &b1) ||
+	    !qpt_be16(b, off + 2, &l->dlid) || !qpt_be16(b, off + 4, &len) ||
+	    !qpt_be16(b, off + 6, &l->slid))
+		return fail(pkt, QPT_E_TRUNCATED);
+	l->vl = b0 >> 4;
+	l->lver = b0 & 0xf;
+	l->sl = b1 >> 4;
+	l->lnh = b1 & 3;
+	l->pktlen = len & 0x7ff;
+	pkt->flags |= QPT_HAS_LRH;
+	end = off + l->pktlen * 4u;
+	if (l->pktlen * 4u < 8 || end > wire_end)
+		return fail(pkt, QPT_E_BAD_LRH_LENGTH);
+	pkt->iba_len = end + 2 - off;
+	if (l->lnh == IB_LNH_RAW || l->lnh == IB_LNH_IP)
+		return pkt->error; /* raw datagram: no IBA transport headers */
+	if (l->lnh == IB_LNH_GRH) {
+		if (!decode_grh(pkt, b, bth))
+			return fail(pkt, QPT_E_TRUNCATED);
+		if (pkt->grh.nxthdr != GRH_NXTHDR_IBA)
+			return fail(pkt, QPT_E_BAD_GRH);
+		bth += 40;
+	}
+	decode_bth(pkt, b, bth, end);
+	check_icrc(pkt, data, opts, off, off + 8, 0);
+	/* The VCRC covers LRH..ICRC and follows it. */
+	if (qpt_be16(b, end, &pkt->vcrc)) {
+		pkt->flags |= QPT_HAS_VCRC;
+		if (!(opts && opts->no_crc)) {
+			pkt->vcrc_computed = qpt_vcrc(data + off, end - off);
+			pkt->vcrc_ok = pkt->vcrc == pkt->vcrc_computed;
+		}
+	}
+	return pkt->error;
+}
+
+static bool is_roce_port(uint16_t port, const struct qpt_decode_opts *opts)
+{
+	if (port == ROCEV2_PORT)
+		return true;
+	for (unsigned i = 0; opts && i < opts->n_udp_ports; i++)
+		if (opts->udp_ports[i] == port)
+			return true;
+	return false;
+}
+
+/* UDP at off inside an IP packet whose payload ends at ip_end. */
+static enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				 uint32_t off, uint32_t ip_end, uint32_t l3_len,
+				 const uint8_t *data,
+				 const struct qpt_decode_opts *opts)
+{
+	uint32_t end;
+
+	if (!qpt_be16(b, off, &pkt->udp_sport) ||
+	    !qpt_be16(b, off + 2, &pkt->udp_dport) ||
+	    !qpt_be16(b, off + 4, &pkt->udp_len))
+		return QPT_E_NOT_IBA; /* cannot tell: not counted as RoCE */
+	if (!is_roce_port(pkt->udp_dport, opts))
+		return QPT_E_NOT_IBA;
+	pkt->flags |= QPT_HAS_UDP;
+	pkt->transport = QPT_TR_ROCEV2;
+	pkt->off_iba = off + 8;
+	if (pkt->udp_len < 8 || off + pkt->udp_len > ip_end)
+		return fail(pkt, QPT_E_BAD_UDP_LENGTH);
+	end = off + pkt->udp_len;
+	pkt->iba_len = end - pkt->off_iba;
+	decode_bth(pkt, b, off + 8, end);
+	check_icrc(pkt, data, opts, 0, 0, l3_len);
+	return pkt->error;
+}
+
+static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				  uint32_t off, uint32_t wire_end,
+				  const uint8_t *data,
+				  const struct qpt_decode_opts *opts)
+{
+	uint8_t vihl, tos, ttl, proto;
+	uint16_t tot, frag;
+	uint32_t hl;
+
+	if (!qpt_u8(b, off, &vihl) || !qpt_u8(b, off + 1, &tos) ||
+	    !qpt_be16(b, off + 2, &tot) || !qpt_be16(b, off + 6, &frag) ||
+	    !qpt_u8(b, off + 8, &ttl) || !qpt_u8(b, off + 9, &proto) ||
+	    !qpt_bytes(b, off + 12, pkt->ip_src + 12, 4) ||
+	    !qpt_bytes(b, off + 16, pkt->ip_dst + 12, 4))
+		return QPT_E_NOT_IBA;
+	hl = (vihl & 0xfu) * 4;
+	if ((vihl >> 4) != 4 || hl < 20 || proto != 17)
+		return QPT_E_NOT_IBA;
+	if (frag & 0x3fff)
+		return QPT_E_NOT_IBA; /* fragments are not reassembled */
+	pkt->ip_version = 4;
+	pkt->ip_dscp = tos >> 2;
+	pkt->ip_ecn = tos & 3;
+	pkt->ip_ttl = ttl;
+	pkt->off_l3 = off;
+	pkt->flags |= QPT_HAS_IPV4;
+	if (tot < hl + 8 || off + tot > wire_end) {
+		/* Only call it RoCE when the UDP port says so. */
+		uint16_t dport;
+
+		if (qpt_be16(b, off + hl + 2, &dport) && is_roce_port(dport, opts)) {
+			pkt->transport = QPT_TR_ROCEV2;
+			pkt->udp_dport = dport;
+			qpt_be16(b, off + hl, &pkt->udp_sport);
+			return fail(pkt, QPT_E_BAD_IP_LENGTH);
+		}
+		return QPT_E_NOT_IBA;
+	}
+	return decode_udp(pkt, b, off + hl, off + tot, hl, data, opts);
+}
+
+static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				  uint32_t off, uint32_t wire_end,
+				  const uint8_t *data,
+				  const struct qpt_decode_opts *opts)
+{
+	uint32_t w;
+	uint16_t plen;
+	uint8_t nh, hlim;
+
+	if (!qpt_be32(b, off, &w) || !qpt_be16(b, off + 4, &plen) ||
+	    !qpt_u8(b, off + 6, &nh) || !qpt_u8(b, off + 7, &hlim) ||
+	    !qpt_bytes(b, off + 8, pkt->ip_src, 16) ||
+	    !qpt_bytes(b, off + 24, pkt->ip_dst, 16))
+		return QPT_E_NOT_IBA;
+	if ((w >> 28) != 6 || nh != 17)
+		return QPT_E_NOT_IBA; /* extension headers are not followed */
+	pkt->ip_version = 6;
+	pkt->ip_dscp = (w >> 22) & 0x3f;
+	pkt->ip_ecn = (w >> 20) & 3;
+	pkt->ip_flowlabel = w & 0xfffff;
+	pkt->ip_ttl = hlim;
+	pkt->off_l3 = off;
+	pkt->flags |= QPT_HAS_IPV6;
+	if (off + 40u + plen > wire_end) {
+		uint16_t dport;
+
+		if (qpt_be16(b, off + 42, &dport) && is_roce_port(dport, opts)) {
+			pkt->transport = QPT_TR_ROCEV2;
+			pkt->udp_dport = dport;
+			qpt_be16(b, off + 40, &pkt->udp_sport);
+			return fail(pkt, QPT_E_BAD_IP_LENGTH);
+		}
+		return QPT_E_NOT_IBA;
+	}
+	return decode_udp(pkt, b, off + 40, off + 40 + plen, 40, data, opts);
+}
+
+static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,
+				       const struct qpt_buf *b, uint32_t off,
+				       uint16_t type, uint32_t wire_end,
+				       const uint8_t *data,
+				       const struct qpt_decode_opts *opts)
+{
+	/* 802.1Q / QinQ tags: up to two are recorded, more are skipped. */
+	for (int tags = 0; type == ETHERTYPE_VLAN || type == ETHERTYPE_QINQ ||
+			   type == ETHERTYPE_QINQ_OLD;
+	     tags++) {
+		uint16_t tci;
+
+		if (tags >= 8 || !qpt_be16(b, off, &tci) ||
+		    !qpt_be16(b, off + 2, &type))
+			return QPT_E_NOT_IBA;
+		if (pkt->vlan_count < 2)
+			pkt->vlan_tci[pkt->vlan_count++] = tci;
+		off += 4;
+	}
+	pkt->ethertype = type;
+	switch (type) {
+	case ETHERTYPE_IPV4:
+		return decode_ipv4(pkt, b, off, wire_end, data, opts);
+	case ETHERTYPE_IPV6:
+		return decode_ipv6(pkt, b, off, wire_end, data, opts);
+	case ETHERTYPE_ROCEV1:
+		return decode_rocev1(pkt, b, off, wire_end, data, opts);
+	default:
+		return QPT_E_NOT_IBA;
+	}
+}
+
+static enum qpt_error decode_ip(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				uint32_t off, uint32_t wire_end,
+				const uint8_t *data,
+				const struct qpt_decode_opts *opts)
+{
+	uint8_t v;
+
+	if (!qpt_u8(b, off, &v))
+		return QPT_E_NOT_IBA;
+	if ((v >> 4) == 4)
+		return decode_ipv4(pkt, b, off, wire_end, data, opts);
+	if ((v >> 4) == 6)
+		return decode_ipv6(pkt, b, off, wire_end, data, opts);
+	return QPT_E_NOT_IBA;
+}
+
+/* ERF record (Endace): 16-byte header, optional extension headers, then for
+ * the InfiniBand types the frame from the LRH. */
+static enum qpt_error decode_erf(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				 uint32_t wire_end, const uint8_t *data,
+				 const struct qpt_decode_opts *opts)
+{
+	uint8_t type, ext;
+	uint16_t rlen, wlen;
+	uint32_t off = 16;
+
+	if (!qpt_u8(b, 8, &type) || !qpt_be16(b, 10, &rlen) ||
+	    !qpt_be16(b, 14, &wlen))
+		return QPT_E_NOT_IBA;
+	pkt->flags |= QPT_HAS_ERF;
+	pkt->erf_type = type & 0x7f;
+	for (ext = type; ext & 0x80; off += 8) /* extension header chain */
+		if (!qpt_u8(b, off, &ext))
+			return QPT_E_NOT_IBA;
+	if (pkt->erf_type != ERF_TYPE_INFINIBAND &&
+	    pkt->erf_type != ERF_TYPE_INFINIBAND_LINK)
+		return QPT_E_NOT_IBA;
+	if (rlen < off) {
+		pkt->transport = QPT_TR_IB;
+		return fail(pkt, QPT_E_BAD_ERF);
+	}
+	/* wlen counts the IB packet with its VCRC; rlen may pad the record. */
+	return decode_lrh(pkt, b, off, off + wlen > wire_end ? wire_end : off + wlen,
+			  data, opts);
+}
+
+enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
+			  const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+			  const struct qpt_decode_opts *opts)
+{
+	struct qpt_buf b = { .data = data, .len = caplen };
+	uint32_t wire_end = wirelen < caplen ? caplen : wirelen;
+	uint16_t type;
+	enum qpt_error r;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->linktype = linktype;
+	pkt->caplen = caplen;
+	pkt->wirelen = wirelen;
+
+	switch (linktype) {
+	case QPT_LINKTYPE_ETHERNET:
+		if (!qpt_bytes(&b, 0, pkt->eth_dst, 6) ||
+		    !qpt_bytes(&b, 6, pkt->eth_src, 6) || !qpt_be16(&b, 12, &type))
+			return pkt->error = QPT_E_NOT_IBA;
+		pkt->flags |= QPT_HAS_ETH;
+		r = decode_ethertype(pkt, &b, 14, type, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_LINUX_SLL:
+		if (!qpt_be16(&b, 14, &type))
+			return pkt->error = QPT_E_NOT_IBA;
+		pkt->flags |= QPT_HAS_SLL;
+		r = decode_ethertype(pkt, &b, 16, type, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_LINUX_SLL2:
+		if (!qpt_be16(&b, 0, &type))
+			return pkt->error = QPT_E_NOT_IBA;
+		pkt->flags |= QPT_HAS_SLL;
+		r = decode_ethertype(pkt, &b, 20, type, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_RAW:
+	case QPT_DLT_RAW_BSD:
+	case QPT_DLT_RAW_OPENBSD:
+		r = decode_ip(pkt, &b, 0, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_IPV4:
+		r = decode_ipv4(pkt, &b, 0, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_IPV6:
+		r = decode_ipv6(pkt, &b, 0, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_NULL:
+		/* 4-byte address family in the capturing host's order. */
+		if (!qpt_has(&b, 0, 4))
+			return pkt->error = QPT_E_NOT_IBA;
+		r = decode_ip(pkt, &b, 4, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_INFINIBAND:
+		r = decode_lrh(pkt, &b, 0, wire_end, data, opts);
+		break;
+	case QPT_LINKTYPE_ERF:
+		r = decode_erf(pkt, &b, wire_end, data, opts);
+		break;
+	default:
+		return pkt->error = QPT_E_UNSUPPORTED_LINKTYPE;
+	}
+	if (pkt->transport == QPT_TR_NONE)
+		return pkt->error = QPT_E_NOT_IBA;
+	return pkt->error = r;
+}
