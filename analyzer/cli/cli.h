@@ -28,6 +28,19 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf);
 int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f);
 void qpt_reader_close(struct qpt_reader *r);
 
+struct opts {
+	gboolean verbose, json, quiet, no_crc;
+	gchar *filter;
+	gchar **ports;
+	gchar **files;
+	gint conv; /* --conv, -1 for all */
+	struct qpt_decode_opts dec;
+	uint16_t port_buf[64];
+};
+
+int cmd_summary(struct opts *o);
+int cmd_events(struct opts *o);
+
 /* Output of one decoded frame. */
 enum qpt_print_mode { QPT_PRINT_LINE, QPT_PRINT_VERBOSE, QPT_PRINT_JSON };
 void qpt_print_pkt(GString *out, const struct qpt_frame *f,

@@ -11,15 +11,6 @@
 
 #include "cli.h"
 
-struct opts {
-	gboolean verbose, json, quiet, no_crc;
-	gchar *filter;
-	gchar **ports;
-	gchar **files;
-	struct qpt_decode_opts dec;
-	uint16_t port_buf[64];
-};
-
 struct counts {
 	uint64_t frames, iba, malformed, bad_icrc, other;
 };
@@ -109,6 +100,8 @@ static const struct {
 	const char *summary;
 	int (*run)(struct opts *o);
 } commands[] = {
+	{ "summary", "QP conversations, tcptrace style (the default)", cmd_summary },
+	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events },
 	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets },
 };
 
@@ -124,6 +117,8 @@ int main(int argc, char **argv)
 		  "Read only frames matching the BPF expression", "EXPR" },
 		{ "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
 		  "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" },
+		{ "conv", 'c', 0, G_OPTION_ARG_INT, &o.conv,
+		  "Only this conversation (summary, events)", "ID" },
 		{ "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 		  "Do not verify ICRC/VCRC", NULL },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
@@ -135,11 +130,12 @@ int main(int argc, char **argv)
 	GOptionContext *ctx;
 	GError *err = NULL;
 	GString *desc = g_string_new("Commands:\n");
-	const char *cmd = "packets";
+	const char *cmd = "summary";
 	int (*run)(struct opts *) = NULL;
 	int status;
 
 	setlocale(LC_ALL, "C");
+	o.conv = -1;
 	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
 		g_string_append_printf(desc, "  %-10s %s\n", commands[i].name,
 				       commands[i].summary);

@@ -1,0 +1,572 @@
+/* report.c - `qptrace summary` (tcptrace -l style) and `qptrace events`
+ *
+ * The JSON shapes are a public contract documented in README.md.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qpt_flow.h"
+
+static const char *const nak_keys[5] = { "PSN_SEQ_ERR", "INVALID_REQ",
+					 "REMOTE_ACCESS", "REMOTE_OP",
+					 "INVALID_RD" };
+
+static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len)
+{
+	if (e->family == 'L')
+		g_snprintf(buf, len, "LID %u", e->addr[0] << 8 | e->addr[1]);
+	else if (e->family == 4)
+		inet_ntop(AF_INET, e->addr + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, e->addr, buf, (socklen_t)len);
+}
+
+static double secs(int64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+struct run {
+	struct opts *o;
+	GString *out;
+	struct qpt_flow *fl;
+	const char *file;
+	int64_t t0;
+	bool have_t0;
+	bool events;
+};
+
+static void on_event(const struct qpt_event *ev, void *user)
+{
+	struct run *r = user;
+	GString *o = r->out;
+
+	if (!r->events || (r->o->conv >= 0 && ev->conv != r->o->conv))
+		return;
+	if (r->o->json) {
+		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
+				       ev->frame, ev->time_ns / 1000000000,
+				       (int)(ev->time_ns % 1000000000 / 1000));
+		g_string_append_printf(o, ",\"conv\":%d,\"dir\":%d,\"kind\":\"%s\",\"psn\":%u",
+				       ev->conv, ev->dir, qpt_verdict_name(ev->kind),
+				       ev->psn);
+		if (ev->original_frame)
+			g_string_append_printf(o, ",\"original_frame\":%" PRIu64,
+					       ev->original_frame);
+		if (ev->kind == QPT_VB_PSN_GAP)
+			g_string_append_printf(o, ",\"missing\":%u", ev->count);
+		if (ev->kind == QPT_VB_NAK)
+			g_string_append_printf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
+		if (ev->kind == QPT_VB_RNR_NAK || ev->kind == QPT_VB_RNR_RETRY)
+			g_string_append_printf(o, ",\"rnr_timer\":%u", ev->code);
+		if (ev->duration_ns)
+			g_string_append_printf(o, ",\"duration_us\":%.3f",
+					       (double)ev->duration_ns / 1000.0);
+		if (ev->detail) {
+			g_string_append(o, ",\"detail\":");
+			qpt_json_escape(o, ev->detail);
+		}
+		g_string_append(o, "}\n");
+		return;
+	}
+	g_string_append_printf(o, "%.6f frame %" PRIu64 " conv %d %s PSN %u",
+			       secs(ev->time_ns - r->t0), ev->frame, ev->conv,
+			       qpt_verdict_name(ev->kind), ev->psn);
+	if (ev->original_frame)
+		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
+	if (ev->kind == QPT_VB_PSN_GAP)
+		g_string_append_printf(o, " missing %u", ev->count);
+	if (ev->kind == QPT_VB_NAK)
+		g_string_append_printf(o, " %s", qpt_nak_name(ev->code));
+	if (ev->kind == QPT_VB_RNR_NAK || ev->kind == QPT_VB_RNR_RETRY)
+		g_string_append_printf(o, " timer %u", ev->code);
+	if (ev->duration_ns)
+		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
+	if (ev->detail)
+		g_string_append_printf(o, ": %s", ev->detail);
+	g_string_append_c(o, '\n');
+}
+
+/* Reads one file through the engine.  Returns 0, or 2 on a read error. */
+static int analyse(struct run *r, const char *file)
+{
+	struct qpt_reader *rd = qpt_reader_open(file, r->o->filter);
+	struct qpt_frame f;
+	struct qpt_pkt pkt;
+	struct qpt_verdict v;
+	int rc;
+
+	if (!rd)
+		return 2;
+	while ((rc = qpt_reader_next(rd, &f)) > 0) {
+		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
+
+		if (!r->have_t0) {
+			r->t0 = ns;
+			r->have_t0 = true;
+		}
+		if (!f.matched)
+			continue;
+		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &r->o->dec);
+		qpt_flow_packet(r->fl, f.number, ns, &pkt, &v);
+		if (r->out->len > 60000) {
+			fwrite(r->out->str, 1, r->out->len, stdout);
+			g_string_truncate(r->out, 0);
+		}
+	}
+	qpt_reader_close(rd);
+	qpt_flow_finish(r->fl);
+	return rc < 0 ? 2 : 0;
+}
+
+/* ---- summary: text ------------------------------------------------------- */
+
+static uint64_t trouble(const struct qpt_conv *c)
+{
+	uint64_t t = 0;
+
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d];
+
+		t += x->retransmitted_packets + x->psn_gaps + x->rnr_naks + x->duplicates;
+		for (int i = 0; i < 5; i++)
+			t += x->naks[i];
+	}
+	return t;
+}
+
+static void row(GString *o, const char *label, uint64_t a, uint64_t b)
+{
+	g_string_append_printf(o, "  %-28s %18" PRIu64 " %18" PRIu64 "\n", label, a, b);
+}
+
+static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
+		    const struct qpt_lat *b)
+{
+	const struct qpt_lat *l[2] = { a, b };
+	char cell[2][64];
+
+	if (!a->n && !b->n)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (l[i]->n)
+			g_snprintf(cell[i], sizeof(cell[i]), "%.1f/%.1f/%.1f", l[i]->min_us,
+				   qpt_lat_percentile(l[i], 50), l[i]->max_us);
+		else
+			g_strlcpy(cell[i], "-", sizeof(cell[i]));
+	}
+	g_string_append_printf(o, "  %-28s %18s %18s\n", label, cell[0], cell[1]);
+}
+
+static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
+{
+	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	char e0[64], e1[64];
+
+	fmt_ep(&c->ep[0], e0, sizeof(e0));
+	fmt_ep(&c->ep[1], e1, sizeof(e1));
+	g_string_append_printf(o, "conversation %d: %s  a: %s QP ", c->id,
+			       c->transport[0] ? c->transport : "?", e0);
+	if (c->ep[0].qpn_known)
+		g_string_append_printf(o, "0x%06x", c->ep[0].qpn);
+	else
+		g_string_append(o, "?");
+	g_string_append_printf(o, "  b: %s QP 0x%06x\n", e1, c->ep[1].qpn);
+	g_string_append_printf(o, "  paired by %s%s%s%s\n", qpt_paired_by_name(c->paired_by),
+			       c->pair_evidence[0] ? " (" : "", c->pair_evidence,
+			       c->pair_evidence[0] ? ")" : "");
+	if (c->has_cm) {
+		const struct qpt_cm_info *cm = &c->cm;
+
+		g_string_append_printf(o,
+				       "  CM: REQ frame %" PRIu64 ", REP frame %" PRIu64
+				       ", RTU frame %" PRIu64 ", DREQ frame %" PRIu64
+				       ", DREP frame %" PRIu64 "; service ID 0x%016" PRIx64
+				       ", path MTU %u\n",
+				       cm->req_frame, cm->rep_frame, cm->rtu_frame,
+				       cm->dreq_frame, cm->drep_frame, cm->service_id,
+				       cm->path_mtu);
+		if (cm->has_ip) {
+			char s[64], d[64];
+			int af = cm->ip.ip_version == 4 ? AF_INET : AF_INET6;
+			const uint8_t *sa = cm->ip.ip_version == 4 ? cm->ip.src + 12 : cm->ip.src;
+			const uint8_t *da = cm->ip.ip_version == 4 ? cm->ip.dst + 12 : cm->ip.dst;
+
+			inet_ntop(af, sa, s, sizeof(s));
+			inet_ntop(af, da, d, sizeof(d));
+			g_string_append_printf(o, "  RDMA-CM: %s port %u -> %s port %u\n", s,
+					       cm->ip.port, d, cm->ip.dst_port);
+		}
+	}
+	g_string_append_printf(o, "  %-28s %18s %18s\n", "", "a->b", "b->a");
+	row(o, "packets:", a->packets, b->packets);
+	row(o, "payload bytes:", a->payload_bytes, b->payload_bytes);
+	row(o, "request packets:", a->req_packets, b->req_packets);
+	row(o, "response/ack packets:", a->resp_packets, b->resp_packets);
+	for (int op = 1; op < QPT_OP_COUNT; op++) {
+		char label[64];
+
+		if (!a->ops[op].count && !b->ops[op].count)
+			continue;
+		g_snprintf(label, sizeof(label), "%s messages:", qpt_op_name(op));
+		row(o, label, a->ops[op].count, b->ops[op].count);
+		g_snprintf(label, sizeof(label), "%s message bytes:", qpt_op_name(op));
+		row(o, label, a->ops[op].bytes, b->ops[op].bytes);
+	}
+	row(o, "retransmitted packets:", a->retransmitted_packets, b->retransmitted_packets);
+	row(o, "PSN gaps:", a->psn_gaps, b->psn_gaps);
+	row(o, "missing PSNs:", a->missing_psns, b->missing_psns);
+	row(o, "duplicates (capture):", a->duplicates, b->duplicates);
+	row(o, "out of order:", a->out_of_order, b->out_of_order);
+	for (int i = 0; i < 5; i++) {
+		char label[64];
+
+		if (!a->naks[i] && !b->naks[i] && i)
+			continue;
+		g_snprintf(label, sizeof(label), "NAK %s:", nak_keys[i]);
+		row(o, label, a->naks[i], b->naks[i]);
+	}
+	row(o, "RNR NAKs:", a->rnr_naks, b->rnr_naks);
+	row(o, "go-back-N episodes:", a->gbn_episodes, b->gbn_episodes);
+	row(o, "  of them timeouts:", a->timeouts, b->timeouts);
+	row(o, "duplicate ACKs:", a->dup_acks, b->dup_acks);
+	row(o, "coalesced ACKs:", a->coalesced_acks, b->coalesced_acks);
+	row(o, "CNPs sent:", a->cnps, b->cnps);
+	row(o, "ECN-CE packets:", a->ecn_ce, b->ecn_ce);
+	if (a->bad_icrc || b->bad_icrc)
+		row(o, "bad ICRC:", a->bad_icrc, b->bad_icrc);
+	row_lat(o, "ACK RTT us min/p50/max:", &a->ack_rtt, &b->ack_rtt);
+	row_lat(o, "READ latency us:", &a->read_lat, &b->read_lat);
+	row_lat(o, "atomic latency us:", &a->atomic_lat, &b->atomic_lat);
+	{
+		char pa[32] = "-", pb[32] = "-";
+
+		if (a->psn_seen)
+			g_snprintf(pa, sizeof(pa), "%u-%u", a->first_psn, a->last_psn);
+		if (b->psn_seen)
+			g_snprintf(pb, sizeof(pb), "%u-%u", b->first_psn, b->last_psn);
+		g_string_append_printf(o, "  %-28s %18s %18s\n", "request PSNs:", pa, pb);
+	}
+	g_string_append_printf(o, "  %-28s %18.6f %18.6f\n", "first packet (s):",
+			       a->packets ? secs(a->first_ns - t0) : 0.0,
+			       b->packets ? secs(b->first_ns - t0) : 0.0);
+	g_string_append_printf(o, "  %-28s %18.6f %18.6f\n", "last packet (s):",
+			       a->packets ? secs(a->last_ns - t0) : 0.0,
+			       b->packets ? secs(b->last_ns - t0) : 0.0);
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d];
+
+		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+			const struct qpt_episode *e =
+				&g_array_index(x->episodes, struct qpt_episode, i);
+
+			g_string_append_printf(o,
+					       "  %s go-back-N #%u: %s frame %" PRIu64
+					       ", first resent frame %" PRIu64
+					       ", %u packets resent from PSN %u, %.1f us lost\n",
+					       d ? "b->a" : "a->b", i + 1,
+					       e->timeout ? "timeout before" : "NAK",
+					       e->trigger_frame, e->first_resent_frame,
+					       e->resent_packets, e->from_psn,
+					       (double)(e->end_ns - e->start_ns) / 1000.0);
+		}
+	}
+	g_string_append_c(o, '\n');
+}
+
+/* ---- summary: JSON ------------------------------------------------------- */
+
+static void json_lat(GString *o, const char *key, const struct qpt_lat *l)
+{
+	g_string_append_printf(o, ",\"%s\":", key);
+	if (!l->n) {
+		g_string_append(o, "null");
+		return;
+	}
+	g_string_append_printf(o,
+			       "{\"n\":%" PRIu64 ",\"min\":%.3f,\"mean\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
+			       l->n, l->min_us, l->sum_us / (double)l->n,
+			       qpt_lat_percentile(l, 50), qpt_lat_percentile(l, 99),
+			       l->max_us);
+}
+
+static void json_dir(GString *o, const struct qpt_dir *x)
+{
+	bool first = true;
+
+	g_string_append_printf(o,
+			       "{\"from\":%u,\"to\":%u,\"packets\":%" PRIu64
+			       ",\"payload_bytes\":%" PRIu64 ",\"request_packets\":%" PRIu64
+			       ",\"response_packets\":%" PRIu64,
+			       x->from, x->to, x->packets, x->payload_bytes,
+			       x->req_packets, x->resp_packets);
+	g_string_append(o, ",\"messages\":{");
+	for (int op = 1; op < QPT_OP_COUNT; op++) {
+		if (!x->ops[op].count)
+			continue;
+		g_string_append_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",",
+				       qpt_op_name(op), x->ops[op].count);
+		first = false;
+	}
+	g_string_append(o, "},\"message_sizes\":{");
+	first = true;
+	for (int op = 1; op < QPT_OP_COUNT; op++) {
+		const struct qpt_opstat *s = &x->ops[op];
+
+		if (!s->count)
+			continue;
+		g_string_append_printf(o,
+				       "%s\"%s\":{\"bytes\":%" PRIu64 ",\"min\":%u,\"max\":%u,\"packets\":%" PRIu64 "}",
+				       first ? "" : ",", qpt_op_name(op), s->bytes,
+				       s->min_size, s->max_size, s->packets);
+		first = false;
+	}
+	g_string_append_printf(o,
+			       "},\"retransmitted_packets\":%" PRIu64 ",\"psn_gaps\":%" PRIu64
+			       ",\"missing_psns\":%" PRIu64 ",\"duplicates\":%" PRIu64
+			       ",\"out_of_order\":%" PRIu64,
+			       x->retransmitted_packets, x->psn_gaps, x->missing_psns,
+			       x->duplicates, x->out_of_order);
+	g_string_append(o, ",\"naks\":{");
+	for (int i = 0; i < 5; i++)
+		g_string_append_printf(o, "%s\"%s\":%" PRIu64, i ? "," : "", nak_keys[i],
+				       x->naks[i]);
+	g_string_append_printf(o,
+			       "},\"rnr_naks\":%" PRIu64 ",\"rnr_retries\":%" PRIu64
+			       ",\"read_retries\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
+			       ",\"timeouts\":%" PRIu64 ",\"acks\":%" PRIu64
+			       ",\"coalesced_acks\":%" PRIu64 ",\"dup_acks\":%" PRIu64
+			       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"fecn\":%" PRIu64
+			       ",\"becn\":%" PRIu64 ",\"bad_icrc\":%" PRIu64,
+			       x->rnr_naks, x->rnr_retries, x->read_retries,
+			       x->gbn_episodes, x->timeouts, x->acks, x->coalesced_acks,
+			       x->dup_acks, x->cnps, x->ecn_ce, x->fecn, x->becn,
+			       x->bad_icrc);
+	if (x->psn_seen)
+		g_string_append_printf(o, ",\"first_psn\":%u,\"last_psn\":%u",
+				       x->first_psn, x->last_psn);
+	if (x->packets) {
+		double dur = secs(x->last_ns - x->first_ns);
+
+		g_string_append_printf(o,
+				       ",\"first_time\":%.6f,\"last_time\":%.6f,\"throughput_bps\":%.0f",
+				       secs(x->first_ns), secs(x->last_ns),
+				       dur > 0 ? (double)x->payload_bytes * 8 / dur : 0.0);
+	}
+	json_lat(o, "ack_rtt_us", &x->ack_rtt);
+	json_lat(o, "read_latency_us", &x->read_lat);
+	json_lat(o, "atomic_latency_us", &x->atomic_lat);
+	g_string_append(o, ",\"episodes\":[");
+	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+
+		g_string_append_printf(o,
+				       "%s{\"trigger\":\"%s\",\"trigger_frame\":%" PRIu64
+				       ",\"first_resent_frame\":%" PRIu64 ",\"end_frame\":%" PRIu64
+				       ",\"resent_packets\":%u,\"from_psn\":%u,\"time_lost_us\":%.3f}",
+				       i ? "," : "", e->timeout ? "timeout" : "nak",
+				       e->trigger_frame, e->first_resent_frame, e->end_frame,
+				       e->resent_packets, e->from_psn,
+				       (double)(e->end_ns - e->start_ns) / 1000.0);
+	}
+	g_string_append(o, "]}");
+}
+
+static void json_conv(GString *o, const struct qpt_conv *c)
+{
+	char a[64];
+
+	g_string_append_printf(o, "{\"id\":%d,\"transport\":\"%s\",\"paired_by\":\"%s\"",
+			       c->id, c->transport[0] ? c->transport : "?",
+			       qpt_paired_by_name(c->paired_by));
+	g_string_append(o, ",\"evidence\":");
+	qpt_json_escape(o, c->pair_evidence);
+	g_string_append(o, ",\"endpoints\":[");
+	for (int e = 0; e < 2; e++) {
+		fmt_ep(&c->ep[e], a, sizeof(a));
+		g_string_append_printf(o, "%s{\"addr\":\"%s\",\"qpn\":", e ? "," : "", a);
+		if (c->ep[e].qpn_known)
+			g_string_append_printf(o, "%u}", c->ep[e].qpn);
+		else
+			g_string_append(o, "null}");
+	}
+	g_string_append_c(o, ']');
+	if (c->mtu)
+		g_string_append_printf(o, ",\"mtu\":%u", c->mtu);
+	if (c->has_cm) {
+		const struct qpt_cm_info *cm = &c->cm;
+
+		g_string_append_printf(o,
+				       ",\"cm\":{\"req_frame\":%" PRIu64 ",\"rep_frame\":%" PRIu64
+				       ",\"rtu_frame\":%" PRIu64 ",\"dreq_frame\":%" PRIu64
+				       ",\"drep_frame\":%" PRIu64 ",\"rej_frame\":%" PRIu64
+				       ",\"service_id\":%" PRIu64 ",\"path_mtu\":%u"
+				       ",\"starting_psn\":[%u,%u]",
+				       cm->req_frame, cm->rep_frame, cm->rtu_frame,
+				       cm->dreq_frame, cm->drep_frame, cm->rej_frame,
+				       cm->service_id, cm->path_mtu, cm->psn[0], cm->psn[1]);
+		if (cm->req_frame)
+			g_string_append_printf(o, ",\"setup_time\":%.6f", secs(cm->req_ns));
+		if (cm->rtu_frame)
+			g_string_append_printf(o, ",\"established_time\":%.6f", secs(cm->rtu_ns));
+		if (cm->dreq_frame)
+			g_string_append_printf(o, ",\"teardown_time\":%.6f", secs(cm->dreq_ns));
+		if (cm->has_ip) {
+			char s[64], d[64];
+			int af = cm->ip.ip_version == 4 ? AF_INET : AF_INET6;
+
+			inet_ntop(af, cm->ip.ip_version == 4 ? cm->ip.src + 12 : cm->ip.src,
+				  s, sizeof(s));
+			inet_ntop(af, cm->ip.ip_version == 4 ? cm->ip.dst + 12 : cm->ip.dst,
+				  d, sizeof(d));
+			g_string_append_printf(o,
+					       ",\"rdma_cm\":{\"src_ip\":\"%s\",\"src_port\":%u,\"dst_ip\":\"%s\",\"dst_port\":%u}",
+					       s, cm->ip.port, d, cm->ip.dst_port);
+		}
+		g_string_append_c(o, '}');
+	}
+	g_string_append(o, ",\"directions\":[");
+	json_dir(o, &c->dir[0]);
+	g_string_append_c(o, ',');
+	json_dir(o, &c->dir[1]);
+	g_string_append(o, "]}");
+}
+
+static gint by_trouble(gconstpointer a, gconstpointer b)
+{
+	const struct qpt_conv *x = *(const struct qpt_conv *const *)a;
+	const struct qpt_conv *y = *(const struct qpt_conv *const *)b;
+	uint64_t tx = trouble(x), ty = trouble(y);
+
+	return tx < ty ? 1 : tx > ty ? -1 : x->id - y->id;
+}
+
+static void summary_out(struct run *r, const char *file)
+{
+	GPtrArray *convs = qpt_flow_conversations(r->fl);
+	const struct qpt_totals *t = qpt_flow_totals(r->fl);
+	GString *o = r->out;
+	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
+	guint shown = 0;
+
+	for (guint i = 0; i < convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+
+		for (int d = 0; d < 2; d++) {
+			const struct qpt_dir *x = &c->dir[d];
+
+			rexmit += x->retransmitted_packets;
+			gaps += x->psn_gaps;
+			rnr += x->rnr_naks;
+			gbn += x->gbn_episodes;
+			cnps += x->cnps;
+			ce += x->ecn_ce;
+			for (int k = 0; k < 5; k++)
+				naks += x->naks[k];
+		}
+	}
+	if (r->o->json) {
+		g_string_append(o, "{\"file\":");
+		qpt_json_escape(o, file);
+		g_string_append(o, ",\"conversations\":[");
+		for (guint i = 0; i < convs->len; i++) {
+			const struct qpt_conv *c = g_ptr_array_index(convs, i);
+
+			if (r->o->conv >= 0 && c->id != r->o->conv)
+				continue;
+			g_string_append(o, shown++ ? "," : "");
+			json_conv(o, c);
+		}
+		g_string_append_printf(o,
+				       "],\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
+				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
+				       ",\"bad_icrc\":%" PRIu64 ",\"untracked\":%" PRIu64
+				       ",\"conversations\":%u,\"retransmitted_packets\":%" PRIu64
+				       ",\"psn_gaps\":%" PRIu64 ",\"naks\":%" PRIu64
+				       ",\"rnr_naks\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
+				       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 "}}\n",
+				       t->frames, t->iba_packets, t->management, t->malformed,
+				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
+				       naks, rnr, gbn, cnps, ce);
+		g_ptr_array_free(convs, TRUE);
+		return;
+	}
+	g_string_append_printf(o, "%s:\n\n", file);
+	for (guint i = 0; i < convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+
+		if (r->o->conv >= 0 && c->id != r->o->conv)
+			continue;
+		text_conv(o, c, r->t0);
+	}
+	g_string_append_printf(o,
+			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
+			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), %u conversations; "
+			       "%" PRIu64 " retransmitted, %" PRIu64 " PSN gaps, %" PRIu64
+			       " NAKs, %" PRIu64 " RNR NAKs, %" PRIu64 " go-back-N, %" PRIu64
+			       " CNPs, %" PRIu64 " ECN-CE\n",
+			       t->frames, t->iba_packets, t->management, t->malformed,
+			       t->bad_icrc, convs->len, rexmit, gaps, naks, rnr, gbn, cnps, ce);
+	if (t->untracked)
+		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
+				       t->untracked);
+	g_ptr_array_sort(convs, by_trouble);
+	for (guint i = 0; i < convs->len && i < 10; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+		uint64_t tr = trouble(c);
+
+		if (!tr)
+			break;
+		if (!i)
+			g_string_append(o, "worst conversations:\n");
+		g_string_append_printf(o,
+				       "  conv %d: %" PRIu64 "+%" PRIu64 " retransmitted, %" PRIu64
+				       "+%" PRIu64 " PSN gaps, %" PRIu64 "+%" PRIu64
+				       " go-back-N (a->b + b->a)\n",
+				       c->id, c->dir[0].retransmitted_packets,
+				       c->dir[1].retransmitted_packets, c->dir[0].psn_gaps,
+				       c->dir[1].psn_gaps, c->dir[0].gbn_episodes,
+				       c->dir[1].gbn_episodes);
+	}
+	g_ptr_array_free(convs, TRUE);
+}
+
+static int run_all(struct opts *o, bool events)
+{
+	int status = 0;
+
+	for (gchar **file = o->files; *file; file++) {
+		struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
+		struct qpt_flow_opts fo = { .on_event = on_event, .user = &r };
+		int rc;
+
+		r.fl = qpt_flow_new(&fo);
+		r.file = *file;
+		rc = analyse(&r, *file);
+		if (rc && !r.have_t0) {
+			status = rc;
+		} else {
+			if (rc)
+				status = rc;
+			if (!events)
+				summary_out(&r, *file);
+		}
+		fwrite(r.out->str, 1, r.out->len, stdout);
+		g_string_free(r.out, TRUE);
+		qpt_flow_free(r.fl);
+	}
+	fflush(stdout);
+	return status;
+}
+
+int cmd_summary(struct opts *o)
+{
+	return run_all(o, false);
+}
+
+int cmd_events(struct opts *o)
+{
+	return run_all(o, true);
+}

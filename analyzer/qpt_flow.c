@@ -1,0 +1,1286 @@
+/* qpt_flow.c - conversations and PSN/ACK analysis (see qpt_flow.h)
+ *
+ * A "half" is what one BTH can name: packets from one address to a QP at
+ * another address.  A reliable connection is two halves: requests A->B to
+ * QP b together with B's responses to QP a.  Each half tracks the requests
+ * it carries (its own PSN space) and the responses it carries (answers to
+ * the twin half's requests).
+ *
+ * Requester rules mirrored from rxe_comp.c / rxe_resp.c: PSNs are 24-bit
+ * and compared with qpt_psn_cmp(); an ACK acknowledges every request up to
+ * its PSN; a PSN sequence error NAK carries the expected PSN and only the
+ * first NAK of an episode matters; an RNR NAK names the PSN to retry.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "qpt_flow.h"
+
+#define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
+#define MAX_GAPS 8    /* open PSN gaps remembered per half */
+#define MAX_READS 16  /* outstanding READ requests remembered per half */
+#define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
+
+static const char *const verdict_names[QPT_VB_COUNT] = {
+#define QPT_V_NAME(name, str) [QPT_VB_##name] = str,
+	QPT_VERDICTS(QPT_V_NAME)
+#undef QPT_V_NAME
+};
+
+const char *qpt_verdict_name(unsigned bit)
+{
+	return bit < QPT_VB_COUNT ? verdict_names[bit] : "?";
+}
+
+const char *qpt_paired_by_name(enum qpt_paired_by p)
+{
+	switch (p) {
+	case QPT_PAIR_CM: return "cm";
+	case QPT_PAIR_TRAFFIC: return "traffic";
+	default: return "none";
+	}
+}
+
+/* ---- latency histogram --------------------------------------------- */
+
+#define LAT_NBINS (QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES)
+#define LAT_MIN_US 0.01
+
+static void lat_add(struct qpt_lat *l, double us)
+{
+	int bin;
+
+	if (!l->bins)
+		l->bins = g_new0(uint32_t, LAT_NBINS);
+	if (l->n == 0 || us < l->min_us)
+		l->min_us = us;
+	if (l->n == 0 || us > l->max_us)
+		l->max_us = us;
+	l->n++;
+	l->sum_us += us;
+	bin = us <= LAT_MIN_US ? 0 :
+			       (int)(log10(us / LAT_MIN_US) * QPT_LAT_BINS_PER_DECADE);
+	l->bins[CLAMP(bin, 0, LAT_NBINS - 1)]++;
+}
+
+double qpt_lat_percentile(const struct qpt_lat *l, double p)
+{
+	uint64_t want, seen = 0;
+
+	if (!l->n)
+		return 0;
+	want = (uint64_t)ceil(p / 100.0 * (double)l->n);
+	if (want < 1)
+		want = 1;
+	for (int i = 0; i < LAT_NBINS; i++) {
+		seen += l->bins[i];
+		if (seen >= want) {
+			double mid = LAT_MIN_US *
+				     pow(10, (i + 0.5) / QPT_LAT_BINS_PER_DECADE);
+
+			return CLAMP(mid, l->min_us, l->max_us);
+		}
+	}
+	return l->max_us;
+}
+
+static void lat_merge(struct qpt_lat *d, const struct qpt_lat *s)
+{
+	if (!s->n)
+		return;
+	if (!d->bins)
+		d->bins = g_new0(uint32_t, LAT_NBINS);
+	for (int i = 0; i < LAT_NBINS; i++)
+		d->bins[i] += s->bins[i];
+	d->min_us = d->n ? MIN(d->min_us, s->min_us) : s->min_us;
+	d->max_us = d->n ? MAX(d->max_us, s->max_us) : s->max_us;
+	d->n += s->n;
+	d->sum_us += s->sum_us;
+}
+
+/* ---- halves ---------------------------------------------------------- */
+
+struct half_key {
+	uint8_t src[16], dst[16];
+	uint32_t qpn;
+	uint32_t sqpn; /* UD: source QP from the DETH; else ~0 */
+};
+
+struct slot {
+	uint32_t psn;
+	bool used, ackreq, resent, acked;
+	uint64_t frame;
+	int64_t ns;
+	uint32_t fp;
+};
+
+struct read_req {
+	uint32_t psn, len, span; /* span 0: not yet known */
+	uint64_t frame;
+	int64_t ns;
+	bool answered;
+};
+
+struct gap {
+	uint32_t first, count;
+	int64_t ns;
+};
+
+struct half {
+	struct half_key key;
+	uint8_t family;
+	struct qpt_conv *conv;
+	int dir;
+	uint8_t service; /* opcode & 0xe0 of its first request/response */
+
+	/* requests carried */
+	bool req_started;
+	uint32_t expected; /* next new PSN */
+	uint32_t acked;	   /* highest PSN acknowledged by the twin */
+	bool any_acked;
+	struct slot *win;
+	struct read_req reads[MAX_READS];
+	unsigned nreads;
+	struct gap gaps[MAX_GAPS];
+	unsigned ngaps;
+	bool in_msg;
+	uint64_t msg_first_frame;
+	uint32_t msg_len, msg_pkts;
+	uint8_t msg_op;
+
+	/* last request, for capture duplicates and silences */
+	bool last_valid;
+	uint32_t last_psn, last_fp;
+	uint64_t last_frame;
+	int64_t last_ns;
+
+	/* recovery */
+	bool nak_pending, rnr_pending, in_episode;
+	uint64_t nak_frame, rnr_frame;
+	int64_t nak_ns, rnr_ns;
+	uint32_t nak_psn, rnr_psn, rnr_timer;
+	uint32_t episode_top; /* highest PSN sent before the episode */
+	struct qpt_episode cur;
+
+	/* responses carried */
+	bool resp_started;
+	uint32_t resp_max; /* highest READ response / atomic ACK PSN sent */
+	struct slot *rwin;
+	bool ack_valid;
+	uint32_t ack_psn, ack_msn;
+	uint8_t ack_synd;
+};
+
+struct qpt_flow {
+	struct qpt_flow_opts o;
+	GHashTable *halves;  /* half_key -> struct half */
+	GHashTable *by_addr; /* "src,dst" -> GPtrArray of halves */
+	GHashTable *cm;	     /* REQ local comm ID -> struct cm_rec */
+	GPtrArray *convs;
+	struct half *last;
+	struct qpt_totals t;
+	uint64_t nhalves;
+};
+
+struct cm_rec {
+	uint8_t a[16], b[16];
+	uint8_t family;
+	uint32_t qpn_a, qpn_b;
+	struct qpt_conv *conv;
+	struct qpt_cm_info info;
+};
+
+static guint key_hash(gconstpointer p)
+{
+	const struct half_key *k = p;
+	guint h = 2166136261u;
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+	return !memcmp(a, b, sizeof(struct half_key));
+}
+
+static guint pair_hash(gconstpointer p)
+{
+	const uint8_t *b = p;
+	guint h = 2166136261u;
+
+	for (size_t i = 0; i < 32; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+static gboolean pair_equal(gconstpointer a, gconstpointer b)
+{
+	return !memcmp(a, b, 32);
+}
+
+static void half_free(gpointer p)
+{
+	struct half *h = p;
+
+	g_free(h->win);
+	g_free(h->rwin);
+	g_free(h);
+}
+
+static void conv_free(gpointer p)
+{
+	struct qpt_conv *c = p;
+
+	for (int d = 0; d < 2; d++) {
+		g_free(c->dir[d].ack_rtt.bins);
+		g_free(c->dir[d].read_lat.bins);
+		g_free(c->dir[d].atomic_lat.bins);
+		if (c->dir[d].episodes)
+			g_array_free(c->dir[d].episodes, TRUE);
+	}
+	g_free(c);
+}
+
+struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
+{
+	struct qpt_flow *fl = g_new0(struct qpt_flow, 1);
+
+	if (opts)
+		fl->o = *opts;
+	if (!fl->o.max_halves)
+		fl->o.max_halves = 65536;
+	if (!fl->o.dup_window_ns)
+		fl->o.dup_window_ns = 50000;
+	if (!fl->o.timeout_gap_ns)
+		fl->o.timeout_gap_ns = 500000;
+	fl->halves = g_hash_table_new_full(key_hash, key_equal, NULL, half_free);
+	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
+					    (GDestroyNotify)g_ptr_array_unref);
+	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	fl->convs = g_ptr_array_new_with_free_func(conv_free);
+	return fl;
+}
+
+void qpt_flow_free(struct qpt_flow *fl)
+{
+	if (!fl)
+		return;
+	g_hash_table_destroy(fl->halves);
+	g_hash_table_destroy(fl->by_addr);
+	g_hash_table_destroy(fl->cm);
+	g_ptr_array_free(fl->convs, TRUE);
+	g_free(fl);
+}
+
+const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl)
+{
+	return &fl->t;
+}
+
+/* ---- addresses --------------------------------------------------------- */
+
+static uint8_t pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
+{
+	memset(src, 0, 16);
+	memset(dst, 0, 16);
+	if (p->ip_version) {
+		memcpy(src, p->ip_src, 16);
+		memcpy(dst, p->ip_dst, 16);
+		return p->ip_version;
+	}
+	if (p->flags & QPT_HAS_LRH) {
+		src[0] = p->lrh.slid >> 8;
+		src[1] = p->lrh.slid & 0xff;
+		dst[0] = p->lrh.dlid >> 8;
+		dst[1] = p->lrh.dlid & 0xff;
+		return 'L';
+	}
+	memcpy(src, p->grh.sgid, 16);
+	memcpy(dst, p->grh.dgid, 16);
+	return 6;
+}
+
+static void emit(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+		 const struct half *h, unsigned kind, uint32_t psn,
+		 uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
+		 const char *detail)
+{
+	struct qpt_event ev = {
+		.frame = frame,
+		.time_ns = ns,
+		.conv = h && h->conv ? h->conv->id : -1,
+		.dir = h && h->conv ? (int8_t)h->dir : -1,
+		.kind = kind,
+		.psn = psn,
+		.original_frame = orig,
+		.count = count,
+		.code = code,
+		.duration_ns = dur,
+		.detail = detail,
+	};
+
+	if (fl->o.on_event)
+		fl->o.on_event(&ev, fl->o.user);
+}
+
+static struct qpt_conv *conv_new(struct qpt_flow *fl, struct half *h)
+{
+	struct qpt_conv *c = g_new0(struct qpt_conv, 1);
+
+	c->id = (int32_t)fl->convs->len;
+	g_ptr_array_add(fl->convs, c);
+	fl->t.conversations++;
+	c->pair_evidence = "";
+	for (int e = 0; e < 2; e++) {
+		c->ep[e].family = h->family;
+		memcpy(c->ep[e].addr, e == 0 ? h->key.src : h->key.dst, 16);
+	}
+	c->ep[1].qpn = h->key.qpn;
+	c->ep[1].qpn_known = true;
+	if (h->key.sqpn != ~0u) {
+		c->ep[0].qpn = h->key.sqpn;
+		c->ep[0].qpn_known = true;
+	}
+	c->dir[0].from = 0;
+	c->dir[0].to = 1;
+	c->dir[1].from = 1;
+	c->dir[1].to = 0;
+	h->conv = c;
+	h->dir = 0;
+	return c;
+}
+
+static struct half *half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
+			     bool create)
+{
+	struct half_key k;
+	struct half *h;
+	uint8_t fam;
+	GPtrArray *list;
+
+	memset(&k, 0, sizeof(k));
+	fam = pkt_addrs(p, k.src, k.dst);
+	k.qpn = p->bth.dqpn;
+	k.sqpn = (p->bth.opcode & 0xe0) == QPT_SVC_UD && p->flags & QPT_H_DETH ?
+			 p->deth.sqpn :
+			 ~0u;
+	if (fl->last && !memcmp(&fl->last->key, &k, sizeof(k)))
+		return fl->last;
+	h = g_hash_table_lookup(fl->halves, &k);
+	if (!h && create) {
+		if (fl->nhalves >= fl->o.max_halves)
+			return NULL;
+		h = g_new0(struct half, 1);
+		h->key = k;
+		h->family = fam;
+		h->service = 0xff;
+		g_hash_table_insert(fl->halves, &h->key, h);
+		fl->nhalves++;
+		list = g_hash_table_lookup(fl->by_addr, k.src);
+		if (!list) {
+			list = g_ptr_array_new();
+			g_hash_table_insert(fl->by_addr, g_memdup2(k.src, 32), list);
+		}
+		g_ptr_array_add(list, h);
+	}
+	if (h)
+		fl->last = h;
+	return h;
+}
+
+static struct half *twin_of(struct qpt_flow *fl, const struct half *h)
+{
+	struct half_key k;
+
+	if (!h->conv || h->key.sqpn != ~0u)
+		return NULL;
+	memset(&k, 0, sizeof(k));
+	memcpy(k.src, h->key.dst, 16);
+	memcpy(k.dst, h->key.src, 16);
+	if (!h->conv->ep[h->dir].qpn_known)
+		return NULL;
+	k.qpn = h->conv->ep[h->dir].qpn;
+	k.sqpn = ~0u;
+	return g_hash_table_lookup(fl->halves, &k);
+}
+
+/* ---- merging two conversations when pairing comes late --------------- */
+
+#define DIR_COUNTERS(X)                                                        \
+	X(packets) X(payload_bytes) X(bytes) X(req_packets) X(resp_packets)     \
+	X(acks) X(coalesced_acks) X(dup_acks) X(retransmitted_packets)          \
+	X(psn_gaps) X(missing_psns) X(duplicates) X(out_of_order) X(rnr_naks)   \
+	X(rnr_retries) X(read_retries) X(timeouts) X(cnps) X(ecn_ce) X(fecn)    \
+	X(becn) X(bad_icrc) X(malformed) X(gbn_episodes)
+
+static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
+{
+#define ADD(f) d->f += s->f;
+	DIR_COUNTERS(ADD)
+#undef ADD
+	for (int i = 0; i < 5; i++)
+		d->naks[i] += s->naks[i];
+	for (int i = 0; i < QPT_OP_COUNT; i++) {
+		struct qpt_opstat *a = &d->ops[i];
+		const struct qpt_opstat *b = &s->ops[i];
+
+		if (!b->count)
+			continue;
+		a->min_size = a->count ? MIN(a->min_size, b->min_size) : b->min_size;
+		a->max_size = MAX(a->max_size, b->max_size);
+		a->count += b->count;
+		a->bytes += b->bytes;
+		a->packets += b->packets;
+	}
+	if (s->packets) {
+		if (!d->packets || s->first_ns < d->first_ns)
+			d->first_ns = s->first_ns;
+		d->last_ns = MAX(d->last_ns, s->last_ns);
+	}
+	if (s->psn_seen && !d->psn_seen) {
+		d->psn_seen = true;
+		d->first_psn = s->first_psn;
+		d->last_psn = s->last_psn;
+		d->psn_span = s->psn_span;
+	}
+	lat_merge(&d->ack_rtt, &s->ack_rtt);
+	lat_merge(&d->read_lat, &s->read_lat);
+	lat_merge(&d->atomic_lat, &s->atomic_lat);
+	if (s->episodes) {
+		if (!d->episodes)
+			d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+		g_array_append_vals(d->episodes, s->episodes->data, s->episodes->len);
+	}
+}
+
+/* Make req (A->B to qb) and resp (B->A to qa) the two halves of one
+ * conversation; req becomes direction 0 when it has to start one. */
+static struct qpt_conv *pair(struct qpt_flow *fl, struct half *req,
+			     struct half *resp, enum qpt_paired_by by,
+			     const char *evidence)
+{
+	struct qpt_conv *c = req->conv;
+
+	if (!c && resp->conv && !resp->conv->ep[1 - resp->dir].qpn_known) {
+		/* resp started a conversation alone: req joins it */
+		c = resp->conv;
+		req->conv = c;
+		req->dir = 1 - resp->dir;
+	} else if (!c) {
+		c = conv_new(fl, req);
+	}
+	if (resp->conv && resp->conv != c) {
+		struct qpt_conv *o = resp->conv;
+
+		dir_merge(&c->dir[1 - req->dir], &o->dir[resp->dir]);
+		o->merged = true;
+		fl->t.conversations--;
+		/* any other half still pointing at o follows */
+		GHashTableIter it;
+		gpointer v;
+
+		g_hash_table_iter_init(&it, fl->halves);
+		while (g_hash_table_iter_next(&it, NULL, &v)) {
+			struct half *x = v;
+
+			if (x->conv == o && x != resp) {
+				x->conv = c;
+				x->dir = 1 - req->dir;
+			}
+		}
+	}
+	resp->conv = c;
+	resp->dir = 1 - req->dir;
+	c->ep[req->dir].qpn = resp->key.qpn;
+	c->ep[req->dir].qpn_known = true;
+	c->ep[resp->dir].qpn = req->key.qpn;
+	c->ep[resp->dir].qpn_known = true;
+	if (by > c->paired_by || c->paired_by == QPT_PAIR_NONE) {
+		c->paired_by = by;
+		c->pair_evidence = evidence;
+	}
+	return c;
+}
+
+/* A response with this PSN arrived on h, unpaired: find the request half
+ * (h->dst -> h->src) whose PSNs it answers. */
+static struct half *find_requester(struct qpt_flow *fl, struct half *h,
+				   uint32_t psn)
+{
+	uint8_t k[32];
+	GPtrArray *list;
+	struct half *best = NULL;
+	int32_t best_d = 0;
+
+	memcpy(k, h->key.dst, 16);
+	memcpy(k + 16, h->key.src, 16);
+	list = g_hash_table_lookup(fl->by_addr, k);
+	for (guint i = 0; list && i < list->len; i++) {
+		struct half *r = g_ptr_array_index(list, i);
+		int32_t d;
+
+		if (r == h || !r->req_started || r->key.sqpn != ~0u)
+			continue;
+		if (r->conv && twin_of(fl, r))
+			continue; /* already paired */
+		d = qpt_psn_diff(r->expected, psn);
+		/* PSN must be one the requester sent (READ spans reach ahead). */
+		if (d < 0 || d > 65536)
+			continue;
+		if (!best || d < best_d) {
+			best = r;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* ---- per-direction helpers -------------------------------------------- */
+
+static struct qpt_dir *dir_of(struct half *h)
+{
+	return h->conv ? &h->conv->dir[h->dir] : NULL;
+}
+
+static struct slot *slot_of(struct slot **win, uint32_t psn, bool create)
+{
+	struct slot *s;
+
+	if (!*win) {
+		if (!create)
+			return NULL;
+		*win = g_new0(struct slot, WIN_SIZE);
+	}
+	s = &(*win)[psn & (WIN_SIZE - 1)];
+	if (s->used && s->psn == psn)
+		return s;
+	if (!create)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	s->psn = psn;
+	s->used = true;
+	return s;
+}
+
+static void episode_close(struct half *h, uint64_t frame, int64_t ns)
+{
+	struct qpt_dir *d = dir_of(h);
+
+	if (!h->in_episode)
+		return;
+	h->in_episode = false;
+	h->cur.end_frame = frame;
+	h->cur.end_ns = ns;
+	if (!d)
+		return;
+	if (!d->episodes)
+		d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+	if (d->episodes->len < QPT_MAX_EPISODES)
+		g_array_append_val(d->episodes, h->cur);
+}
+
+static struct read_req *read_find(struct half *h, uint32_t psn)
+{
+	for (unsigned i = 0; i < h->nreads; i++) {
+		struct read_req *r = &h->reads[i];
+		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		int32_t d = qpt_psn_diff(psn, r->psn);
+
+		if (d >= 0 && (uint32_t)d < span)
+			return r;
+	}
+	return NULL;
+}
+
+static void read_add(struct half *h, uint32_t psn, uint32_t len, uint32_t mtu,
+		     uint64_t frame, int64_t ns)
+{
+	struct read_req *r;
+
+	if (h->nreads == MAX_READS) {
+		memmove(h->reads, h->reads + 1, sizeof(h->reads[0]) * (MAX_READS - 1));
+		h->nreads--;
+	}
+	r = &h->reads[h->nreads++];
+	memset(r, 0, sizeof(*r));
+	r->psn = psn;
+	r->len = len;
+	r->frame = frame;
+	r->ns = ns;
+	if (mtu)
+		r->span = len ? (len + mtu - 1) / mtu : 1;
+}
+
+static void learn_mtu(struct half *h, const struct qpt_pkt *p)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+
+	if (!h->conv || !(oi->flags & (QPT_O_FIRST | QPT_O_MIDDLE)) ||
+	    (oi->flags & QPT_O_LAST))
+		return;
+	if (qpt_mtu_bytes(1) <= p->payload_len && p->payload_len <= 4096 &&
+	    !(p->payload_len & (p->payload_len - 1)))
+		h->conv->mtu = p->payload_len;
+}
+
+static void set_transport(struct half *h, uint8_t opcode)
+{
+	if (h->service == 0xff && (opcode & 0xe0) != QPT_SVC_CNP)
+		h->service = opcode & 0xe0;
+	if (h->conv && !h->conv->transport[0] && h->service != 0xff)
+		g_strlcpy(h->conv->transport, qpt_service_name(h->service),
+			  sizeof(h->conv->transport));
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static void message_add(struct half *h, struct qpt_dir *d, const struct qpt_pkt *p,
+			uint64_t frame, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_opstat *os;
+	uint32_t len;
+
+	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
+		return;
+	if (oi->flags & QPT_O_FIRST || !h->in_msg) {
+		h->in_msg = true;
+		h->msg_first_frame = frame;
+		h->msg_len = 0;
+		h->msg_pkts = 0;
+		h->msg_op = oi->op;
+	}
+	h->msg_len += p->payload_len;
+	h->msg_pkts++;
+	if (oi->op != QPT_OP_SEND && oi->op != QPT_OP_WRITE)
+		h->msg_op = oi->op; /* the LAST with Immediate / Invalidate names it */
+	if (!(oi->flags & QPT_O_LAST))
+		return;
+	h->in_msg = false;
+	len = h->msg_len;
+	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
+		len = p->reth.dmalen;
+	os = &d->ops[h->msg_op];
+	os->min_size = os->count ? MIN(os->min_size, len) : len;
+	os->max_size = MAX(os->max_size, len);
+	os->count++;
+	os->bytes += len;
+	os->packets += h->msg_pkts;
+	v->msg_first_frame = h->msg_first_frame;
+	v->msg_len = len;
+	v->msg_packets = h->msg_pkts;
+	v->msg_op = h->msg_op;
+}
+
+static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		    uint64_t frame, int64_t ns, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_dir *d = dir_of(h);
+	uint32_t psn = p->bth.psn;
+	uint32_t fp = p->icrc ^ (p->payload_len * 2654435761u);
+	int64_t silence = h->last_valid ? ns - h->last_ns : 0;
+	bool ud = (p->bth.opcode & 0xe0) == QPT_SVC_UD;
+	struct slot *s;
+	int32_t cmp;
+
+	d->req_packets++;
+	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
+		message_add(h, d, p, frame, v);
+		return;
+	}
+	/* The same bytes twice in a row within microseconds: a capture copy. */
+	if (h->last_valid && h->last_psn == psn && h->last_fp == fp &&
+	    silence <= fl->o.dup_window_ns) {
+		v->flags |= QPT_V(DUPLICATE);
+		v->original_frame = h->last_frame;
+		d->duplicates++;
+		emit(fl, frame, ns, h, QPT_VB_DUPLICATE, psn, h->last_frame, 0, 0, 0,
+		     "same PSN and bytes as the previous packet");
+		return;
+	}
+	h->last_valid = true;
+	h->last_psn = psn;
+	h->last_fp = fp;
+	h->last_frame = frame;
+	h->last_ns = ns;
+
+	if (!h->req_started) {
+		h->req_started = true;
+		h->expected = psn;
+		d->psn_seen = true;
+		d->first_psn = psn;
+		d->last_psn = psn;
+	}
+	cmp = qpt_psn_diff(psn, h->expected);
+	if (cmp >= 0) {
+		/* New PSN.  After a READ whose span is unknown, any PSN within
+		 * its possible span is not a gap. */
+		struct read_req *r = h->nreads ? &h->reads[h->nreads - 1] : NULL;
+		uint32_t skipped = (uint32_t)cmp;
+
+		if (r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
+		    (uint32_t)qpt_psn_diff(psn, r->psn) <= MAX(1u, (r->len + 255) / 256) &&
+		    qpt_psn_add(r->psn, 1) == h->expected) {
+			r->span = (uint32_t)qpt_psn_diff(psn, r->psn);
+			skipped = 0;
+		}
+		if (skipped) {
+			struct gap *g;
+
+			v->flags |= QPT_V(PSN_GAP);
+			v->gap_psns = skipped;
+			v->gap_first_psn = h->expected;
+			d->psn_gaps++;
+			d->missing_psns += skipped;
+			if (h->ngaps == MAX_GAPS) {
+				memmove(h->gaps, h->gaps + 1, sizeof(h->gaps[0]) * (MAX_GAPS - 1));
+				h->ngaps--;
+			}
+			g = &h->gaps[h->ngaps++];
+			g->first = h->expected;
+			g->count = skipped;
+			g->ns = ns;
+			emit(fl, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
+			     "PSNs skipped: lost before the capture point or from the capture");
+		}
+		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
+			episode_close(h, frame, ns);
+		s = slot_of(&h->win, psn, true);
+		s->frame = frame;
+		s->ns = ns;
+		s->fp = fp;
+		s->ackreq = p->bth.ackreq;
+		h->expected = qpt_psn_add(psn, 1);
+		if (oi->flags & QPT_O_READ) {
+			uint32_t mtu = h->conv ? h->conv->mtu : 0;
+
+			read_add(h, psn, p->reth.dmalen, mtu, frame, ns);
+			if (h->reads[h->nreads - 1].span)
+				h->expected = qpt_psn_add(psn, (int32_t)h->reads[h->nreads - 1].span);
+		}
+		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
+		d->last_psn = qpt_psn_add(h->expected, -1);
+		message_add(h, d, p, frame, v);
+		return;
+	}
+
+	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
+	s = slot_of(&h->win, psn, false);
+	if (!s) {
+		for (unsigned i = 0; i < h->ngaps; i++) {
+			struct gap *g = &h->gaps[i];
+			int32_t off = qpt_psn_diff(psn, g->first);
+
+			if (off >= 0 && (uint32_t)off < g->count && !h->nak_pending &&
+			    !h->in_episode && !h->rnr_pending &&
+			    silence < fl->o.timeout_gap_ns) {
+				v->flags |= QPT_V(OUT_OF_ORDER);
+				d->out_of_order++;
+				emit(fl, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0,
+				     0, "fills a PSN gap without a resend trigger");
+				s = slot_of(&h->win, psn, true);
+				s->frame = frame;
+				s->ns = ns;
+				s->fp = fp;
+				message_add(h, d, p, frame, v);
+				return;
+			}
+		}
+	}
+	v->flags |= QPT_V(RETRANSMISSION);
+	d->retransmitted_packets++;
+	if (s) {
+		v->original_frame = s->frame;
+		s->resent = true;
+	}
+	if (oi->flags & QPT_O_READ && !s && read_find(h, psn)) {
+		v->flags |= QPT_V(READ_RETRY);
+		d->read_retries++;
+	}
+	if (h->rnr_pending && psn == h->rnr_psn) {
+		h->rnr_pending = false;
+		v->flags |= QPT_V(RNR_RETRY);
+		v->nak_frame = h->rnr_frame;
+		d->rnr_retries++;
+		emit(fl, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
+		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
+	} else if (!h->in_episode) {
+		/* A go-back-N episode starts with its first resent packet. */
+		h->in_episode = true;
+		memset(&h->cur, 0, sizeof(h->cur));
+		h->cur.first_resent_frame = frame;
+		h->cur.from_psn = psn;
+		h->episode_top = qpt_psn_add(h->expected, -1);
+		if (h->nak_pending) {
+			h->cur.trigger_frame = h->nak_frame;
+			h->cur.start_ns = h->nak_ns;
+			v->nak_frame = h->nak_frame;
+		} else {
+			h->cur.timeout = true;
+			h->cur.trigger_frame = h->last_valid ? frame : 0;
+			h->cur.start_ns = ns - silence;
+			v->flags |= QPT_V(TIMEOUT_RESEND);
+			d->timeouts++;
+		}
+		h->nak_pending = false;
+		d->gbn_episodes++;
+		v->flags |= QPT_V(GBN_START);
+		emit(fl, frame, ns, h, QPT_VB_GBN_START, psn, h->cur.trigger_frame, 0,
+		     0, ns - h->cur.start_ns,
+		     h->cur.timeout ? "go-back-N after silence (timeout)" :
+				      "go-back-N after NAK");
+	}
+	if (h->in_episode) {
+		h->cur.resent_packets++;
+		v->episode = (uint32_t)d->gbn_episodes;
+	}
+	emit(fl, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
+	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
+	     s ? "PSN sent before" : "PSN sent before (original not captured)");
+	/* Gap fills by a resend: the message accounting takes the bytes once. */
+	if (!s) {
+		for (unsigned i = 0; i < h->ngaps; i++) {
+			int32_t off = qpt_psn_diff(psn, h->gaps[i].first);
+
+			if (off >= 0 && (uint32_t)off < h->gaps[i].count) {
+				s = slot_of(&h->win, psn, true);
+				s->frame = frame;
+				s->ns = ns;
+				s->fp = fp;
+				s->resent = true;
+				break;
+			}
+		}
+	}
+}
+
+/* ---- responses --------------------------------------------------------- */
+
+static void ack_requests(struct half *h, struct half *t,
+			 const struct qpt_pkt *p, uint64_t frame, int64_t ns,
+			 struct qpt_verdict *v, bool is_ack)
+{
+	struct qpt_dir *d = dir_of(h), *td = dir_of(t);
+	uint32_t psn = p->bth.psn;
+	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) : psn;
+	int32_t n = qpt_psn_diff(psn, from);
+	unsigned ackreqs = 0;
+	struct slot *hit = NULL;
+
+	if (n < 0 || n > (int32_t)WIN_SIZE * 64)
+		n = -1; /* stale or foreign: nothing new acknowledged */
+	for (int32_t i = 0; i <= n && i < (int32_t)WIN_SIZE; i++) {
+		uint32_t q = qpt_psn_add(psn, -i);
+		struct slot *s = slot_of(&t->win, q, false);
+
+		if (!s || s->acked)
+			continue;
+		s->acked = true;
+		if (s->ackreq)
+			ackreqs++;
+		if (!hit)
+			hit = s;
+	}
+	if (n >= 0) {
+		t->acked = psn;
+		t->any_acked = true;
+	}
+	if (hit && !hit->resent) { /* Karn: no RTT from resent requests */
+		v->acks_frame = hit->frame;
+		v->ack_rtt_ns = ns - hit->ns;
+		if (is_ack && td)
+			lat_add(&td->ack_rtt, (double)(ns - hit->ns) / 1000.0);
+	}
+	if (is_ack && ackreqs > 1) {
+		v->flags |= QPT_V(COALESCED_ACK);
+		d->coalesced_acks++;
+	}
+	if (t->in_episode && n >= 0 && qpt_psn_diff(psn, t->episode_top) >= 0)
+		episode_close(t, frame, ns);
+}
+
+static void response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     uint64_t frame, int64_t ns, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_dir *d;
+	struct half *t = twin_of(fl, h);
+	uint32_t psn = p->bth.psn;
+
+	if (!t) {
+		struct half *r = find_requester(fl, h, psn);
+
+		if (r) {
+			pair(fl, r, h,
+			     QPT_PAIR_TRAFFIC,
+			     oi->flags & QPT_O_READ ? "READ response PSN answers READ request" :
+			     oi->flags & QPT_O_ATOMIC ? "atomic ACK PSN answers atomic request" :
+							"ACK PSN answers requests");
+			set_transport(r, r->service == 0xff ? p->bth.opcode : r->service);
+			t = r;
+		}
+	}
+	if (!h->conv)
+		conv_new(fl, h);
+	set_transport(h, p->bth.opcode);
+	v->conv = h->conv->id;
+	v->dir = (int8_t)h->dir;
+	d = dir_of(h);
+	d->resp_packets++;
+
+	if (p->flags & QPT_H_AETH) {
+		const struct qpt_aeth *a = &p->aeth;
+
+		if (a->kind == QPT_AETH_NAK) {
+			v->flags |= QPT_V(NAK);
+			d->naks[MIN(a->value, 4u)]++;
+			emit(fl, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
+			     qpt_nak_name(a->value));
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
+			    !t->nak_pending) {
+				t->nak_pending = true;
+				t->nak_frame = frame;
+				t->nak_ns = ns;
+				t->nak_psn = psn;
+			}
+			/* A sequence error NAK acknowledges every PSN before it. */
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR) {
+				struct qpt_pkt q = *p;
+
+				q.bth.psn = qpt_psn_add(psn, -1);
+				ack_requests(h, t, &q, frame, ns, v, false);
+			}
+			h->ack_valid = false;
+			return;
+		}
+		if (a->kind == QPT_AETH_RNR) {
+			v->flags |= QPT_V(RNR_NAK);
+			d->rnr_naks++;
+			emit(fl, frame, ns, h, QPT_VB_RNR_NAK, psn, 0, 0, a->value,
+			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
+			if (t) {
+				t->rnr_pending = true;
+				t->rnr_frame = frame;
+				t->rnr_ns = ns;
+				t->rnr_psn = psn;
+				t->rnr_timer = a->value;
+			}
+			h->ack_valid = false;
+			return;
+		}
+	}
+	if (oi->flags & QPT_O_ACK) {
+		d->acks++;
+		if (h->ack_valid && h->ack_psn == psn && h->ack_msn == p->aeth.msn &&
+		    h->ack_synd == p->aeth.syndrome) {
+			v->flags |= QPT_V(DUP_ACK);
+			d->dup_acks++;
+			emit(fl, frame, ns, h, QPT_VB_DUP_ACK, psn, 0, 0, 0, 0,
+			     "same PSN and MSN as the previous ACK");
+		}
+		h->ack_valid = true;
+		h->ack_psn = psn;
+		h->ack_msn = p->aeth.msn;
+		h->ack_synd = p->aeth.syndrome;
+		if (t)
+			ack_requests(h, t, p, frame, ns, v, true);
+		return;
+	}
+
+	/* READ responses and atomic ACKs: the responder's own sequence. */
+	learn_mtu(h, p);
+	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
+		struct slot *s = slot_of(&h->rwin, psn, false);
+
+		v->flags |= QPT_V(RETRANSMISSION);
+		d->retransmitted_packets++;
+		if (s)
+			v->original_frame = s->frame;
+		emit(fl, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
+		     0, 0, 0, "response resent by the responder");
+	} else {
+		struct slot *s = slot_of(&h->rwin, psn, true);
+
+		s->frame = frame;
+		s->ns = ns;
+		h->resp_started = true;
+		h->resp_max = psn;
+	}
+	if (t) {
+		struct read_req *r = oi->flags & QPT_O_READ ? read_find(t, psn) : NULL;
+
+		if (r) {
+			v->read_request_frame = r->frame;
+			if (!r->answered && psn == r->psn) {
+				r->answered = true;
+				lat_add(&dir_of(t)->read_lat, (double)(ns - r->ns) / 1000.0);
+			}
+			if (oi->flags & QPT_O_LAST && !r->span)
+				r->span = (uint32_t)qpt_psn_diff(psn, r->psn) + 1;
+		}
+		if (oi->flags & QPT_O_ATOMIC) {
+			struct slot *s = slot_of(&t->win, psn, false);
+
+			if (s && !s->resent)
+				lat_add(&dir_of(t)->atomic_lat, (double)(ns - s->ns) / 1000.0);
+		}
+		/* Responses carrying an AETH acknowledge up to their PSN. */
+		if (p->flags & QPT_H_AETH)
+			ack_requests(h, t, p, frame, ns, v, false);
+	}
+}
+
+/* ---- CM ---------------------------------------------------------------- */
+
+static struct half *half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
+			     const uint8_t *dst, uint32_t qpn)
+{
+	struct qpt_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	if (fam == 'L') {
+		p.flags = QPT_HAS_LRH;
+		p.lrh.slid = (uint16_t)(src[0] << 8 | src[1]);
+		p.lrh.dlid = (uint16_t)(dst[0] << 8 | dst[1]);
+	} else {
+		p.ip_version = fam;
+		memcpy(p.ip_src, src, 16);
+		memcpy(p.ip_dst, dst, 16);
+	}
+	p.bth.dqpn = qpn;
+	p.bth.opcode = 0;
+	return half_get(fl, &p, true);
+}
+
+static struct cm_rec *cm_find(struct qpt_flow *fl, uint32_t a, uint32_t b)
+{
+	struct cm_rec *r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(a));
+
+	if (!r && b)
+		r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(b));
+	if (!r) {
+		/* the REP side's comm ID */
+		GHashTableIter it;
+		gpointer v;
+
+		g_hash_table_iter_init(&it, fl->cm);
+		while (g_hash_table_iter_next(&it, NULL, &v)) {
+			struct cm_rec *c = v;
+
+			if (c->info.rep_comm_id && (c->info.rep_comm_id == a ||
+						    c->info.rep_comm_id == b))
+				return c;
+		}
+	}
+	return r;
+}
+
+static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
+		       int64_t ns, struct qpt_verdict *v)
+{
+	const struct qpt_cm *cm = &p->cm;
+	struct cm_rec *r;
+	uint8_t src[16], dst[16];
+	uint8_t fam = pkt_addrs(p, src, dst);
+
+	if (cm->msg == QPT_CM_REQ) {
+		if (g_hash_table_size(fl->cm) >= fl->o.max_halves)
+			return;
+		r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(cm->local_comm_id));
+		if (r)
+			return; /* a resent REQ */
+		r = g_new0(struct cm_rec, 1);
+		memcpy(r->a, src, 16);
+		memcpy(r->b, dst, 16);
+		r->family = fam;
+		r->qpn_a = cm->local_qpn;
+		r->info.req_frame = frame;
+		r->info.req_ns = ns;
+		r->info.req_comm_id = cm->local_comm_id;
+		r->info.service_id = cm->service_id;
+		r->info.path_mtu = qpt_mtu_bytes(cm->path_mtu);
+		r->info.psn[0] = cm->starting_psn;
+		if (p->flags & QPT_HAS_CMA_IP) {
+			r->info.has_ip = true;
+			r->info.ip = p->cma;
+		}
+		g_hash_table_insert(fl->cm, GUINT_TO_POINTER(cm->local_comm_id), r);
+		return;
+	}
+	if (cm->msg == QPT_CM_SIDR_REQ || cm->msg == QPT_CM_SIDR_REP ||
+	    cm->msg == QPT_CM_CLASSPORTINFO)
+		return;
+	r = cm_find(fl, cm->remote_comm_id, cm->local_comm_id);
+	if (!r) {
+		v->flags |= QPT_V(CM_UNKNOWN);
+		emit(fl, frame, ns, NULL, QPT_VB_CM_UNKNOWN, 0, 0, 0, cm->msg, 0,
+		     qpt_cm_msg_name(cm->msg));
+		return;
+	}
+	switch (cm->msg) {
+	case QPT_CM_REP: {
+		struct half *ha, *hb;
+
+		if (r->info.rep_frame)
+			break;
+		r->info.rep_frame = frame;
+		r->info.rep_ns = ns;
+		r->info.rep_comm_id = cm->local_comm_id;
+		r->info.psn[1] = cm->starting_psn;
+		r->qpn_b = cm->local_qpn;
+		ha = half_for(fl, r->family, r->a, r->b, r->qpn_b);
+		hb = half_for(fl, r->family, r->b, r->a, r->qpn_a);
+		if (!ha || !hb)
+			break;
+		r->conv = pair(fl, ha, hb, QPT_PAIR_CM, "CM REQ/REP");
+		r->conv->has_cm = true;
+		if (r->info.path_mtu)
+			r->conv->mtu = r->info.path_mtu;
+		/* endpoint 0 is the REQ sender when the CM created the pair */
+		break;
+	}
+	case QPT_CM_RTU: r->info.rtu_frame = frame; r->info.rtu_ns = ns; break;
+	case QPT_CM_DREQ:
+		if (!r->info.dreq_frame) {
+			r->info.dreq_frame = frame;
+			r->info.dreq_ns = ns;
+		}
+		break;
+	case QPT_CM_DREP:
+		if (!r->info.drep_frame) {
+			r->info.drep_frame = frame;
+			r->info.drep_ns = ns;
+		}
+		break;
+	case QPT_CM_REJ:
+		r->info.rej_frame = frame;
+		r->info.rej_reason = cm->reason;
+		break;
+	case QPT_CM_MRA: r->info.mra_frame = frame; break;
+	default: break;
+	}
+	if (r->conv) {
+		r->conv->cm = r->info;
+		v->conv = r->conv->id;
+	}
+}
+
+/* ---- entry point ------------------------------------------------------- */
+
+void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+		     const struct qpt_pkt *p, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi;
+	struct half *h;
+	struct qpt_dir *d;
+
+	memset(v, 0, sizeof(*v));
+	v->conv = -1;
+	v->dir = -1;
+	v->ack_rtt_ns = -1;
+	fl->t.frames++;
+	if (p->transport == QPT_TR_NONE)
+		return;
+	fl->t.iba_packets++;
+	if (p->error != QPT_E_OK) {
+		fl->t.malformed++;
+		v->flags |= QPT_V(MALFORMED);
+	}
+	if (p->icrc_checked && !p->icrc_ok) {
+		fl->t.bad_icrc++;
+		v->flags |= QPT_V(BAD_ICRC);
+	}
+	if (v->flags)
+		emit(fl, frame, ns, NULL,
+		     v->flags & QPT_V(MALFORMED) ? QPT_VB_MALFORMED : QPT_VB_BAD_ICRC,
+		     p->bth.psn, 0, 0, 0, 0,
+		     v->flags & QPT_V(MALFORMED) ? qpt_strerror(p->error) : "ICRC mismatch");
+	if (!(p->flags & QPT_HAS_BTH))
+		return;
+	oi = &qpt_opcodes[p->bth.opcode];
+	if (p->bth.dqpn <= 1 && (p->bth.opcode & 0xe0) == QPT_SVC_UD) {
+		fl->t.management++;
+		if (p->flags & QPT_HAS_CM)
+			cm_message(fl, p, frame, ns, v);
+		return;
+	}
+	if (!(oi->flags & QPT_O_VALID) && !(oi->flags & QPT_O_CNP))
+		return;
+	h = half_get(fl, p, true);
+	if (!h) {
+		fl->t.untracked++;
+		return;
+	}
+	fl->t.tracked++;
+	if (oi->flags & QPT_O_RESP) {
+		response(fl, h, p, frame, ns, v);
+	} else {
+		if (!h->conv)
+			conv_new(fl, h);
+		set_transport(h, p->bth.opcode);
+		v->conv = h->conv->id;
+		v->dir = (int8_t)h->dir;
+		d = dir_of(h);
+		if (oi->flags & QPT_O_CNP) {
+			v->flags |= QPT_V(CNP);
+			d->cnps++;
+			emit(fl, frame, ns, h, QPT_VB_CNP, p->bth.psn, 0, 0, 0, 0,
+			     "congestion notification for this QP");
+		} else {
+			learn_mtu(h, p);
+			request(fl, h, p, frame, ns, v);
+		}
+	}
+	d = dir_of(h);
+	if (!d->packets)
+		d->first_ns = ns;
+	d->last_ns = ns;
+	d->packets++;
+	d->bytes += p->wirelen;
+	d->payload_bytes += p->payload_len;
+	if (p->bth.fecn)
+		d->fecn++;
+	if (p->bth.becn)
+		d->becn++;
+	if (v->flags & QPT_V(BAD_ICRC))
+		d->bad_icrc++;
+	if (v->flags & QPT_V(MALFORMED))
+		d->malformed++;
+	if (p->ip_version && p->ip_ecn == 3) {
+		v->flags |= QPT_V(ECN_CE);
+		d->ecn_ce++;
+		emit(fl, frame, ns, h, QPT_VB_ECN_CE, p->bth.psn, 0, 0, 0, 0,
+		     "IP ECN Congestion Experienced");
+	}
+}
+
+void qpt_flow_finish(struct qpt_flow *fl)
+{
+	GHashTableIter it;
+	gpointer val;
+
+	g_hash_table_iter_init(&it, fl->halves);
+	while (g_hash_table_iter_next(&it, NULL, &val)) {
+		struct half *h = val;
+
+		if (h->in_episode)
+			episode_close(h, 0, h->last_ns);
+	}
+}
+
+GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)
+{
+	GPtrArray *out = g_ptr_array_new();
+
+	for (guint i = 0; i < fl->convs->len; i++) {
+		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+
+		if (!c->merged)
+			g_ptr_array_add(out, c);
+	}
+	return out;
+}

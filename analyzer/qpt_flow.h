@@ -1,0 +1,184 @@
+/* qpt_flow.h - QP conversations and PSN/ACK sequence analysis
+ *
+ * Feed decoded packets in capture order; the engine pairs the two
+ * directions of each connection (from CM, else from traffic), keeps
+ * tcptrace-style counters per direction, and classifies each packet as
+ * Wireshark's TCP analysis does, using the IBA requester/responder rules
+ * (rxe_comp.c / rxe_resp.c).  State is per QP and per bounded PSN window,
+ * never per packet.
+ */
+#ifndef QPT_FLOW_H
+#define QPT_FLOW_H
+
+#include <glib.h>
+
+#include "qpt_decode.h"
+
+/* Per-packet verdict flags. */
+#define QPT_VERDICTS(X)                                                        \
+	X(RETRANSMISSION, "retransmission")                                    \
+	X(DUPLICATE, "duplicate")                                              \
+	X(PSN_GAP, "psn_gap")                                                  \
+	X(OUT_OF_ORDER, "out_of_order")                                        \
+	X(NAK, "nak")                                                          \
+	X(RNR_NAK, "rnr_nak")                                                  \
+	X(RNR_RETRY, "rnr_retry")                                              \
+	X(GBN_START, "gbn_episode")                                            \
+	X(TIMEOUT_RESEND, "timeout_resend")                                    \
+	X(READ_RETRY, "read_retry")                                            \
+	X(DUP_ACK, "duplicate_ack")                                            \
+	X(COALESCED_ACK, "coalesced_ack")                                      \
+	X(CNP, "cnp")                                                          \
+	X(ECN_CE, "ecn_ce")                                                    \
+	X(BAD_ICRC, "bad_icrc")                                                \
+	X(MALFORMED, "malformed")                                              \
+	X(CM_UNKNOWN, "cm_unknown_comm_id")
+
+enum {
+#define QPT_V_BIT(name, str) QPT_VB_##name,
+	QPT_VERDICTS(QPT_V_BIT)
+#undef QPT_V_BIT
+	QPT_VB_COUNT
+};
+#define QPT_V(name) (1u << QPT_VB_##name)
+const char *qpt_verdict_name(unsigned bit);
+
+struct qpt_verdict {
+	int32_t conv;	   /* conversation id, -1 when none */
+	int8_t dir;	   /* 0: a->b, 1: b->a, -1 none */
+	uint32_t flags;	   /* QPT_V(...) */
+	uint64_t original_frame; /* RETRANSMISSION/DUPLICATE: first sight, 0 unknown */
+	uint32_t gap_psns;	 /* PSN_GAP: PSNs skipped before this one */
+	uint32_t gap_first_psn;
+	uint64_t acks_frame;	 /* ACK/response: the request frame it answers (RTT) */
+	int64_t ack_rtt_ns;	 /* -1 when none */
+	uint64_t read_request_frame; /* READ response: its request */
+	uint32_t episode;	     /* 1-based go-back-N episode of the direction, 0 none */
+	uint64_t msg_first_frame;    /* on the packet completing a message */
+	uint32_t msg_len, msg_packets;
+	uint8_t msg_op; /* enum qpt_op */
+	uint64_t nak_frame; /* GBN_START/RNR_RETRY: the NAK that triggered it */
+};
+
+/* Log histogram for latencies: exact min/max/mean, p50/p99 within about 1 %. */
+#define QPT_LAT_BINS_PER_DECADE 100
+#define QPT_LAT_DECADES 9 /* 0.01 us .. 10 s */
+struct qpt_lat {
+	uint64_t n;
+	double min_us, max_us, sum_us;
+	uint32_t *bins; /* allocated on the first sample */
+};
+double qpt_lat_percentile(const struct qpt_lat *l, double p);
+
+struct qpt_opstat {
+	uint64_t count, bytes, packets;
+	uint32_t min_size, max_size;
+};
+
+struct qpt_episode {
+	uint64_t trigger_frame; /* the NAK, or the last packet before the silence */
+	uint64_t first_resent_frame;
+	uint64_t end_frame;	/* first new PSN after recovery, 0 if never */
+	int64_t start_ns, end_ns;
+	uint32_t resent_packets;
+	uint32_t from_psn;
+	bool timeout; /* no NAK: inferred from silence then a resend */
+};
+
+/* One direction of a conversation (tcptrace's a2b / b2a). */
+struct qpt_dir {
+	uint8_t from, to; /* indexes into conv->ep */
+	uint64_t packets, payload_bytes, bytes;
+	struct qpt_opstat ops[QPT_OP_COUNT];
+	uint64_t req_packets, resp_packets, acks, coalesced_acks, dup_acks;
+	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
+		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
+	uint64_t naks[5];
+	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	int64_t first_ns, last_ns;
+	bool psn_seen;
+	uint32_t first_psn, last_psn; /* request PSN range */
+	uint64_t psn_span;	      /* distinct PSNs advanced, with wrap */
+	struct qpt_lat ack_rtt, read_lat, atomic_lat;
+	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
+	uint64_t gbn_episodes;
+};
+
+struct qpt_endpoint {
+	uint8_t addr[16];
+	uint8_t family; /* 4, 6 (IP/GID) or 'L' (LID) */
+	uint32_t qpn;
+	bool qpn_known;
+};
+
+enum qpt_paired_by { QPT_PAIR_NONE, QPT_PAIR_CM, QPT_PAIR_TRAFFIC };
+const char *qpt_paired_by_name(enum qpt_paired_by p);
+
+struct qpt_cm_info {
+	uint64_t req_frame, rep_frame, rtu_frame, dreq_frame, drep_frame,
+		rej_frame, mra_frame;
+	int64_t req_ns, rep_ns, rtu_ns, dreq_ns, drep_ns;
+	uint32_t req_comm_id, rep_comm_id;
+	uint64_t service_id;
+	uint32_t path_mtu; /* bytes */
+	uint32_t psn[2];   /* starting PSN of ep[0] and ep[1] */
+	uint16_t rej_reason;
+	bool has_ip;
+	struct qpt_cma_ip ip;
+};
+
+struct qpt_conv {
+	int32_t id;
+	char transport[4]; /* "RC", "UC", "UD", "XRC", "RD" */
+	enum qpt_paired_by paired_by;
+	const char *pair_evidence; /* human words: "CM REQ/REP", "ACK PSN ..." */
+	struct qpt_endpoint ep[2];
+	struct qpt_dir dir[2];
+	bool has_cm;
+	struct qpt_cm_info cm;
+	uint32_t mtu; /* learned or from CM, 0 unknown */
+	bool merged;  /* folded into another conversation: skip */
+};
+
+/* Event emitted for each anomaly, in capture order. */
+struct qpt_event {
+	uint64_t frame;
+	int64_t time_ns;
+	int32_t conv;
+	int8_t dir;
+	unsigned kind; /* a QPT_VB_* bit index */
+	uint32_t psn;
+	uint64_t original_frame;
+	uint32_t count;	 /* PSN_GAP: missing PSNs; GBN: resent packets */
+	uint32_t code;	 /* NAK code, RNR timer */
+	int64_t duration_ns; /* GBN: time lost; RNR retry: wait */
+	const char *detail;
+};
+typedef void (*qpt_event_fn)(const struct qpt_event *ev, void *user);
+
+struct qpt_flow_opts {
+	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
+	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
+	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
+	qpt_event_fn on_event;
+	void *user;
+};
+
+struct qpt_totals {
+	uint64_t frames, iba_packets, tracked, untracked, management, malformed,
+		bad_icrc, conversations;
+};
+
+struct qpt_flow;
+struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts);
+void qpt_flow_free(struct qpt_flow *fl);
+/* Analyse one frame (decoded or not, so frames are counted). */
+void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t time_ns,
+		     const struct qpt_pkt *pkt, struct qpt_verdict *v);
+/* End of input: closes open episodes. */
+void qpt_flow_finish(struct qpt_flow *fl);
+/* Conversations in id order (merged ones skipped); valid until freed. */
+GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
+const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
+
+#endif
