@@ -19,6 +19,7 @@
 #include "qpt_mad.h"
 #include "qpt_read.h"
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define ROCEV2_PORT 4791
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_IPV6 0x86dd
@@ -257,8 +258,8 @@ static enum qpt_error decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	pkt->off_payload = off + 12 + oi->ext_len;
 	if (pkt->off_payload > icrc_off)
 		return fail(pkt, end > b->len ? QPT_E_TRUNCATED : QPT_E_SHORT_PAYLOAD);
-	if (!decode_ext(pkt, b, off + 12))
-		return fail(pkt, QPT_E_TRUNCATED);
+	/* The payload length follows from the lengths alone, so it is known
+	 * even when the capture cut the headers. */
 	pay = icrc_off - pkt->off_payload;
 	if (h->pad > pay) {
 		pkt->payload_len = 0;
@@ -267,6 +268,10 @@ static enum qpt_error decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		pkt->payload_len = pay - h->pad;
 		if (pkt->payload_len < oi->fixed_payload)
 			fail(pkt, QPT_E_SHORT_PAYLOAD);
+	}
+	if (!decode_ext(pkt, b, off + 12)) {
+		pkt->error = QPT_E_OK;
+		return fail(pkt, QPT_E_TRUNCATED);
 	}
 	if (icrc_off + 4 > b->len)
 		return fail(pkt, QPT_E_TRUNCATED);
@@ -425,9 +430,14 @@ static enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	pkt->flags |= QPT_HAS_UDP;
 	pkt->transport = QPT_TR_ROCEV2;
 	pkt->off_iba = off + 8;
-	if (pkt->udp_len < 8 || off + pkt->udp_len > ip_end)
-		return fail(pkt, QPT_E_BAD_UDP_LENGTH);
 	end = off + pkt->udp_len;
+	if (pkt->udp_len < 8 || end > ip_end) {
+		/* Invalid, but the headers are there: decode up to the IP end. */
+		fail(pkt, QPT_E_BAD_UDP_LENGTH);
+		end = ip_end;
+		if (end < off + 8)
+			return pkt->error;
+	}
 	pkt->iba_len = end - pkt->off_iba;
 	decode_bth(pkt, b, off + 8, end);
 	check_icrc(pkt, data, opts, 0, 0, l3_len);
@@ -461,16 +471,14 @@ static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	pkt->off_l3 = off;
 	pkt->flags |= QPT_HAS_IPV4;
 	if (tot < hl + 8 || off + tot > wire_end) {
-		/* Only call it RoCE when the UDP port says so. */
+		/* A lying length: keep decoding up to the end of the frame, and
+		 * call it RoCE only when the UDP port says so. */
 		uint16_t dport;
 
-		if (qpt_be16(b, off + hl + 2, &dport) && is_roce_port(dport, opts)) {
-			pkt->transport = QPT_TR_ROCEV2;
-			pkt->udp_dport = dport;
-			qpt_be16(b, off + hl, &pkt->udp_sport);
-			return fail(pkt, QPT_E_BAD_IP_LENGTH);
-		}
-		return QPT_E_NOT_IBA;
+		if (!qpt_be16(b, off + hl + 2, &dport) || !is_roce_port(dport, opts))
+			return QPT_E_NOT_IBA;
+		fail(pkt, QPT_E_BAD_IP_LENGTH);
+		tot = (uint16_t)MIN(wire_end - off, 0xffffu);
 	}
 	return decode_udp(pkt, b, off + hl, off + tot, hl, data, opts);
 }
@@ -501,13 +509,10 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	if (off + 40u + plen > wire_end) {
 		uint16_t dport;
 
-		if (qpt_be16(b, off + 42, &dport) && is_roce_port(dport, opts)) {
-			pkt->transport = QPT_TR_ROCEV2;
-			pkt->udp_dport = dport;
-			qpt_be16(b, off + 40, &pkt->udp_sport);
-			return fail(pkt, QPT_E_BAD_IP_LENGTH);
-		}
-		return QPT_E_NOT_IBA;
+		if (!qpt_be16(b, off + 42, &dport) || !is_roce_port(dport, opts))
+			return QPT_E_NOT_IBA;
+		fail(pkt, QPT_E_BAD_IP_LENGTH);
+		plen = (uint16_t)MIN(wire_end - off - 40, 0xffffu);
 	}
 	return decode_udp(pkt, b, off + 40, off + 40 + plen, 40, data, opts);
 }

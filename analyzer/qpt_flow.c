@@ -121,9 +121,18 @@ struct read_req {
 	bool answered;
 };
 
+/* A message being reassembled from FIRST/MIDDLE/LAST packets. */
+struct msg {
+	bool open;
+	uint8_t op;
+	uint64_t first_frame;
+	uint32_t len, pkts;
+};
+
 struct gap {
 	uint32_t first, count;
 	int64_t ns;
+	struct msg msg; /* the message the gap interrupted, completed by the fill */
 };
 
 struct half {
@@ -143,10 +152,7 @@ struct half {
 	unsigned nreads;
 	struct gap gaps[MAX_GAPS];
 	unsigned ngaps;
-	bool in_msg;
-	uint64_t msg_first_frame;
-	uint32_t msg_len, msg_pkts;
-	uint8_t msg_op;
+	struct msg msg;
 
 	/* last request, for capture duplicates and silences */
 	bool last_valid;
@@ -637,7 +643,9 @@ static void set_transport(struct half *h, uint8_t opcode)
 
 /* ---- requests ---------------------------------------------------------- */
 
-static void message_add(struct half *h, struct qpt_dir *d, const struct qpt_pkt *p,
+/* Adds a request packet seen for the first time to message m; a message
+ * is counted once, when its LAST (or ONLY) packet is first seen. */
+static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *p,
 			uint64_t frame, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
@@ -646,33 +654,45 @@ static void message_add(struct half *h, struct qpt_dir *d, const struct qpt_pkt 
 
 	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
 		return;
-	if (oi->flags & QPT_O_FIRST || !h->in_msg) {
-		h->in_msg = true;
-		h->msg_first_frame = frame;
-		h->msg_len = 0;
-		h->msg_pkts = 0;
-		h->msg_op = oi->op;
+	if (oi->flags & QPT_O_FIRST || !m->open) {
+		m->open = true;
+		m->first_frame = frame;
+		m->len = 0;
+		m->pkts = 0;
+		m->op = oi->op;
 	}
-	h->msg_len += p->payload_len;
-	h->msg_pkts++;
+	m->len += p->payload_len;
+	m->pkts++;
 	if (oi->op != QPT_OP_SEND && oi->op != QPT_OP_WRITE)
-		h->msg_op = oi->op; /* the LAST with Immediate / Invalidate names it */
+		m->op = oi->op; /* the LAST with Immediate / Invalidate names it */
 	if (!(oi->flags & QPT_O_LAST))
 		return;
-	h->in_msg = false;
-	len = h->msg_len;
+	m->open = false;
+	len = m->len;
 	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
 		len = p->reth.dmalen;
-	os = &d->ops[h->msg_op];
+	os = &d->ops[m->op];
 	os->min_size = os->count ? MIN(os->min_size, len) : len;
 	os->max_size = MAX(os->max_size, len);
 	os->count++;
 	os->bytes += len;
-	os->packets += h->msg_pkts;
-	v->msg_first_frame = h->msg_first_frame;
+	os->packets += m->pkts;
+	v->msg_first_frame = m->first_frame;
 	v->msg_len = len;
-	v->msg_packets = h->msg_pkts;
-	v->msg_op = h->msg_op;
+	v->msg_packets = m->pkts;
+	v->msg_op = m->op;
+}
+
+/* The gap this never-seen PSN fills, or NULL. */
+static struct gap *gap_of(struct half *h, uint32_t psn)
+{
+	for (unsigned i = 0; i < h->ngaps; i++) {
+		int32_t off = qpt_psn_diff(psn, h->gaps[i].first);
+
+		if (off >= 0 && (uint32_t)off < h->gaps[i].count)
+			return &h->gaps[i];
+	}
+	return NULL;
 }
 
 static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -685,11 +705,12 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 	int64_t silence = h->last_valid ? ns - h->last_ns : 0;
 	bool ud = (p->bth.opcode & 0xe0) == QPT_SVC_UD;
 	struct slot *s;
+	struct gap *fill;
 	int32_t cmp;
 
 	d->req_packets++;
 	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
-		message_add(h, d, p, frame, v);
+		message_add(&h->msg, d, p, frame, v);
 		return;
 	}
 	/* The same bytes twice in a row within microseconds: a capture copy. */
@@ -744,6 +765,9 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 			g->first = h->expected;
 			g->count = skipped;
 			g->ns = ns;
+			/* the interrupted message completes when the gap is filled */
+			g->msg = h->msg;
+			h->msg.open = false;
 			emit(fl, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
 			     "PSNs skipped: lost before the capture point or from the capture");
 		}
@@ -764,32 +788,30 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		}
 		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
 		d->last_psn = qpt_psn_add(h->expected, -1);
-		message_add(h, d, p, frame, v);
+		message_add(&h->msg, d, p, frame, v);
 		return;
 	}
 
 	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
 	s = slot_of(&h->win, psn, false);
-	if (!s) {
-		for (unsigned i = 0; i < h->ngaps; i++) {
-			struct gap *g = &h->gaps[i];
-			int32_t off = qpt_psn_diff(psn, g->first);
+	fill = s ? NULL : gap_of(h, psn);
+	if (fill) {
+		/* First sight of a PSN that a gap skipped: its bytes count once. */
+		struct slot *n = slot_of(&h->win, psn, true);
 
-			if (off >= 0 && (uint32_t)off < g->count && !h->nak_pending &&
-			    !h->in_episode && !h->rnr_pending &&
-			    silence < fl->o.timeout_gap_ns) {
-				v->flags |= QPT_V(OUT_OF_ORDER);
-				d->out_of_order++;
-				emit(fl, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0,
-				     0, "fills a PSN gap without a resend trigger");
-				s = slot_of(&h->win, psn, true);
-				s->frame = frame;
-				s->ns = ns;
-				s->fp = fp;
-				message_add(h, d, p, frame, v);
-				return;
-			}
+		n->frame = frame;
+		n->ns = ns;
+		n->fp = fp;
+		message_add(&fill->msg, d, p, frame, v);
+		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
+		    silence < fl->o.timeout_gap_ns) {
+			v->flags |= QPT_V(OUT_OF_ORDER);
+			d->out_of_order++;
+			emit(fl, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0, 0,
+			     "fills a PSN gap without a resend trigger");
+			return;
 		}
+		n->resent = true;
 	}
 	v->flags |= QPT_V(RETRANSMISSION);
 	d->retransmitted_packets++;
@@ -808,7 +830,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		d->rnr_retries++;
 		emit(fl, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
 		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
-	} else if (!h->in_episode) {
+	} else if (!h->in_episode && !(v->flags & QPT_V(READ_RETRY))) {
 		/* A go-back-N episode starts with its first resent packet. */
 		h->in_episode = true;
 		memset(&h->cur, 0, sizeof(h->cur));
@@ -841,21 +863,6 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 	emit(fl, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
 	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
 	     s ? "PSN sent before" : "PSN sent before (original not captured)");
-	/* Gap fills by a resend: the message accounting takes the bytes once. */
-	if (!s) {
-		for (unsigned i = 0; i < h->ngaps; i++) {
-			int32_t off = qpt_psn_diff(psn, h->gaps[i].first);
-
-			if (off >= 0 && (uint32_t)off < h->gaps[i].count) {
-				s = slot_of(&h->win, psn, true);
-				s->frame = frame;
-				s->ns = ns;
-				s->fp = fp;
-				s->resent = true;
-				break;
-			}
-		}
-	}
 }
 
 /* ---- responses --------------------------------------------------------- */
@@ -1169,6 +1176,33 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 	}
 }
 
+/* A UD datagram names both QPs (DETH source QP): the reverse flow, if
+ * seen, is the other direction of the same conversation. */
+static void ud_pair_or_new(struct qpt_flow *fl, struct half *h)
+{
+	struct half_key k;
+	struct half *r;
+
+	if (h->key.sqpn != ~0u) {
+		memset(&k, 0, sizeof(k));
+		memcpy(k.src, h->key.dst, 16);
+		memcpy(k.dst, h->key.src, 16);
+		k.qpn = h->key.sqpn;
+		k.sqpn = h->key.qpn;
+		r = g_hash_table_lookup(fl->halves, &k);
+		if (r && r->conv) {
+			h->conv = r->conv;
+			h->dir = 1 - r->dir;
+			if (r->conv->paired_by == QPT_PAIR_NONE) {
+				r->conv->paired_by = QPT_PAIR_TRAFFIC;
+				r->conv->pair_evidence = "UD datagrams both ways (DETH source QPs)";
+			}
+			return;
+		}
+	}
+	conv_new(fl, h);
+}
+
 /* ---- entry point ------------------------------------------------------- */
 
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
@@ -1220,7 +1254,11 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		response(fl, h, p, frame, ns, v);
 	} else {
 		if (!h->conv)
-			conv_new(fl, h);
+			ud_pair_or_new(fl, h);
+		if (p->flags & QPT_H_DETH && !h->conv->ep[h->dir].qpn_known) {
+			h->conv->ep[h->dir].qpn = p->deth.sqpn; /* RD */
+			h->conv->ep[h->dir].qpn_known = true;
+		}
 		set_transport(h, p->bth.opcode);
 		v->conv = h->conv->id;
 		v->dir = (int8_t)h->dir;
@@ -1241,7 +1279,8 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	d->last_ns = ns;
 	d->packets++;
 	d->bytes += p->wirelen;
-	d->payload_bytes += p->payload_len;
+	if (!(oi->flags & QPT_O_CNP)) /* a CNP's 16 bytes are reserved, not data */
+		d->payload_bytes += p->payload_len;
 	if (p->bth.fecn)
 		d->fecn++;
 	if (p->bth.becn)

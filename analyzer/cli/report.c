@@ -17,8 +17,9 @@ static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len)
 {
 	if (e->family == 'L')
 		g_snprintf(buf, len, "LID %u", e->addr[0] << 8 | e->addr[1]);
-	else if (e->family == 4)
-		inet_ntop(AF_INET, e->addr + 12, buf, (socklen_t)len);
+	else if (e->family == 4 ||
+		 !memcmp(e->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+		inet_ntop(AF_INET, e->addr + 12, buf, (socklen_t)len); /* IPv4-mapped GID */
 	else
 		inet_ntop(AF_INET6, e->addr, buf, (socklen_t)len);
 }

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Check `qptrace summary --json` and `qptrace events --json` against the
+ground-truth manifests that tools/qpscen writes next to each made capture.
+
+usage: check_manifests.py QPTRACE MANIFEST.json...
+
+Per conversation (matched by its two endpoints), per direction: packets,
+payload bytes, messages per operation, retransmitted packets, NAKs by kind,
+RNR NAKs, go-back-N episodes, CNPs, ECN-CE, duplicates, and the frame
+numbers of retransmissions, NAKs, RNR NAKs, duplicates, CNPs and ECN-CE
+marks must equal the manifest's.  Prints `N passed, N failed`.
+"""
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+
+DIR_FIELDS = ["packets", "payload_bytes", "retransmitted_packets", "rnr_naks",
+              "gbn_episodes", "cnps", "ecn_ce", "duplicates"]
+EVENT_KINDS = {"retransmissions": "retransmission", "naks": "nak",
+               "rnr_naks": "rnr_nak", "duplicates": "duplicate",
+               "cnps": "cnp", "ecn_ce": "ecn_ce"}
+
+
+def run(qptrace, cmd, cap):
+    out = subprocess.run([qptrace, cmd, "--json", cap], capture_output=True,
+                         text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"{cmd} exited {out.returncode}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def check(qptrace, manifest):
+    m = json.load(open(manifest))
+    cap = manifest[:-5] + ".pcap"
+    errs = []
+    summ = json.loads(run(qptrace, "summary", cap))
+    events = [json.loads(l) for l in run(qptrace, "events", cap).splitlines() if l]
+    convs = summ["conversations"]
+
+    def key(addr, qpn):
+        try:
+            addr = str(ipaddress.ip_address(addr))
+        except ValueError:
+            pass
+        return (addr, qpn)
+
+    for mc in m.get("conversations", []):
+        a, b = mc["a"], mc["b"]
+        found = None
+        # Management datagrams (QP0/QP1) are counted in totals, not as
+        # conversations; a CM exchange without data (REJ) has no packets.
+        if a["qpn"] <= 1 or b["qpn"] <= 1:
+            continue
+        if not any(mc.get(d, {}).get("packets") for d in ("a_to_b", "b_to_a")):
+            continue
+        for c in convs:
+            eps = [key(e["addr"], e["qpn"]) for e in c["endpoints"]]
+            if eps == [key(a["addr"], a["qpn"]), key(b["addr"], b["qpn"])]:
+                found, flip = c, False
+            elif eps == [key(b["addr"], b["qpn"]), key(a["addr"], a["qpn"])]:
+                found, flip = c, True
+            if found:
+                break
+        if mc["transport"] == "UC":
+            # UC has no ACKs to pair by: each direction is a one-way flow.
+            errs += check_uc(mc, convs, events, key)
+            continue
+        name = f"conv {a['addr']}/{a['qpn']}<->{b['addr']}/{b['qpn']}"
+        if not found:
+            errs.append(f"{name}: not found in summary")
+            continue
+        if found["transport"] != mc["transport"]:
+            errs.append(f"{name}: transport {found['transport']} != {mc['transport']}")
+        want_pair = mc.get("pairing")
+        if want_pair and mc["transport"] == "RC" and found["paired_by"] != want_pair:
+            errs.append(f"{name}: paired_by {found['paired_by']} != {want_pair}")
+        for label, idx in (("a_to_b", 0), ("b_to_a", 1)):
+            md = mc.get(label)
+            if md is None:
+                continue
+            qd = found["directions"][idx ^ (1 if flip else 0)]
+            for f in DIR_FIELDS:
+                if f in md and qd.get(f) != md[f]:
+                    errs.append(f"{name} {label}: {f} {qd.get(f)} != {md[f]}")
+            for op, n in md.get("messages", {}).items():
+                if qd["messages"].get(op, 0) != n:
+                    errs.append(f"{name} {label}: messages.{op} {qd['messages'].get(op, 0)} != {n}")
+            for k, n in md.get("naks", {}).items():
+                if qd["naks"].get(k, 0) != n:
+                    errs.append(f"{name} {label}: naks.{k} {qd['naks'].get(k, 0)} != {n}")
+            if "first_psn" in md and md["packets"] and qd.get("first_psn") is not None \
+                    and md.get("messages") and any(md["messages"].values()) \
+                    and qd["first_psn"] != md["first_psn"]:
+                errs.append(f"{name} {label}: first_psn {qd['first_psn']} != {md['first_psn']}")
+            conv_dir = idx ^ (1 if flip else 0)
+            for fk, kind in EVENT_KINDS.items():
+                want = sorted(md.get("frames", {}).get(fk, []))
+                got = sorted(e["frame"] for e in events
+                             if e["kind"] == kind and e["conv"] == found["id"] and e["dir"] == conv_dir)
+                if want != got:
+                    errs.append(f"{name} {label}: {kind} frames {got} != {want}")
+    return errs
+
+
+def check_uc(mc, convs, events, key):
+    errs = []
+    for label, src, dst in (("a_to_b", mc["a"], mc["b"]), ("b_to_a", mc["b"], mc["a"])):
+        md = mc.get(label)
+        if not md or not md.get("packets"):
+            continue
+        c = next((c for c in convs
+                  if key(c["endpoints"][0]["addr"], None) == key(src["addr"], None)
+                  and key(c["endpoints"][1]["addr"], c["endpoints"][1]["qpn"]) == key(dst["addr"], dst["qpn"])), None)
+        if not c:
+            errs.append(f"UC flow {label} to {dst['addr']}/{dst['qpn']}: not found")
+            continue
+        qd = c["directions"][0]
+        for f in DIR_FIELDS:
+            if f in md and qd.get(f) != md[f]:
+                errs.append(f"UC {label}: {f} {qd.get(f)} != {md[f]}")
+        for op, n in md.get("messages", {}).items():
+            if qd["messages"].get(op, 0) != n:
+                errs.append(f"UC {label}: messages.{op} {qd['messages'].get(op, 0)} != {n}")
+    return errs
+
+
+def main():
+    qptrace, manifests = sys.argv[1], sys.argv[2:]
+    passed = failed = 0
+    for man in manifests:
+        try:
+            errs = check(qptrace, man)
+        except Exception as e:  # a crash of the tool is a failure, not a skip
+            errs = [f"error: {e}"]
+        if errs:
+            failed += 1
+            print(f"FAIL {os.path.basename(man)}")
+            for e in errs:
+                print("   ", e)
+        else:
+            passed += 1
+            print(f"ok   {os.path.basename(man)}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

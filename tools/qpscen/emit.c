@@ -1,0 +1,346 @@
+/* qpscen: pcap writing, per-conversation ground truth, manifest JSON. */
+#include "qpscen.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <stdarg.h>
+
+#define BASE_SEC 1704067200u /* 2024-01-01 00:00:00 UTC */
+
+static const char *op_names[M_NOPS] = {
+    "SEND", "SEND_IMM", "SEND_INV", "WRITE", "WRITE_IMM", "READ",
+    "CMP_SWAP", "FETCH_ADD", "ATOMIC_WRITE", "FLUSH"
+};
+static const char *nak_names[NK_N] = {
+    "PSN_SEQ_ERR", "INVALID_REQ", "REMOTE_ACCESS", "REMOTE_OP", "INVALID_RD"
+};
+
+ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed)
+{
+    ctx_t *c = g_new0(ctx_t, 1);
+    c->name = g_strdup(name);
+    c->linktype = linktype;
+    /* libpcap wants a DLT_ value; it maps DLT_RAW to LINKTYPE_RAW (101) in the file */
+    int dlt = linktype == LT_RAW ? DLT_RAW : linktype;
+    c->pd = pcap_open_dead_with_tstamp_precision(dlt, 65535, PCAP_TSTAMP_PRECISION_MICRO);
+    if (!c->pd) {
+        fprintf(stderr, "qpscen: pcap_open_dead failed\n");
+        g_free(c->name);
+        g_free(c);
+        return NULL;
+    }
+    /* own FILE with a large buffer: far fewer write(2) calls for big captures */
+    FILE *fp = fopen(out, "wb");
+    if (!fp) {
+        perror(out);
+        pcap_close(c->pd);
+        g_free(c->name);
+        g_free(c);
+        return NULL;
+    }
+    setvbuf(fp, NULL, _IOFBF, 1 << 20);
+    c->dump = pcap_dump_fopen(c->pd, fp);
+    if (!c->dump) {
+        fprintf(stderr, "qpscen: %s: %s\n", out, pcap_geterr(c->pd));
+        fclose(fp);
+        pcap_close(c->pd);
+        g_free(c->name);
+        g_free(c);
+        return NULL;
+    }
+    c->rng = g_rand_new_with_seed(seed);
+    c->convs = g_ptr_array_new();
+    c->note_frames = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    c->note_text = g_ptr_array_new_with_free_func(g_free);
+    c->t = 1000; /* 1 us after base */
+    return c;
+}
+
+static void ds_init(dirstats_t *d)
+{
+    memset(d, 0, sizeof *d);
+    d->f_retrans = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->f_naks = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->f_rnr = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->f_dups = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->f_cnps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->f_ce = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+}
+
+static void ds_free(dirstats_t *d)
+{
+    g_array_free(d->f_retrans, TRUE);
+    g_array_free(d->f_naks, TRUE);
+    g_array_free(d->f_rnr, TRUE);
+    g_array_free(d->f_dups, TRUE);
+    g_array_free(d->f_cnps, TRUE);
+    g_array_free(d->f_ce, TRUE);
+}
+
+conv_t *conv_new(ctx_t *c, const char *transport, const char *pairing,
+                 const ep_t *a, const ep_t *b)
+{
+    conv_t *cv = g_new0(conv_t, 1);
+    cv->id = (int)c->convs->len;
+    cv->transport = transport;
+    cv->pairing = pairing;
+    cv->a = *a;
+    cv->b = *b;
+    cv->link = c->linktype;
+    ds_init(&cv->d[0]);
+    ds_init(&cv->d[1]);
+    cv->cm_frames = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    cv->cm_names = g_ptr_array_new();
+    g_ptr_array_add(c->convs, cv);
+    return cv;
+}
+
+void cm_note(conv_t *cv, uint32_t frame, const char *name)
+{
+    g_array_append_val(cv->cm_frames, frame);
+    g_ptr_array_add(cv->cm_names, (gpointer)name);
+}
+
+uint64_t jit(ctx_t *c, uint64_t base_ns, uint64_t spread_ns)
+{
+    if (!spread_ns)
+        return base_ns;
+    return base_ns + (uint64_t)g_rand_int_range(c->rng, 0, (gint32)spread_ns);
+}
+
+void note(ctx_t *c, uint32_t frame, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_array_append_val(c->note_frames, frame);
+    g_ptr_array_add(c->note_text, s);
+}
+
+static int msg_kind(uint8_t opc)
+{
+    if (opc == OPC_CNP)
+        return -1;
+    switch (opc & 0x1F) {
+    case OP_SEND_LAST: case OP_SEND_ONLY: return M_SEND;
+    case OP_SEND_LAST_IMM: case OP_SEND_ONLY_IMM: return M_SEND_IMM;
+    case OP_SEND_LAST_INV: case OP_SEND_ONLY_INV: return M_SEND_INV;
+    case OP_WRITE_LAST: case OP_WRITE_ONLY: return M_WRITE;
+    case OP_WRITE_LAST_IMM: case OP_WRITE_ONLY_IMM: return M_WRITE_IMM;
+    case OP_READ_REQ: return M_READ;
+    case OP_CMP_SWAP: return M_CMP_SWAP;
+    case OP_FETCH_ADD: return M_FETCH_ADD;
+    case OP_ATOMIC_WRITE: return M_ATOMIC_WRITE;
+    case OP_FLUSH: return M_FLUSH;
+    default: return -1;
+    }
+}
+
+uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flags,
+              uint32_t snaplen)
+{
+    if (t < c->last_t)
+        t = c->last_t; /* never go backwards */
+    c->last_t = t;
+    if (c->t < t)
+        c->t = t;
+    if (p->net == NET_IP4 && !p->ipid)
+        p->ipid = ++c->ipid;
+    size_t len = pkt_build(p, c->buf);
+    struct pcap_pkthdr h;
+    memset(&h, 0, sizeof h);
+    uint64_t us = t / 1000;
+    h.ts.tv_sec = (time_t)(BASE_SEC + us / 1000000u);
+    h.ts.tv_usec = (suseconds_t)(us % 1000000u);
+    h.len = (bpf_u_int32)len;
+    h.caplen = (bpf_u_int32)((snaplen && snaplen < len) ? snaplen : len);
+    pcap_dump((u_char *)c->dump, &h, c->buf);
+    uint32_t fno = ++c->nframes;
+
+    if (!cv)
+        return fno;
+    dirstats_t *d = &cv->d[dir];
+    d->packets++;
+    if (p->opcode != OPC_CNP)
+        d->payload_bytes += p->paylen;
+    if (!d->have_psn) {
+        d->have_psn = 1;
+        d->first_psn = p->psn;
+    }
+    int mk = msg_kind(p->opcode);
+    if (mk >= 0 && !(flags & F_NOMSG) && (!(flags & (F_RETRANS | F_DUP)) || (flags & F_COUNTMSG)))
+        d->msgs[mk]++;
+    unsigned xm = ext_mask(p->opcode);
+    if ((p->opcode & 0x1F) == OP_ACK && (xm & X_AETH)) {
+        unsigned ty = p->aeth_syn >> 5 & 7, code = p->aeth_syn & 0x1F;
+        if (ty == 0) {
+            d->acks++;
+        } else if (ty == 1) {
+            d->rnr_naks++;
+            g_array_append_val(d->f_rnr, fno);
+        } else if (ty == 3 && code < NK_N) {
+            d->naks[code]++;
+            g_array_append_val(d->f_naks, fno);
+        }
+    }
+    if (p->opcode == OPC_CNP) {
+        d->cnps++;
+        g_array_append_val(d->f_cnps, fno);
+    }
+    if ((p->net == NET_IP4 || p->net == NET_IP6) && (p->tclass & 3) == 3) {
+        d->ecn_ce++;
+        g_array_append_val(d->f_ce, fno);
+    }
+    if (flags & F_RETRANS) {
+        d->retrans++;
+        g_array_append_val(d->f_retrans, fno);
+    }
+    if (flags & F_DUP) {
+        d->dups++;
+        g_array_append_val(d->f_dups, fno);
+    }
+    if (flags & F_GBN)
+        d->gbn++;
+    if (flags & F_TMO)
+        d->tmo++;
+    return fno;
+}
+
+/* ---- manifest ---- */
+static void j_frames(GString *s, const char *key, GArray *a, int last)
+{
+    g_string_append_printf(s, "          \"%s\": [", key);
+    for (guint i = 0; i < a->len; i++)
+        g_string_append_printf(s, "%s%u", i ? ", " : "", g_array_index(a, uint32_t, i));
+    g_string_append_printf(s, "]%s\n", last ? "" : ",");
+}
+
+static void j_dir(GString *s, const char *key, const dirstats_t *d, int last)
+{
+    g_string_append_printf(s, "      \"%s\": {\n", key);
+    g_string_append_printf(s, "        \"packets\": %" G_GUINT64_FORMAT ",\n", d->packets);
+    g_string_append_printf(s, "        \"payload_bytes\": %" G_GUINT64_FORMAT ",\n", d->payload_bytes);
+    if (d->have_psn)
+        g_string_append_printf(s, "        \"first_psn\": %u,\n", d->first_psn);
+    else
+        g_string_append(s, "        \"first_psn\": null,\n");
+    g_string_append(s, "        \"messages\": {");
+    for (int i = 0; i < M_NOPS; i++)
+        g_string_append_printf(s, "%s\"%s\": %" G_GUINT64_FORMAT, i ? ", " : "", op_names[i], d->msgs[i]);
+    g_string_append(s, "},\n");
+    g_string_append_printf(s, "        \"acks\": %" G_GUINT64_FORMAT ",\n", d->acks);
+    g_string_append_printf(s, "        \"retransmitted_packets\": %" G_GUINT64_FORMAT ",\n", d->retrans);
+    g_string_append(s, "        \"naks\": {");
+    for (int i = 0; i < NK_N; i++)
+        g_string_append_printf(s, "%s\"%s\": %" G_GUINT64_FORMAT, i ? ", " : "", nak_names[i], d->naks[i]);
+    g_string_append(s, "},\n");
+    g_string_append_printf(s, "        \"rnr_naks\": %" G_GUINT64_FORMAT ",\n", d->rnr_naks);
+    g_string_append_printf(s, "        \"gbn_episodes\": %" G_GUINT64_FORMAT ",\n", d->gbn);
+    g_string_append_printf(s, "        \"timeout_episodes\": %" G_GUINT64_FORMAT ",\n", d->tmo);
+    g_string_append_printf(s, "        \"cnps\": %" G_GUINT64_FORMAT ",\n", d->cnps);
+    g_string_append_printf(s, "        \"ecn_ce\": %" G_GUINT64_FORMAT ",\n", d->ecn_ce);
+    g_string_append_printf(s, "        \"duplicates\": %" G_GUINT64_FORMAT ",\n", d->dups);
+    g_string_append(s, "        \"frames\": {\n");
+    j_frames(s, "retransmissions", d->f_retrans, 0);
+    j_frames(s, "naks", d->f_naks, 0);
+    j_frames(s, "rnr_naks", d->f_rnr, 0);
+    j_frames(s, "duplicates", d->f_dups, 0);
+    j_frames(s, "cnps", d->f_cnps, 0);
+    j_frames(s, "ecn_ce", d->f_ce, 1);
+    g_string_append(s, "        }\n");
+    g_string_append_printf(s, "      }%s\n", last ? "" : ",");
+}
+
+static void j_str(GString *s, const char *v)
+{
+    g_string_append_c(s, '"');
+    for (const char *p = v; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            g_string_append_c(s, '\\');
+        g_string_append_c(s, *p);
+    }
+    g_string_append_c(s, '"');
+}
+
+static const char *lt_name(int lt)
+{
+    switch (lt) {
+    case LT_ETH: return "EN10MB";
+    case LT_RAW: return "RAW";
+    case LT_SLL: return "LINUX_SLL";
+    case LT_SLL2: return "LINUX_SLL2";
+    case LT_IB: return "INFINIBAND";
+    default: return "?";
+    }
+}
+
+int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
+{
+    int rc = 0;
+    pcap_dump_close(c->dump);
+    pcap_close(c->pd);
+    if (manifest) {
+        GString *s = g_string_new("{\n");
+        g_string_append(s, "  \"scenario\": ");
+        j_str(s, c->name);
+        g_string_append(s, ",\n  \"description\": ");
+        j_str(s, desc ? desc : "");
+        g_string_append_printf(s, ",\n  \"generator\": \"qpscen\",\n  \"manifest_version\": 1,\n"
+                               "  \"seed\": %u,\n  \"linktype\": %d,\n  \"linktype_name\": \"%s\",\n"
+                               "  \"frames\": %u,\n", seed, c->linktype, lt_name(c->linktype), c->nframes);
+        g_string_append(s, "  \"conversations\": [\n");
+        for (guint i = 0; i < c->convs->len; i++) {
+            conv_t *cv = g_ptr_array_index(c->convs, i);
+            char aa[64], bb[64];
+            ep_str(&cv->a, cv->link, aa, sizeof aa);
+            ep_str(&cv->b, cv->link, bb, sizeof bb);
+            g_string_append_printf(s, "    {\n      \"id\": %d,\n      \"transport\": \"%s\",\n"
+                                   "      \"pairing\": \"%s\",\n", cv->id, cv->transport, cv->pairing);
+            if (cv->role)
+                g_string_append_printf(s, "      \"role\": \"%s\",\n", cv->role);
+            g_string_append_printf(s, "      \"a\": {\"addr\": \"%s\", \"qpn\": %u, \"start_psn\": %s%u},\n",
+                                   aa, cv->a.qpn, "", cv->d[0].have_psn ? cv->d[0].first_psn : 0);
+            g_string_append_printf(s, "      \"b\": {\"addr\": \"%s\", \"qpn\": %u, \"start_psn\": %u},\n",
+                                   bb, cv->b.qpn, cv->d[1].have_psn ? cv->d[1].first_psn : 0);
+            g_string_append(s, "      \"cm\": [");
+            for (guint k = 0; k < cv->cm_frames->len; k++)
+                g_string_append_printf(s, "%s{\"frame\": %u, \"msg\": \"%s\"}", k ? ", " : "",
+                                       g_array_index(cv->cm_frames, uint32_t, k),
+                                       (const char *)g_ptr_array_index(cv->cm_names, k));
+            g_string_append(s, "],\n");
+            j_dir(s, "a_to_b", &cv->d[0], 0);
+            j_dir(s, "b_to_a", &cv->d[1], 1);
+            g_string_append_printf(s, "    }%s\n", i + 1 < c->convs->len ? "," : "");
+        }
+        g_string_append(s, "  ],\n  \"frame_notes\": [\n");
+        for (guint i = 0; i < c->note_frames->len; i++) {
+            g_string_append_printf(s, "    {\"frame\": %u, \"note\": ", g_array_index(c->note_frames, uint32_t, i));
+            j_str(s, g_ptr_array_index(c->note_text, i));
+            g_string_append_printf(s, "}%s\n", i + 1 < c->note_frames->len ? "," : "");
+        }
+        g_string_append(s, "  ]\n}\n");
+        GError *err = NULL;
+        if (!g_file_set_contents(manifest, s->str, (gssize)s->len, &err)) {
+            fprintf(stderr, "qpscen: %s\n", err->message);
+            g_error_free(err);
+            rc = -1;
+        }
+        g_string_free(s, TRUE);
+    }
+    for (guint i = 0; i < c->convs->len; i++) {
+        conv_t *cv = g_ptr_array_index(c->convs, i);
+        ds_free(&cv->d[0]);
+        ds_free(&cv->d[1]);
+        g_array_free(cv->cm_frames, TRUE);
+        g_ptr_array_free(cv->cm_names, TRUE);
+        g_free(cv);
+    }
+    g_ptr_array_free(c->convs, TRUE);
+    g_array_free(c->note_frames, TRUE);
+    g_ptr_array_free(c->note_text, TRUE);
+    g_rand_free(c->rng);
+    g_free(c->name);
+    g_free(c);
+    return rc;
+}
