@@ -52,6 +52,8 @@ uint32_t qpt_icrc_rocev2(const uint8_t *l3, unsigned l3_len, unsigned ip_version
 	uint8_t ph[8 + 60 + 8 + 12];
 	unsigned n = 8;
 
+	if (len < 12 || l3_len > 60)
+		return 0; /* callers pass at least a BTH */
 	memset(ph, 0xff, 8);
 	memcpy(ph + n, l3, l3_len);
 	if (ip_version == 4) {
@@ -77,6 +79,8 @@ uint32_t qpt_icrc_grh(const uint8_t *lrh, const uint8_t *grh, const uint8_t *bth
 	uint8_t ph[8 + 40 + 12];
 	unsigned n = 0;
 
+	if (len < 12)
+		return 0; /* callers pass at least a BTH */
 	if (lrh && !grh) {
 		memcpy(ph, lrh, 8);
 		ph[0] |= 0xf0; /* VL */

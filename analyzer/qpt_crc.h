@@ -9,7 +9,7 @@
 
 /* RoCEv2.  l3: the IPv4 (20-byte, no options) or IPv6 header, followed in
  * memory by the UDP header; bth: the BTH, len bytes from the BTH up to (not
- * including) the ICRC. */
+ * including) the ICRC; len must be at least 12 (else 0 is returned). */
 uint32_t qpt_icrc_rocev2(const uint8_t *l3, unsigned l3_len, unsigned ip_version,
 			 const uint8_t *bth, size_t len);
 

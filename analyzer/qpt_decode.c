@@ -393,6 +393,8 @@ static enum qpt_error decode_lrh(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	decode_bth(pkt, b, bth, end);
 	check_icrc(pkt, data, opts, off, off + 8, 0);
 	/* The VCRC covers LRH..ICRC and follows it. */
+	if (end + 2 <= wire_end && !qpt_has(b, end, 2))
+		return fail(pkt, QPT_E_TRUNCATED); /* the VCRC was cut */
 	if (qpt_be16(b, end, &pkt->vcrc)) {
 		pkt->flags |= QPT_HAS_VCRC;
 		if (!(opts && opts->no_crc)) {

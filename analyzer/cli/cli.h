@@ -31,6 +31,7 @@ void qpt_reader_close(struct qpt_reader *r);
 struct opts {
 	gboolean verbose, json, quiet, no_crc;
 	gchar *filter;
+	gchar *rubric; /* grade: --rubric FILE */
 	gchar **ports;
 	gchar **files;
 	gint conv; /* --conv, -1 for all */
@@ -40,6 +41,7 @@ struct opts {
 
 int cmd_summary(struct opts *o);
 int cmd_events(struct opts *o);
+int cmd_grade(struct opts *o);
 
 /* Output of one decoded frame. */
 enum qpt_print_mode { QPT_PRINT_LINE, QPT_PRINT_VERBOSE, QPT_PRINT_JSON };

@@ -103,6 +103,7 @@ static const struct {
 	{ "summary", "QP conversations, tcptrace style (the default)", cmd_summary },
 	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events },
 	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets },
+	{ "grade", "grade lab captures against a rubric", cmd_grade },
 };
 
 int main(int argc, char **argv)
@@ -121,6 +122,8 @@ int main(int argc, char **argv)
 		  "Only this conversation (summary, events)", "ID" },
 		{ "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 		  "Do not verify ICRC/VCRC", NULL },
+		{ "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
+		  "Rubric to grade against (grade)", "FILE" },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
 		  "No per-file counts or progress on stderr", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,
@@ -162,16 +165,16 @@ int main(int argc, char **argv)
 	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
 		g_printerr("qptrace %s: %s\n", cmd, err->message);
 		g_error_free(err);
-		return 2;
-	}
-	if (!o.files || !o.files[0]) {
+		status = 2;
+	} else if (!o.files || !o.files[0]) {
 		g_printerr("qptrace %s: no capture file given (try --help)\n", cmd);
-		return 2;
+		status = 2;
+	} else if (!parse_ports(&o)) {
+		status = 2;
+	} else {
+		o.dec.no_crc = o.no_crc;
+		status = run(&o);
 	}
-	o.dec.no_crc = o.no_crc;
-	if (!parse_ports(&o))
-		return 2;
-	status = run(&o);
 	g_option_context_free(ctx);
 	g_string_free(desc, TRUE);
 	g_strfreev(o.files);

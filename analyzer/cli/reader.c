@@ -24,8 +24,12 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	p = pcap_open_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO,
 						    err);
 	if (!p) {
-		/* libpcap says "unknown file format" for what is not a capture. */
-		g_printerr("qptrace: %s: %s\n", file, err);
+		/* libpcap says "unknown file format" for what is not a capture;
+		 * its message sometimes names the file already. */
+		if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
+			g_printerr("qptrace: %s\n", err);
+		else
+			g_printerr("qptrace: %s: %s\n", file, err);
 		return NULL;
 	}
 	lt = pcap_datalink(p);
