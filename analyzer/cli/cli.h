@@ -18,7 +18,8 @@ struct qpt_frame {
 	uint32_t linktype;
 	const uint8_t *data;
 	uint32_t caplen, wirelen;
-	bool matched; /* passed the BPF filter (always true without one) */
+	bool matched; /* passed the BPF filter and the time window */
+	uint64_t file_number; /* number inside its own file */
 };
 
 /* Opens file ("-" for stdin).  On failure prints one line naming the file
@@ -27,6 +28,31 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf);
 /* 1 with a frame, 0 at the end, -1 on a read error (already reported). */
 int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f);
 void qpt_reader_close(struct qpt_reader *r);
+/* Bytes read so far and the file's size (0 when unknown, e.g. stdin). */
+void qpt_reader_position(struct qpt_reader *r, uint64_t *done, uint64_t *size);
+
+/* Several files read as one timeline, merged by timestamp as mergecap
+ * does; frames are numbered along the timeline (frame.number) and keep
+ * their number in their own file (file_number). */
+struct qpt_input;
+struct qpt_input_opts {
+	const char *bpf;
+	bool progress;	     /* a progress line on stderr (only on a tty) */
+	bool has_from, has_to; /* time window; from/to in ns since the epoch, */
+	int64_t from_ns, to_ns; /* or relative to the first frame when < 1e18 */
+	bool from_rel, to_rel;
+};
+/* Opens every file; those that fail are reported and skipped (*status 2).
+ * NULL when none could be opened. */
+struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
+				 int *status);
+/* 1 with a frame, 0 at the end of every file; read errors are reported,
+ * set *status to 2 and end that file only. */
+int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status);
+void qpt_input_close(struct qpt_input *in);
+/* Parses --from/--to: seconds since the epoch, +seconds from the first
+ * frame, or an ISO 8601 date and time. */
+bool qpt_parse_time(const char *s, int64_t *ns, bool *relative);
 
 struct opts {
 	gboolean verbose, json, quiet, no_crc;
@@ -35,11 +61,14 @@ struct opts {
 	gchar **ports;
 	gchar **files;
 	gint conv; /* --conv, -1 for all */
+	gboolean each; /* analyse each file on its own */
+	gchar *from, *to; /* time window */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
 };
 
 int cmd_summary(struct opts *o);
+bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
 int cmd_events(struct opts *o);
 int cmd_grade(struct opts *o);
 

@@ -1152,6 +1152,7 @@ static void check_ops(const struct check *c, const struct capture *cap, struct r
 		msgs_frames(r, ok);
 	} else if ((long)by_op->len < c->min_count) {
 		GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		GArray *others = g_array_new(FALSE, FALSE, sizeof(const struct mrec *));
 		GList *keys;
 
 		g_string_append(o, by_op->len ? "only " : "");
@@ -1160,6 +1161,10 @@ static void check_ops(const struct check *c, const struct capture *cap, struct r
 		if (by_op->len) {
 			g_string_append(o, " (");
 			msgs_range(o, by_op);
+			if (c->size >= 0) {
+				g_string_append(o, "; sizes seen: ");
+				size_breakdown(o, by_op);
+			}
 			g_string_append_c(o, ')');
 			msgs_frames(r, by_op);
 		}
@@ -1169,6 +1174,7 @@ static void check_ops(const struct check *c, const struct capture *cap, struct r
 
 			if (m->op == c->op && tr_match(c, qpt_service_name(m->opcode)))
 				continue;
+			g_array_append_val(others, m);
 			k = g_strdup_printf("%s %s", qpt_service_name(m->opcode), qpt_op_name(m->op));
 			g_hash_table_insert(seen, k,
 					    GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(seen, k)) + 1));
@@ -1181,11 +1187,17 @@ static void check_ops(const struct check *c, const struct capture *cap, struct r
 				g_string_append_printf(o, "%s %u %s", l == keys ? "" : ",",
 						       GPOINTER_TO_UINT(g_hash_table_lookup(seen, l->data)),
 						       (const char *)l->data);
+			g_string_append(o, " (");
+			msgs_range(o, others);
+			g_string_append_c(o, ')');
+			if (!by_op->len)
+				msgs_frames(r, others);
 		} else if (!by_op->len) {
 			g_string_append(o, "; no RDMA messages at all");
 		}
 		g_list_free(keys);
 		g_hash_table_destroy(seen);
+		g_array_free(others, TRUE);
 	} else if ((long)by_size->len < c->min_count) {
 		g_string_append_printf(o, "only %u of %u %s%s%s messages are %ld bytes, expected at least %ld (sizes seen: ",
 				       by_size->len, by_op->len, tr_label(c), c->transport[0] ? " " : "",
@@ -1943,11 +1955,8 @@ static void grade_one(const struct rubric *rb, const struct opts *o, const char 
 
 	g->file = g_strdup(file);
 	read_capture(&cap, o, rb);
-	if (cap.error) {
+	if (cap.error)
 		g->error = g_strdup(cap.error);
-		if (!o->quiet)
-			g_printerr("qptrace grade: %s: %s\n", file, cap.error);
-	}
 	if (o->json) {
 		g_string_append_printf(out, "%s{\"file\":", first ? "" : ",");
 		json_str(out, file);
@@ -2085,6 +2094,8 @@ int cmd_grade(struct opts *o)
 		return 2;
 	}
 	rb = rubric_load(o->rubric);
+	g_free(o->rubric); /* the option is grade's own: main() does not free it */
+	o->rubric = NULL;
 	if (!rb)
 		return 2;
 	files = expand(o->files, &bad);
@@ -2117,7 +2128,10 @@ int cmd_grade(struct opts *o)
 		else
 			nfail++;
 		fwrite(out->str, 1, out->len, stdout);
+		fflush(stdout); /* keep the order of stdout and stderr */
 		g_string_truncate(out, 0);
+		if (g->error && !o->quiet)
+			g_printerr("qptrace grade: %s: %s\n", g->file, g->error);
 		w = MAX(w, strlen(g->file));
 	}
 	if (o->json) {

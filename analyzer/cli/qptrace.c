@@ -42,21 +42,24 @@ static int cmd_packets(struct opts *o)
 	enum qpt_print_mode mode = o->json ? QPT_PRINT_JSON :
 				   o->verbose ? QPT_PRINT_VERBOSE : QPT_PRINT_LINE;
 	GString *out = g_string_sized_new(1 << 16);
+	struct qpt_input_opts io;
 	struct qpt_pkt pkt;
 	int status = 0;
 
+	if (!qpt_input_opts_from(o, &io))
+		return 2;
+	io.progress = false; /* the output itself shows progress */
+	/* Each file on its own: frame numbers are those of the file. */
 	for (gchar **file = o->files; *file; file++) {
-		struct qpt_reader *r = qpt_reader_open(*file, o->filter);
+		gchar *one[2] = { *file, NULL };
+		struct qpt_input *in = qpt_input_open(one, &io, &status);
 		struct counts c = { 0 };
 		struct qpt_frame f;
 		double t0 = -1;
-		int rc;
 
-		if (!r) {
-			status = 2;
+		if (!in)
 			continue;
-		}
-		while ((rc = qpt_reader_next(r, &f)) > 0) {
+		while (qpt_input_next(in, &f, &status) > 0) {
 			c.frames++;
 			if (t0 < 0)
 				t0 = (double)f.ts_sec + f.ts_nsec / 1e9;
@@ -80,15 +83,13 @@ static int cmd_packets(struct opts *o)
 		}
 		fwrite(out->str, 1, out->len, stdout);
 		g_string_truncate(out, 0);
-		if (rc < 0)
-			status = 2;
 		if (!o->quiet && !o->json)
 			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
 				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
 				   " bad ICRC), %" G_GUINT64_FORMAT " other\n",
 				   *file, c.frames, c.iba, c.malformed, c.bad_icrc,
 				   c.other);
-		qpt_reader_close(r);
+		qpt_input_close(in);
 	}
 	fflush(stdout);
 	g_string_free(out, TRUE);
@@ -120,6 +121,12 @@ int main(int argc, char **argv)
 		  "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" },
 		{ "conv", 'c', 0, G_OPTION_ARG_INT, &o.conv,
 		  "Only this conversation (summary, events)", "ID" },
+		{ "each", 0, 0, G_OPTION_ARG_NONE, &o.each,
+		  "Analyse each file on its own (default: one merged timeline)", NULL },
+		{ "from", 0, 0, G_OPTION_ARG_STRING, &o.from,
+		  "Only frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601)", "T" },
+		{ "to", 0, 0, G_OPTION_ARG_STRING, &o.to,
+		  "Only frames at or before T", "T" },
 		{ "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 		  "Do not verify ICRC/VCRC", NULL },
 		{ "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
@@ -180,5 +187,7 @@ int main(int argc, char **argv)
 	g_strfreev(o.files);
 	g_strfreev(o.ports);
 	g_free(o.filter);
+	g_free(o.from);
+	g_free(o.to);
 	return status;
 }

@@ -1,5 +1,7 @@
 /* reader.c - capture files through libpcap (pcap and pcapng) */
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pcap/pcap.h>
 #include <string.h>
 
@@ -73,6 +75,7 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f)
 	r->number++;
 	f->file = r->file;
 	f->number = r->number;
+	f->file_number = r->number;
 	f->ts_sec = h->ts.tv_sec;
 	f->ts_nsec = (uint32_t)h->ts.tv_usec; /* nanoseconds: opened with NANO */
 	f->linktype = r->linktype;
@@ -93,4 +96,189 @@ void qpt_reader_close(struct qpt_reader *r)
 		pcap_freecode(&r->prog);
 	pcap_close(r->p);
 	g_free(r);
+}
+
+void qpt_reader_position(struct qpt_reader *r, uint64_t *done, uint64_t *size)
+{
+	FILE *fp = pcap_file(r->p);
+	struct stat st;
+	long pos;
+
+	*done = 0;
+	*size = 0;
+	if (!fp || fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	pos = ftell(fp);
+	*done = pos > 0 ? (uint64_t)pos : 0;
+	*size = (uint64_t)st.st_size;
+}
+
+/* ---- several files as one timeline ---------------------------------- */
+
+struct input_file {
+	struct qpt_reader *r;
+	struct qpt_frame pending;
+	bool has_pending;
+};
+
+struct qpt_input {
+	struct qpt_input_opts o;
+	GArray *files; /* struct input_file */
+	uint64_t number;
+	bool have_t0;
+	int64_t t0;
+	gint64 started_us, last_progress_us;
+	uint64_t frames;
+	bool progress_shown;
+};
+
+bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
+{
+	char *end;
+	GDateTime *dt;
+
+	*relative = s[0] == '+';
+	/* Seconds with up to nine decimals, read exactly (a double would lose
+	 * the nanoseconds of an epoch time). */
+	if (g_ascii_isdigit(s[*relative])) {
+		guint64 sec = g_ascii_strtoull(s + *relative, &end, 10);
+		int64_t frac = 0, scale = 100000000;
+
+		if (*end == '.')
+			for (end++; g_ascii_isdigit(*end); end++, scale /= 10)
+				frac += scale ? (*end - '0') * scale : 0;
+		if (*end == '\0' && sec < 9000000000ull) {
+			*ns = (int64_t)sec * 1000000000 + frac;
+			return true;
+		}
+	}
+	if (*relative)
+		return false;
+	dt = g_date_time_new_from_iso8601(s, NULL);
+	if (!dt) {
+		GTimeZone *utc = g_time_zone_new_utc();
+
+		dt = g_date_time_new_from_iso8601(s, utc);
+		g_time_zone_unref(utc);
+	}
+	if (!dt)
+		return false;
+	*ns = g_date_time_to_unix(dt) * 1000000000 +
+	      (int64_t)g_date_time_get_microsecond(dt) * 1000;
+	g_date_time_unref(dt);
+	return true;
+}
+
+struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
+				 int *status)
+{
+	struct qpt_input *in = g_new0(struct qpt_input, 1);
+
+	in->o = *o;
+	in->o.progress = o->progress && isatty(2);
+	in->files = g_array_new(FALSE, TRUE, sizeof(struct input_file));
+	for (gchar **f = files; *f; f++) {
+		struct input_file x = { .r = qpt_reader_open(*f, o->bpf) };
+
+		if (!x.r) {
+			*status = 2;
+			continue;
+		}
+		g_array_append_val(in->files, x);
+	}
+	if (!in->files->len) {
+		qpt_input_close(in);
+		return NULL;
+	}
+	in->started_us = in->last_progress_us = g_get_monotonic_time();
+	return in;
+}
+
+static void progress(struct qpt_input *in)
+{
+	gint64 now = g_get_monotonic_time();
+	uint64_t done = 0, size = 0;
+
+	if (now - in->started_us < 1000000 || now - in->last_progress_us < 250000)
+		return;
+	in->last_progress_us = now;
+	for (guint i = 0; i < in->files->len; i++) {
+		uint64_t d, s;
+
+		qpt_reader_position(g_array_index(in->files, struct input_file, i).r,
+				    &d, &s);
+		done += d;
+		size += s;
+	}
+	if (size)
+		g_printerr("\r%5.1f%% of %.1f MB, %.0f packets/s  ", 100.0 * (double)done / (double)size,
+			   (double)size / 1e6,
+			   (double)in->frames * 1e6 / (double)(now - in->started_us));
+	else
+		g_printerr("\r%" G_GUINT64_FORMAT " packets, %.0f packets/s  ", in->frames,
+			   (double)in->frames * 1e6 / (double)(now - in->started_us));
+	in->progress_shown = true;
+}
+
+int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
+{
+	struct input_file *best = NULL;
+	int64_t best_ns = 0;
+
+	for (guint i = 0; i < in->files->len; i++) {
+		struct input_file *x = &g_array_index(in->files, struct input_file, i);
+		int64_t ns;
+
+		if (!x->has_pending && x->r) {
+			int rc = qpt_reader_next(x->r, &x->pending);
+
+			if (rc > 0) {
+				x->has_pending = true;
+			} else {
+				if (rc < 0)
+					*status = 2;
+				qpt_reader_close(x->r);
+				x->r = NULL;
+			}
+		}
+		if (!x->has_pending)
+			continue;
+		ns = x->pending.ts_sec * 1000000000 + x->pending.ts_nsec;
+		/* ties go to the earlier file, as mergecap does */
+		if (!best || ns < best_ns) {
+			best = x;
+			best_ns = ns;
+		}
+	}
+	if (!best) {
+		if (in->progress_shown)
+			g_printerr("\r%40s\r", "");
+		return 0;
+	}
+	*f = best->pending;
+	best->has_pending = false;
+	f->file_number = f->number;
+	f->number = ++in->number;
+	if (!in->have_t0) {
+		in->have_t0 = true;
+		in->t0 = best_ns;
+	}
+	if (in->o.has_from &&
+	    best_ns < (in->o.from_rel ? in->t0 + in->o.from_ns : in->o.from_ns))
+		f->matched = false;
+	if (in->o.has_to && best_ns > (in->o.to_rel ? in->t0 + in->o.to_ns : in->o.to_ns))
+		f->matched = false;
+	if (in->o.progress && (++in->frames & 0xffff) == 0)
+		progress(in);
+	return 1;
+}
+
+void qpt_input_close(struct qpt_input *in)
+{
+	if (!in)
+		return;
+	for (guint i = 0; i < in->files->len; i++)
+		qpt_reader_close(g_array_index(in->files, struct input_file, i).r);
+	g_array_free(in->files, TRUE);
+	g_free(in);
 }

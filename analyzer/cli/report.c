@@ -90,18 +90,46 @@ static void on_event(const struct qpt_event *ev, void *user)
 	g_string_append_c(o, '\n');
 }
 
-/* Reads one file through the engine.  Returns 0, or 2 on a read error. */
-static int analyse(struct run *r, const char *file)
+/* Input options from the command line; false after reporting a bad one. */
+bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
 {
-	struct qpt_reader *rd = qpt_reader_open(file, r->o->filter);
+	memset(io, 0, sizeof(*io));
+	io->bpf = o->filter;
+	io->progress = !o->quiet;
+	if (o->from) {
+		if (!qpt_parse_time(o->from, &io->from_ns, &io->from_rel)) {
+			g_printerr("qptrace: bad --from time '%s'\n", o->from);
+			return false;
+		}
+		io->has_from = true;
+	}
+	if (o->to) {
+		if (!qpt_parse_time(o->to, &io->to_ns, &io->to_rel)) {
+			g_printerr("qptrace: bad --to time '%s'\n", o->to);
+			return false;
+		}
+		io->has_to = true;
+	}
+	return true;
+}
+
+/* Reads the files as one timeline through the engine.  Returns 0, or 2
+ * when a file could not be read (the others are). */
+static int analyse(struct run *r, gchar **files)
+{
+	struct qpt_input_opts io;
+	struct qpt_input *in;
 	struct qpt_frame f;
 	struct qpt_pkt pkt;
 	struct qpt_verdict v;
-	int rc;
+	int status = 0;
 
-	if (!rd)
+	if (!qpt_input_opts_from(r->o, &io))
 		return 2;
-	while ((rc = qpt_reader_next(rd, &f)) > 0) {
+	in = qpt_input_open(files, &io, &status);
+	if (!in)
+		return 2;
+	while (qpt_input_next(in, &f, &status) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
 		if (!r->have_t0) {
@@ -117,9 +145,9 @@ static int analyse(struct run *r, const char *file)
 			g_string_truncate(r->out, 0);
 		}
 	}
-	qpt_reader_close(rd);
+	qpt_input_close(in);
 	qpt_flow_finish(r->fl);
-	return rc < 0 ? 2 : 0;
+	return status;
 }
 
 /* ---- summary: text ------------------------------------------------------- */
@@ -534,29 +562,40 @@ static void summary_out(struct run *r, const char *file)
 	g_ptr_array_free(convs, TRUE);
 }
 
+/* One analysis over the files as a single timeline. */
+static int run_one(struct opts *o, gchar **files, bool events)
+{
+	struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
+	struct qpt_flow_opts fo = { .on_event = on_event, .user = &r };
+	gchar *label = g_strjoinv(" + ", files);
+	int status;
+
+	r.fl = qpt_flow_new(&fo);
+	r.file = label;
+	status = analyse(&r, files);
+	if (r.have_t0 && !events)
+		summary_out(&r, label);
+	fwrite(r.out->str, 1, r.out->len, stdout);
+	g_string_free(r.out, TRUE);
+	qpt_flow_free(r.fl);
+	g_free(label);
+	return status;
+}
+
 static int run_all(struct opts *o, bool events)
 {
 	int status = 0;
 
-	for (gchar **file = o->files; *file; file++) {
-		struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
-		struct qpt_flow_opts fo = { .on_event = on_event, .user = &r };
-		int rc;
+	if (!o->each) {
+		status = run_one(o, o->files, events);
+	} else {
+		for (gchar **file = o->files; *file; file++) {
+			gchar *one[2] = { *file, NULL };
+			int rc = run_one(o, one, events);
 
-		r.fl = qpt_flow_new(&fo);
-		r.file = *file;
-		rc = analyse(&r, *file);
-		if (rc && !r.have_t0) {
-			status = rc;
-		} else {
 			if (rc)
 				status = rc;
-			if (!events)
-				summary_out(&r, *file);
 		}
-		fwrite(r.out->str, 1, r.out->len, stdout);
-		g_string_free(r.out, TRUE);
-		qpt_flow_free(r.fl);
 	}
 	fflush(stdout);
 	return status;

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The multi-file, stdin and time-window paths give the same summary as the
+equivalent single file.
+
+usage: check_input.py QPTRACE CAPTURE...
+For each capture: split it in two at the middle frame (two files), and
+check `summary --json A B` (merged timeline) == `summary --json CAPTURE`;
+split it by alternate frames when its timestamps are strictly increasing
+(so the merge order is unambiguous) and check the same; `cat CAPTURE |
+qptrace summary --json -` == the file; `--from/--to` around the whole
+capture == the file; `--to` at the last frame of the first half == the
+first half alone; `--each A B` gives two summaries equal to A and B alone.
+Prints `N passed, N failed`.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+
+def read_pcap(path):
+    data = open(path, "rb").read()
+    hdr, off, recs = data[:24], 24, []
+    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    while off + 16 <= len(data):
+        sec, frac, cl, wl = struct.unpack(endian + "IIII", data[off:off + 16])
+        recs.append((sec, frac, data[off:off + 16 + cl]))
+        off += 16 + cl
+    return hdr, recs
+
+
+def write_pcap(path, hdr, recs):
+    with open(path, "wb") as f:
+        f.write(hdr)
+        for r in recs:
+            f.write(r[2])
+
+
+def summary(qptrace, args, stdin=None):
+    p = subprocess.run([qptrace, "summary", "--json", "-q"] + args, input=stdin,
+                       capture_output=True, timeout=60)
+    if p.returncode:
+        raise RuntimeError(f"summary {args} exited {p.returncode}: {p.stderr.decode()}")
+    out = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
+    for o in out:
+        o.pop("file", None)
+    return out
+
+
+def check(qptrace, cap, tmp):
+    errs = []
+    hdr, recs = read_pcap(cap)
+    whole = summary(qptrace, [cap])
+    half = len(recs) // 2
+    a, b = os.path.join(tmp, "a.pcap"), os.path.join(tmp, "b.pcap")
+    write_pcap(a, hdr, recs[:half])
+    write_pcap(b, hdr, recs[half:])
+    if summary(qptrace, [a, b]) != whole:
+        errs.append("two halves merged differ from the whole file")
+    if (recs[half][0], recs[half][1]) > (recs[half - 1][0], recs[half - 1][1]) \
+            and summary(qptrace, [b, a]) != whole:
+        # (with a timestamp tie at the split, mergecap order is file order)
+        errs.append("two halves given in reverse order differ from the whole file")
+    each = summary(qptrace, ["--each", a, b])
+    if each != summary(qptrace, [a]) + summary(qptrace, [b]):
+        errs.append("--each differs from the files analysed alone")
+    times = [(r[0], r[1]) for r in recs]
+    if all(x < y for x, y in zip(times, times[1:])):
+        write_pcap(a, hdr, recs[0::2])
+        write_pcap(b, hdr, recs[1::2])
+        if summary(qptrace, [a, b]) != whole:
+            errs.append("alternate frames merged differ from the whole file")
+    if summary(qptrace, ["-"], stdin=open(cap, "rb").read()) != whole:
+        errs.append("stdin differs from the file")
+    first, last = recs[0], recs[-1]
+    digits = 9 if hdr[:4] in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d") else 6
+
+    def ts(rec, add=0):  # exact decimal text of a record's time
+        return f"{rec[0] + add}.{rec[1]:0{digits}d}"
+
+    if summary(qptrace, ["--from", ts(first, -1), "--to", ts(last, 1), cap]) != whole:
+        errs.append("a window around the whole capture differs from the file")
+    if summary(qptrace, ["--from", "+0", cap]) != whole:
+        errs.append("--from +0 differs from the file")
+    # A window ending at the first half's last frame == the first half alone
+    # (when the next frame is strictly later).
+    hl = recs[half - 1]
+    if (recs[half][0], recs[half][1]) > (hl[0], hl[1]):
+        write_pcap(a, hdr, recs[:half])
+        got = summary(qptrace, ["--to", ts(hl), cap])
+        want = summary(qptrace, [a])
+        # the windowed run still counts every frame it read
+        for g in got + want:
+            g["totals"].pop("frames", None)
+        if got != want:
+            errs.append("--to at the middle differs from the first half alone")
+    return errs
+
+
+def main():
+    qptrace, caps = sys.argv[1], sys.argv[2:]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for cap in caps:
+            try:
+                errs = check(qptrace, cap, tmp)
+            except Exception as e:
+                errs = [f"error: {e}"]
+            if errs:
+                failed += 1
+                print(f"FAIL {cap}")
+                for e in errs:
+                    print("   ", e)
+            else:
+                passed += 1
+                print(f"ok   {cap}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
