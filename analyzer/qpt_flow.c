@@ -50,6 +50,8 @@ static void lat_add(struct qpt_lat *l, double us)
 {
 	int bin;
 
+	if (!(us >= 0))
+		return; /* capture clock went backwards (or NaN): not a latency */
 	if (!l->bins)
 		l->bins = g_new0(uint32_t, LAT_NBINS);
 	if (l->n == 0 || us < l->min_us)
@@ -873,7 +875,9 @@ static void ack_requests(struct half *h, struct half *t,
 {
 	struct qpt_dir *d = dir_of(h), *td = dir_of(t);
 	uint32_t psn = p->bth.psn;
-	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) : psn;
+	/* the first ACK covers every request since the first one */
+	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) :
+			td && td->psn_seen ? td->first_psn : psn;
 	int32_t n = qpt_psn_diff(psn, from);
 	unsigned ackreqs = 0;
 	struct slot *hit = NULL;

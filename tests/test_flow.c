@@ -1,0 +1,208 @@
+/* test_flow.c - the flow engine's PSN window logic, fed with records built
+ * by hand (no bytes): across the 24-bit wrap, past the window, and the
+ * verdict rules (retransmission, gap, out-of-order, duplicate, ACK RTT). */
+#include <glib.h>
+#include <string.h>
+
+#include "qpt_flow.h"
+
+#define A_QP 0x11
+#define B_QP 0x12
+
+static struct qpt_pkt mk(bool from_a, uint8_t opcode, uint32_t psn)
+{
+	struct qpt_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.transport = QPT_TR_ROCEV2;
+	p.flags = QPT_HAS_IPV4 | QPT_HAS_UDP | QPT_HAS_BTH | QPT_HAS_ICRC;
+	p.ip_version = 4;
+	p.ip_src[15] = from_a ? 1 : 2;
+	p.ip_dst[15] = from_a ? 2 : 1;
+	p.bth.opcode = opcode;
+	p.bth.dqpn = from_a ? B_QP : A_QP;
+	p.bth.psn = psn & QPT_PSN_MASK;
+	p.bth.ackreq = from_a;
+	p.icrc = psn * 2654435761u; /* stands for the bytes */
+	p.wirelen = 100;
+	if (opcode == 0x0a) { /* RC WRITE Only */
+		p.flags |= QPT_H_RETH;
+		p.reth.dmalen = 64;
+		p.payload_len = 64;
+	}
+	if (opcode == 0x11) { /* RC ACK */
+		p.flags |= QPT_H_AETH;
+		p.aeth.kind = QPT_AETH_ACK;
+		p.aeth.syndrome = 0x1f;
+	}
+	return p;
+}
+
+struct feed {
+	struct qpt_flow *fl;
+	uint64_t frame;
+	int64_t ns;
+	struct qpt_verdict v;
+};
+
+static const struct qpt_verdict *feed(struct feed *f, bool from_a, uint8_t op,
+				      uint32_t psn, int64_t dt_ns)
+{
+	struct qpt_pkt p = mk(from_a, op, psn);
+
+	f->ns += dt_ns;
+	qpt_flow_packet(f->fl, ++f->frame, f->ns, &p, &f->v);
+	return &f->v;
+}
+
+static void setup(struct feed *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->fl = qpt_flow_new(NULL);
+	f->ns = 1000000000;
+}
+
+static const struct qpt_dir *dir0(struct feed *f)
+{
+	GPtrArray *c = qpt_flow_conversations(f->fl);
+	const struct qpt_conv *conv;
+
+	g_assert_cmpuint(c->len, ==, 1);
+	conv = g_ptr_array_index(c, 0);
+	g_ptr_array_free(c, TRUE);
+	return &conv->dir[0];
+}
+
+static void test_wrap_in_order(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+
+	setup(&f);
+	for (uint32_t i = 0; i < 6; i++) {
+		v = feed(&f, true, 0x0a, 0xfffffd + i, 5000);
+		g_assert_cmpuint(v->flags & (QPT_V(RETRANSMISSION) | QPT_V(PSN_GAP)), ==, 0);
+	}
+	g_assert_cmpuint(dir0(&f)->first_psn, ==, 0xfffffd);
+	g_assert_cmpuint(dir0(&f)->last_psn, ==, 2);
+	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 6);
+	/* PSN 0xFFFFFF again (frame 3): a retransmission naming frame 3. */
+	v = feed(&f, true, 0x0a, 0xffffff, 5000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_cmpuint(v->original_frame, ==, 3);
+	/* PSN 0 again (frame 4). */
+	v = feed(&f, true, 0x0a, 0, 5000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_cmpuint(v->original_frame, ==, 4);
+	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 2);
+	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 6); /* counted once */
+	qpt_flow_free(f.fl);
+}
+
+static void test_gap_across_wrap(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+
+	setup(&f);
+	feed(&f, true, 0x0a, 0xfffffe, 1000);
+	v = feed(&f, true, 0x0a, 1, 1000); /* 0xFFFFFF and 0 missing */
+	g_assert_true(v->flags & QPT_V(PSN_GAP));
+	g_assert_cmpuint(v->gap_psns, ==, 2);
+	g_assert_cmpuint(v->gap_first_psn, ==, 0xffffff);
+	/* 0 arrives 1 us later with no NAK: out of order, not a resend. */
+	v = feed(&f, true, 0x0a, 0, 1000);
+	g_assert_true(v->flags & QPT_V(OUT_OF_ORDER));
+	g_assert_false(v->flags & QPT_V(RETRANSMISSION));
+	/* 0xFFFFFF after a long silence: a retransmission, original unseen. */
+	v = feed(&f, true, 0x0a, 0xffffff, 5000000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_true(v->flags & QPT_V(TIMEOUT_RESEND));
+	g_assert_cmpuint(v->original_frame, ==, 0);
+	g_assert_cmpuint(dir0(&f)->missing_psns, ==, 2);
+	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 4);
+	qpt_flow_free(f.fl);
+}
+
+static void test_ack_across_wrap(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+
+	setup(&f);
+	feed(&f, true, 0x0a, 0xffffff, 1000); /* frame 1 */
+	feed(&f, true, 0x0a, 0, 1000);	      /* frame 2 */
+	v = feed(&f, false, 0x11, 0, 20000);  /* ACK PSN 0 covers both */
+	g_assert_cmpint(v->conv, ==, 0);
+	g_assert_cmpint(v->dir, ==, 1);
+	g_assert_cmpuint(v->acks_frame, ==, 2);
+	g_assert_cmpint(v->ack_rtt_ns, ==, 20000);
+	g_assert_true(v->flags & QPT_V(COALESCED_ACK)); /* two A-bit requests */
+	v = feed(&f, false, 0x11, 0, 1000);
+	g_assert_true(v->flags & QPT_V(DUP_ACK));
+	qpt_flow_free(f.fl);
+}
+
+static void test_window_limit(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+
+	setup(&f);
+	/* 300 PSNs from 0xFFFF00 (crossing the wrap), then resend the first:
+	 * still a retransmission, but its original left the 256-PSN window. */
+	for (uint32_t i = 0; i < 300; i++)
+		feed(&f, true, 0x0a, 0xffff00 + i, 1000);
+	v = feed(&f, true, 0x0a, 0xffff00, 1000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_cmpuint(v->original_frame, ==, 0);
+	/* one still inside the window keeps its original */
+	v = feed(&f, true, 0x0a, 0xffff00 + 299, 1000);
+	g_assert_cmpuint(v->original_frame, ==, 300);
+	qpt_flow_free(f.fl);
+}
+
+static void test_duplicate(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+
+	setup(&f);
+	feed(&f, true, 0x0a, 5, 1000);
+	v = feed(&f, true, 0x0a, 5, 1000); /* same bytes 1 us later */
+	g_assert_true(v->flags & QPT_V(DUPLICATE));
+	g_assert_false(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_cmpuint(v->original_frame, ==, 1);
+	v = feed(&f, true, 0x0a, 5, 10000000); /* 10 ms later: resent */
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	qpt_flow_free(f.fl);
+}
+
+static void test_bounded_halves(void)
+{
+	struct qpt_flow_opts o = { .max_halves = 100 };
+	struct qpt_flow *fl = qpt_flow_new(&o);
+	struct qpt_verdict v;
+
+	for (uint32_t q = 0; q < 1000; q++) {
+		struct qpt_pkt p = mk(true, 0x0a, 1);
+
+		p.bth.dqpn = 0x100 + q;
+		qpt_flow_packet(fl, q + 1, 1000 * q, &p, &v);
+	}
+	g_assert_cmpuint(qpt_flow_totals(fl)->tracked, ==, 100);
+	g_assert_cmpuint(qpt_flow_totals(fl)->untracked, ==, 900);
+	qpt_flow_free(fl);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/flow/wrap_in_order", test_wrap_in_order);
+	g_test_add_func("/flow/gap_across_wrap", test_gap_across_wrap);
+	g_test_add_func("/flow/ack_across_wrap", test_ack_across_wrap);
+	g_test_add_func("/flow/window_limit", test_window_limit);
+	g_test_add_func("/flow/duplicate", test_duplicate);
+	g_test_add_func("/flow/bounded_halves", test_bounded_halves);
+	return g_test_run();
+}
