@@ -184,6 +184,7 @@ struct qpt_flow {
 	GHashTable *halves;  /* half_key -> struct half */
 	GHashTable *by_addr; /* "src,dst" -> GPtrArray of halves */
 	GHashTable *cm;	     /* REQ local comm ID -> struct cm_rec */
+	GHashTable *cm_rep;  /* REP local comm ID -> the same struct cm_rec */
 	GPtrArray *convs;
 	struct half *last;
 	struct qpt_totals t;
@@ -268,6 +269,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
 					    (GDestroyNotify)g_ptr_array_unref);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
 	fl->convs = g_ptr_array_new_with_free_func(conv_free);
 	return fl;
 }
@@ -278,6 +280,7 @@ void qpt_flow_free(struct qpt_flow *fl)
 		return;
 	g_hash_table_destroy(fl->halves);
 	g_hash_table_destroy(fl->by_addr);
+	g_hash_table_destroy(fl->cm_rep);
 	g_hash_table_destroy(fl->cm);
 	g_ptr_array_free(fl->convs, TRUE);
 	g_free(fl);
@@ -1067,27 +1070,21 @@ static struct half *half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *sr
 	return half_get(fl, &p, true);
 }
 
+/* The connection a CM message belongs to, by either side's comm ID: the
+ * REQ sender's (the table key) or the REP sender's. */
 static struct cm_rec *cm_find(struct qpt_flow *fl, uint32_t a, uint32_t b)
 {
-	struct cm_rec *r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(a));
+	const uint32_t ids[2] = { a, b };
 
-	if (!r && b)
-		r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(b));
-	if (!r) {
-		/* the REP side's comm ID */
-		GHashTableIter it;
-		gpointer v;
+	for (int i = 0; i < 2; i++) {
+		struct cm_rec *r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(ids[i]));
 
-		g_hash_table_iter_init(&it, fl->cm);
-		while (g_hash_table_iter_next(&it, NULL, &v)) {
-			struct cm_rec *c = v;
-
-			if (c->info.rep_comm_id && (c->info.rep_comm_id == a ||
-						    c->info.rep_comm_id == b))
-				return c;
-		}
+		if (!r)
+			r = g_hash_table_lookup(fl->cm_rep, GUINT_TO_POINTER(ids[i]));
+		if (r)
+			return r;
 	}
-	return r;
+	return NULL;
 }
 
 static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
@@ -1141,6 +1138,7 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 		r->info.rep_frame = frame;
 		r->info.rep_ns = ns;
 		r->info.rep_comm_id = cm->local_comm_id;
+		g_hash_table_insert(fl->cm_rep, GUINT_TO_POINTER(cm->local_comm_id), r);
 		r->info.psn[1] = cm->starting_psn;
 		r->qpn_b = cm->local_qpn;
 		ha = half_for(fl, r->family, r->a, r->b, r->qpn_b);
