@@ -78,6 +78,16 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f)
 	f->file_number = r->number;
 	f->ts_sec = h->ts.tv_sec;
 	f->ts_nsec = (uint32_t)h->ts.tv_usec; /* nanoseconds: opened with NANO */
+	if (r->linktype == QPT_LINKTYPE_ERF && h->caplen >= 8) {
+		/* An ERF record carries its own, finer timestamp (little-endian
+		 * 32.32 fixed point), which Wireshark shows: use it too. */
+		uint64_t t = 0;
+
+		for (int i = 7; i >= 0; i--)
+			t = t << 8 | data[i];
+		f->ts_sec = (int64_t)(t >> 32);
+		f->ts_nsec = (uint32_t)(((t & 0xffffffffu) * 1000000000u) >> 32);
+	}
 	f->linktype = r->linktype;
 	f->data = data;
 	f->caplen = h->caplen;
