@@ -199,15 +199,16 @@ struct cm_rec {
 	struct qpt_cm_info info;
 };
 
+/* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
 static guint key_hash(gconstpointer p)
 {
-	const struct half_key *k = p;
-	guint h = 2166136261u;
-	const uint8_t *b = p;
+	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
 
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
+	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
+	memcpy(w, p, sizeof(w));
+	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+	return (guint)(h ^ (h >> 32));
 }
 
 static gboolean key_equal(gconstpointer a, gconstpointer b)
@@ -342,6 +343,7 @@ static struct qpt_conv *conv_new(struct qpt_flow *fl, struct half *h)
 	struct qpt_conv *c = g_new0(struct qpt_conv, 1);
 
 	c->id = (int32_t)fl->convs->len;
+	c->merged_into = -1;
 	g_ptr_array_add(fl->convs, c);
 	fl->t.conversations++;
 	c->pair_evidence = "";
@@ -429,6 +431,8 @@ static struct half *twin_of(struct qpt_flow *fl, const struct half *h)
 
 static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 {
+	bool had_packets = d->packets != 0;
+
 #define ADD(f) d->f += s->f;
 	DIR_COUNTERS(ADD)
 #undef ADD
@@ -447,7 +451,7 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 		a->packets += b->packets;
 	}
 	if (s->packets) {
-		if (!d->packets || s->first_ns < d->first_ns)
+		if (!had_packets || s->first_ns < d->first_ns)
 			d->first_ns = s->first_ns;
 		d->last_ns = MAX(d->last_ns, s->last_ns);
 	}
@@ -467,44 +471,54 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	}
 }
 
+/* Folds conversation o into c: o's direction od becomes c's direction cd;
+ * every half that pointed at o follows. */
+static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
+		      struct qpt_conv *o, int od)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	dir_merge(&c->dir[cd], &o->dir[od]);
+	o->merged = true;
+	o->merged_into = c->id;
+	fl->t.conversations--;
+	g_hash_table_iter_init(&it, fl->halves);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct half *x = v;
+
+		if (x->conv == o) {
+			x->conv = c;
+			x->dir = cd;
+		}
+	}
+}
+
 /* Make req (A->B to qb) and resp (B->A to qa) the two halves of one
- * conversation; req becomes direction 0 when it has to start one. */
+ * conversation.  When both already had one, the older (lower id) one
+ * stays, so that ids already shown for earlier packets remain valid. */
 static struct qpt_conv *pair(struct qpt_flow *fl, struct half *req,
 			     struct half *resp, enum qpt_paired_by by,
 			     const char *evidence)
 {
-	struct qpt_conv *c = req->conv;
+	struct qpt_conv *c;
 
-	if (!c && resp->conv && !resp->conv->ep[1 - resp->dir].qpn_known) {
-		/* resp started a conversation alone: req joins it */
-		c = resp->conv;
-		req->conv = c;
+	if (req->conv && resp->conv && req->conv != resp->conv) {
+		if (resp->conv->id < req->conv->id)
+			conv_fold(fl, resp->conv, 1 - resp->dir, req->conv, req->dir);
+		else
+			conv_fold(fl, req->conv, 1 - req->dir, resp->conv, resp->dir);
+	} else if (!req->conv && resp->conv) {
+		req->conv = resp->conv;
 		req->dir = 1 - resp->dir;
-	} else if (!c) {
-		c = conv_new(fl, req);
+	} else if (!req->conv) {
+		conv_new(fl, req);
 	}
-	if (resp->conv && resp->conv != c) {
-		struct qpt_conv *o = resp->conv;
-
-		dir_merge(&c->dir[1 - req->dir], &o->dir[resp->dir]);
-		o->merged = true;
-		fl->t.conversations--;
-		/* any other half still pointing at o follows */
-		GHashTableIter it;
-		gpointer v;
-
-		g_hash_table_iter_init(&it, fl->halves);
-		while (g_hash_table_iter_next(&it, NULL, &v)) {
-			struct half *x = v;
-
-			if (x->conv == o && x != resp) {
-				x->conv = c;
-				x->dir = 1 - req->dir;
-			}
-		}
+	c = req->conv;
+	if (resp->conv != c) {
+		resp->conv = c;
+		resp->dir = 1 - req->dir;
 	}
-	resp->conv = c;
-	resp->dir = 1 - req->dir;
 	c->ep[req->dir].qpn = resp->key.qpn;
 	c->ep[req->dir].qpn_known = true;
 	c->ep[resp->dir].qpn = req->key.qpn;
@@ -824,9 +838,14 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		v->original_frame = s->frame;
 		s->resent = true;
 	}
-	if (oi->flags & QPT_O_READ && !s && read_find(h, psn)) {
-		v->flags |= QPT_V(READ_RETRY);
-		d->read_retries++;
+	if (oi->flags & QPT_O_READ && !s) {
+		struct read_req *r = read_find(h, psn);
+
+		if (r) { /* re-issued from inside the first READ's range */
+			v->flags |= QPT_V(READ_RETRY);
+			v->original_frame = r->frame;
+			d->read_retries++;
+		}
 	}
 	if (h->rnr_pending && psn == h->rnr_psn) {
 		h->rnr_pending = false;
@@ -1033,8 +1052,12 @@ static void response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 				r->answered = true;
 				lat_add(&dir_of(t)->read_lat, (double)(ns - r->ns) / 1000.0);
 			}
-			if (oi->flags & QPT_O_LAST && !r->span)
+			if (oi->flags & QPT_O_LAST && !r->span) {
 				r->span = (uint32_t)qpt_psn_diff(psn, r->psn) + 1;
+				/* the requester's next PSN follows the READ's span */
+				if (t->expected == qpt_psn_add(r->psn, 1))
+					t->expected = qpt_psn_add(r->psn, (int32_t)r->span);
+			}
 		}
 		if (oi->flags & QPT_O_ATOMIC) {
 			struct slot *s = slot_of(&t->win, psn, false);
@@ -1178,6 +1201,38 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 	}
 }
 
+/* A first request on h whose PSN continues what an unpaired response
+ * half (h->dst -> h->src, ACKs seen before any request, as when the
+ * capture starts mid-connection) acknowledged: the same connection. */
+static bool join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn)
+{
+	uint8_t k[32];
+	GPtrArray *list;
+	struct half *found = NULL;
+
+	memcpy(k, h->key.dst, 16);
+	memcpy(k + 16, h->key.src, 16);
+	list = g_hash_table_lookup(fl->by_addr, k);
+	for (guint i = 0; list && i < list->len; i++) {
+		struct half *r = g_ptr_array_index(list, i);
+		int32_t d;
+
+		if (r == h || !r->conv || r->req_started || !r->ack_valid ||
+		    r->key.sqpn != ~0u || r->conv->ep[r->dir].qpn_known)
+			continue;
+		d = qpt_psn_diff(psn, r->ack_psn);
+		if (d < 1 || d > 64)
+			continue;
+		if (found)
+			return false; /* ambiguous: wait for stronger evidence */
+		found = r;
+	}
+	if (!found)
+		return false;
+	pair(fl, h, found, QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
+	return true;
+}
+
 /* A UD datagram names both QPs (DETH source QP): the reverse flow, if
  * seen, is the other direction of the same conversation. */
 static void ud_pair_or_new(struct qpt_flow *fl, struct half *h)
@@ -1255,7 +1310,10 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (oi->flags & QPT_O_RESP) {
 		response(fl, h, p, frame, ns, v);
 	} else {
-		if (!h->conv)
+		if (!h->conv && !(oi->flags & QPT_O_CNP) &&
+		    !join_responder(fl, h, p->bth.psn))
+			ud_pair_or_new(fl, h);
+		else if (!h->conv)
 			ud_pair_or_new(fl, h);
 		if (p->flags & QPT_H_DETH && !h->conv->ep[h->dir].qpn_known) {
 			h->conv->ep[h->dir].qpn = p->deth.sqpn; /* RD */
@@ -1311,6 +1369,19 @@ void qpt_flow_finish(struct qpt_flow *fl)
 		if (h->in_episode)
 			episode_close(h, 0, h->last_ns);
 	}
+}
+
+int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
+{
+	/* a chain of merges always points to a smaller or live id */
+	while (id >= 0 && (guint)id < fl->convs->len) {
+		const struct qpt_conv *c = g_ptr_array_index(fl->convs, id);
+
+		if (c->merged_into < 0)
+			break;
+		id = c->merged_into;
+	}
+	return id;
 }
 
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)

@@ -138,6 +138,7 @@ struct qpt_conv {
 	struct qpt_cm_info cm;
 	uint32_t mtu; /* learned or from CM, 0 unknown */
 	bool merged;  /* folded into another conversation: skip */
+	int32_t merged_into; /* that conversation's id, -1 when not merged */
 };
 
 /* Event emitted for each anomaly, in capture order. */
@@ -180,5 +181,8 @@ void qpt_flow_finish(struct qpt_flow *fl);
 /* Conversations in id order (merged ones skipped); valid until freed. */
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
 const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
+/* The id a conversation has now: ids handed out before two halves were
+ * paired late point to the conversation they were folded into. */
+int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
 
 #endif

@@ -380,7 +380,8 @@ static void show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	proto_item *it;
 
 	if (v->conv >= 0) {
-		add_gen(tree, hf_stream, tvb, (guint64)v->conv);
+		add_gen(tree, hf_stream, tvb,
+			(guint64)(flow ? qpt_flow_conv_id(flow, v->conv) : v->conv));
 		add_gen(tree, hf_dir, tvb, (guint64)v->dir);
 	}
 	if (!fi->events && !(v->flags & QPT_V(COALESCED_ACK)) && !v->acks_frame &&
@@ -1155,7 +1156,8 @@ static gchar *roce_conv_filter(packet_info *pinfo)
 
 	if (!fi || fi->v.conv < 0)
 		return NULL;
-	return g_strdup_printf("roce.stream eq %d", fi->v.conv);
+	return g_strdup_printf("roce.stream eq %d",
+			       flow ? qpt_flow_conv_id(flow, fi->v.conv) : fi->v.conv);
 }
 
 /* ---- statistics: tshark -z roce,qp -------------------------------------------------- */

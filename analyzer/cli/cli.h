@@ -63,6 +63,8 @@ struct opts {
 	gint conv; /* --conv, -1 for all */
 	gboolean each; /* analyse each file on its own */
 	gchar *from, *to; /* time window */
+	gchar *output; /* plot: -o FILE */
+	gint top;      /* plot: --top N */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
 };
@@ -71,6 +73,7 @@ int cmd_summary(struct opts *o);
 bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
 int cmd_events(struct opts *o);
 int cmd_grade(struct opts *o);
+int cmd_plot(struct opts *o);
 
 /* Output of one decoded frame. */
 enum qpt_print_mode { QPT_PRINT_LINE, QPT_PRINT_VERBOSE, QPT_PRINT_JSON };

@@ -1342,11 +1342,12 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 	for (guint i = 0; i < cap->convs->len; i++) {
 		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
 		const struct qpt_cm_info *m = &cv->cm;
-		GString *why = g_string_new("");
+		GString *why;
 		GString *s;
 
 		if (!cv->has_cm)
 			continue;
+		why = g_string_new("");
 		total++;
 		if (!m->req_frame)
 			g_string_append(why, "no CM REQ");
@@ -2084,7 +2085,7 @@ int cmd_grade(struct opts *o)
 	struct rubric *rb;
 	GPtrArray *files;
 	GArray *gs;
-	GString *out = g_string_sized_new(1 << 14);
+	GString *out;
 	bool bad = false;
 	guint npass = 0, nfail = 0, nerr = 0;
 	size_t w = 7;
@@ -2098,6 +2099,7 @@ int cmd_grade(struct opts *o)
 	o->rubric = NULL;
 	if (!rb)
 		return 2;
+	out = g_string_sized_new(1 << 14); /* after the early returns: no leak */
 	files = expand(o->files, &bad);
 	gs = g_array_new(FALSE, TRUE, sizeof(struct graded));
 	g_array_set_size(gs, files->len);

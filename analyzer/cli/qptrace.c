@@ -105,6 +105,7 @@ static const struct {
 	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events },
 	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets },
 	{ "grade", "grade lab captures against a rubric", cmd_grade },
+	{ "plot", "time-sequence graph of a conversation (SVG)", cmd_plot },
 };
 
 int main(int argc, char **argv)
@@ -131,6 +132,10 @@ int main(int argc, char **argv)
 		  "Do not verify ICRC/VCRC", NULL },
 		{ "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
 		  "Rubric to grade against (grade)", "FILE" },
+		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+		  "Write to FILE (plot; with --top: FILE-conv<ID>.svg each)", "FILE" },
+		{ "top", 0, 0, G_OPTION_ARG_INT, &o.top,
+		  "Plot the N conversations with the most retransmissions (plot)", "N" },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
 		  "No per-file counts or progress on stderr", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""qptrace plot: the SVG's marks against the engine's own counts.
+
+    test_plot.py QPTRACE SOURCE_ROOT
+
+For made captures, every series of the time-sequence graph (a <g> with
+data-series/data-total) must hold as many marks as `qptrace summary --json`
+and `qptrace events --json` count: retransmissions == retransmitted packets,
+NAK marks == NAKs, and so on.  Also checks the legend, the self-contained
+SVG, the 24-bit PSN unwrap, --top file naming, standard input, and that bad
+input gives one line on stderr and exit status 2.  Python 3 standard
+library only.  Prints "N passed, N failed".
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+SERIES = ["requests", "responses", "duplicates", "retransmissions", "psn_gaps",
+          "ecn_ce", "naks", "rnr_naks", "cnps"]
+
+passed = 0
+failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+def run(qptrace, *args, stdin=None):
+    return subprocess.run([qptrace, *args], stdin=stdin, capture_output=True,
+                          text=True, timeout=120)
+
+
+def series_counts(root):
+    """{series: (marks drawn, data-total, data-drawn)} summed over panels."""
+    out = {}
+    for g in root.iter(SVG + "g"):
+        name = g.get("data-series")
+        if name is None or g.get("data-total") is None:
+            continue
+        n, total, drawn = out.get(name, (0, 0, 0))
+        out[name] = (n + len(list(g)), total + int(g.get("data-total")),
+                     drawn + int(g.get("data-drawn", len(list(g)))))
+    return out
+
+
+def engine_counts(qptrace, cap, conv):
+    s = run(qptrace, "summary", "--json", "-q", cap)
+    e = run(qptrace, "events", "--json", "-q", cap)
+    assert s.returncode == 0 and e.returncode == 0, (s.stderr, e.stderr)
+    c = [x for x in json.loads(s.stdout)["conversations"] if x["id"] == conv][0]
+    d = c["directions"]
+    ev = {}
+    for line in e.stdout.splitlines():
+        x = json.loads(line)
+        if x["conv"] == conv:
+            ev[x["kind"]] = ev.get(x["kind"], 0) + 1
+    tot = lambda k: sum(x[k] for x in d)
+    summ = {
+        "retransmissions": tot("retransmitted_packets"),
+        "naks": sum(sum(x["naks"].values()) for x in d),
+        "rnr_naks": tot("rnr_naks"),
+        "cnps": tot("cnps"),
+        "ecn_ce": tot("ecn_ce"),
+        "psn_gaps": tot("psn_gaps"),
+        "duplicates": tot("duplicates"),
+        "gbn_episodes": tot("gbn_episodes"),
+        "request_packets": tot("request_packets"),
+    }
+    evc = {
+        "retransmissions": ev.get("retransmission", 0),
+        "naks": ev.get("nak", 0),
+        "rnr_naks": ev.get("rnr_nak", 0),
+        "cnps": ev.get("cnp", 0),
+        "ecn_ce": ev.get("ecn_ce", 0),
+        "psn_gaps": ev.get("psn_gap", 0),
+        "duplicates": ev.get("duplicate", 0),
+        "gbn_episodes": ev.get("gbn_episode", 0),
+    }
+    return summ, evc
+
+
+def self_contained(path):
+    text = open(path, encoding="utf-8").read()
+    return ("<script" not in text and "href=" not in text and "@import" not in text
+            and "url(http" not in text)
+
+
+def check_scenario(qptrace, cap, tmp, name, expect_nonzero):
+    out = os.path.join(tmp, name + ".svg")
+    r = run(qptrace, "plot", "--conv", "0", "-o", out, "-q", cap)
+    check(r.returncode == 0 and r.stderr == "", f"{name}: plot exit {r.returncode} {r.stderr!r}")
+    if r.returncode:
+        return
+    root = ET.parse(out).getroot()
+    check(root.tag == SVG + "svg", f"{name}: root is <svg>")
+    check(self_contained(out), f"{name}: no script or external reference")
+    legend = [g for g in root.iter(SVG + "g") if g.get("id") == "legend"]
+    check(len(legend) == 1, f"{name}: one legend")
+    if legend:
+        keys = {g.get("data-legend") for g in legend[0].iter(SVG + "g") if g.get("data-legend")}
+        check(set(SERIES) | {"acked", "gbn_episodes"} <= keys,
+              f"{name}: legend lists every series ({sorted(keys)})")
+    got = series_counts(root)
+    check(set(SERIES) | {"gbn_episodes", "acked"} <= set(got),
+          f"{name}: every series group present ({sorted(got)})")
+    summ, evc = engine_counts(qptrace, cap, 0)
+    for k in ["retransmissions", "naks", "rnr_naks", "cnps", "ecn_ce", "psn_gaps",
+              "duplicates", "gbn_episodes"]:
+        n = got.get(k, (0, 0, 0))
+        check(n[0] == summ[k] == evc[k],
+              f"{name}: {k}: {n[0]} marks, summary {summ[k]}, events {evc[k]}")
+        if k != "gbn_episodes":
+            check(n[1] == n[0] and n[2] == n[0],
+                  f"{name}: {k}: data-total {n[1]} data-drawn {n[2]} marks {n[0]}")
+    if got.get("responses", (0,))[0] == 0:
+        req = got["requests"][0] + got["retransmissions"][0] + got["duplicates"][0]
+        check(req == summ["request_packets"],
+              f"{name}: request ticks {req} == request_packets {summ['request_packets']}")
+    check(got.get("acked", (0, 0))[1] > 0, f"{name}: ACKed PSN line has points")
+    for k in expect_nonzero:
+        check(got.get(k, (0,))[0] > 0, f"{name}: {k} is not empty")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    qptrace, root = sys.argv[1], sys.argv[2]
+    made = os.path.join(root, "captures", "made")
+    with tempfile.TemporaryDirectory(prefix="qpt-plot-") as tmp:
+        for name, nonzero in [("nak_gbn", ["retransmissions", "naks", "psn_gaps", "gbn_episodes"]),
+                              ("timeout_resend", ["retransmissions", "gbn_episodes"]),
+                              ("rnr", ["retransmissions", "rnr_naks"]),
+                              ("cnp_ecn", ["cnps", "ecn_ce"]),
+                              ("dup_capture", ["duplicates"]),
+                              ("psn_wrap", []),
+                              ("naks", ["naks", "rnr_naks"])]:
+            check_scenario(qptrace, os.path.join(made, name + ".pcap"), tmp, name, nonzero)
+
+        # timeout episode is shaded as such, NAK episode as such
+        for name, cls in [("timeout_resend", "timeout"), ("nak_gbn", "nak")]:
+            svg = ET.parse(os.path.join(tmp, name + ".svg")).getroot()
+            rects = [r for g in svg.iter(SVG + "g") if g.get("data-series") == "gbn_episodes"
+                     and g.get("data-total") is not None for r in g]
+            check(rects and all(r.get("class") == cls for r in rects),
+                  f"{name}: episode shaded as {cls}")
+
+        # 24-bit wrap: PSN offsets stay small (0xFFFFF0 -> 0 is +16, not -16 M)
+        svg = ET.parse(os.path.join(tmp, "psn_wrap.svg")).getroot()
+        labels = [float(t.text) for g in svg.iter(SVG + "g") if g.get("class") == "axis-y"
+                  for t in g.iter(SVG + "text") if t.text and t.text.lstrip("-").isdigit()]
+        check(labels and min(labels) >= -5 and max(labels) <= 100,
+              f"psn_wrap: y axis spans the unwrapped offsets ({labels})")
+
+        # --top N: FILE-conv<ID>.svg for each, the most retransmissions first
+        cap = os.path.join(made, "multi_qp.pcap")
+        out = os.path.join(tmp, "mq.svg")
+        r = run(qptrace, "plot", "--top", "3", "-o", out, "-q", cap)
+        files = sorted(f for f in os.listdir(tmp) if f.startswith("mq-conv"))
+        check(r.returncode == 0 and len(files) == 3 and all(f.endswith(".svg") for f in files),
+              f"--top 3 writes three mq-conv<ID>.svg ({files}, {r.stderr!r})")
+        ids = []
+        for f in files:
+            svg = ET.parse(os.path.join(tmp, f)).getroot()
+            ids.append(svg.get("data-conv"))
+            check(f == f"mq-conv{svg.get('data-conv')}.svg", f"{f}: named after its conversation")
+        summ = json.loads(run(qptrace, "summary", "--json", "-q", cap).stdout)
+        check(len(set(ids)) == 3 and all(int(i) in [c["id"] for c in summ["conversations"]] for i in ids),
+              "--top: three distinct existing conversations")
+
+        # standard input gives the same graph (the subtitle names "-")
+        with open(os.path.join(made, "nak_gbn.pcap"), "rb") as f:
+            r = run(qptrace, "plot", "--conv", "0", "-o", "-", "-", stdin=f)
+        a = ET.fromstring(r.stdout.encode()) if r.returncode == 0 else None
+        check(a is not None and series_counts(a) ==
+              series_counts(ET.parse(os.path.join(tmp, "nak_gbn.svg")).getroot()),
+              f"stdin: same series as the file ({r.returncode}, {r.stderr!r})")
+
+        # bad input: one line on stderr, exit 2, no output file
+        nak = os.path.join(made, "nak_gbn.pcap")
+        bad = [("bad --conv", ["--conv", "42", "-o", os.path.join(tmp, "x.svg"), nak]),
+               ("missing file", ["--conv", "0", "-o", os.path.join(tmp, "x.svg"),
+                                 os.path.join(tmp, "nope.pcap")]),
+               ("not a capture", ["--conv", "0", "-o", os.path.join(tmp, "x.svg"),
+                                  os.path.join(root, "tests", "plot", "test_plot.py")]),
+               ("--top without -o", ["--top", "2", cap]),
+               ("--top and --conv", ["--top", "2", "--conv", "1", "-o", out, cap]),
+               ("several conversations, no --conv", ["-o", os.path.join(tmp, "x.svg"), cap]),
+               ("unwritable output", ["--conv", "0", "-o", os.path.join(tmp, "no", "dir.svg"), nak])]
+        for what, args in bad:
+            r = run(qptrace, "plot", *args)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1,
+                  f"{what}: exit {r.returncode} (want 2), stderr {r.stderr!r}")
+        check(not os.path.exists(os.path.join(tmp, "x.svg")), "bad input writes no file")
+
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
