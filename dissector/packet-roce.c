@@ -1160,14 +1160,17 @@ static gchar *roce_conv_filter(packet_info *pinfo)
 			       flow ? qpt_flow_conv_id(flow, fi->v.conv) : fi->v.conv);
 }
 
-/* ---- statistics: tshark -z roce,qp -------------------------------------------------- */
+/* ---- statistics: -z roce,qp (TShark) and Statistics → RoCE QP Conversations -------- */
 
-static tap_packet_status qp_packet(void *tapdata _U_, packet_info *pinfo _U_,
-				   epan_dissect_t *edt _U_, const void *data _U_,
-				   tap_flags_t flags _U_)
-{
-	return TAP_PACKET_DONT_REDRAW;
-}
+/* Both views show the engine's own per-conversation counters (as `qptrace
+ * summary`), for the whole file: the engine has seen every packet on the
+ * first pass, so a display filter does not change the numbers. */
+
+enum {
+	QP_COL_CONV, QP_COL_SVC, QP_COL_A, QP_COL_B, QP_COL_PACKETS, QP_COL_BYTES,
+	QP_COL_MESSAGES, QP_COL_REXMIT, QP_COL_GAPS, QP_COL_NAKS, QP_COL_RNR,
+	QP_COL_CNPS, QP_COL_ECN, QP_COL_RTT, QP_NCOLS
+};
 
 static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len)
 {
@@ -1206,8 +1209,71 @@ static void fmt_rtt(const struct qpt_lat *l, char *buf, size_t len)
 		g_strlcpy(buf, "-", len);
 }
 
+#define QP_CELL 96
+
+/* The text of every column of one conversation ("a->b/b->a" pairs). */
+static void qp_cells(const struct qpt_conv *c, char cell[QP_NCOLS][QP_CELL])
+{
+	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	char e0[64], e1[64], r0[32], r1[32];
+
+	fmt_ep(&c->ep[0], e0, sizeof(e0));
+	fmt_ep(&c->ep[1], e1, sizeof(e1));
+	g_snprintf(cell[QP_COL_CONV], QP_CELL, "%d", c->id);
+	g_strlcpy(cell[QP_COL_SVC], c->transport[0] ? c->transport : "?", QP_CELL);
+	if (c->ep[0].qpn_known)
+		g_snprintf(cell[QP_COL_A], QP_CELL, "%s 0x%06x", e0, c->ep[0].qpn);
+	else
+		g_snprintf(cell[QP_COL_A], QP_CELL, "%s ?", e0);
+	g_snprintf(cell[QP_COL_B], QP_CELL, "%s 0x%06x", e1, c->ep[1].qpn);
+#define PAIR(col, x, y) \
+	g_snprintf(cell[col], QP_CELL, "%" PRIu64 "/%" PRIu64, (guint64)(x), (guint64)(y))
+	PAIR(QP_COL_PACKETS, a->packets, b->packets);
+	PAIR(QP_COL_BYTES, a->payload_bytes, b->payload_bytes);
+	PAIR(QP_COL_MESSAGES, dir_messages(a), dir_messages(b));
+	PAIR(QP_COL_REXMIT, a->retransmitted_packets, b->retransmitted_packets);
+	PAIR(QP_COL_GAPS, a->psn_gaps, b->psn_gaps);
+	PAIR(QP_COL_NAKS, dir_naks(a), dir_naks(b));
+	PAIR(QP_COL_RNR, a->rnr_naks, b->rnr_naks);
+	PAIR(QP_COL_CNPS, a->cnps, b->cnps);
+	PAIR(QP_COL_ECN, a->ecn_ce, b->ecn_ce);
+#undef PAIR
+	fmt_rtt(&a->ack_rtt, r0, sizeof(r0));
+	fmt_rtt(&b->ack_rtt, r1, sizeof(r1));
+	g_snprintf(cell[QP_COL_RTT], QP_CELL, "%s/%s", r0, r1);
+}
+
+/* Column titles and alignment, shared by the TShark text and the GUI table. */
+static stat_tap_table_item qp_fields[QP_NCOLS] = {
+	{ TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conv", "%u" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Svc", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "A (addr QP)", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "B (addr QP)", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Packets", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Payload bytes", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Messages", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Rexmit", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Gaps", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "NAKs", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RNR", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "CNPs", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "ECN-CE", "%s" },
+	{ TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "ACK RTT us", "%s" },
+};
+
+/* TShark: its own text layout (one line per conversation, stable since the
+ * first version of the plugin), printed once after the last packet. */
+
+static tap_packet_status qp_packet(void *tapdata _U_, packet_info *pinfo _U_,
+				   epan_dissect_t *edt _U_, const void *data _U_,
+				   tap_flags_t flags _U_)
+{
+	return TAP_PACKET_DONT_REDRAW;
+}
+
 static void qp_draw(void *tapdata _U_)
 {
+	static const int width[QP_NCOLS] = { 5, 4, 34, 34, 13, 17, 11, 9, 7, 7, 7, 7, 7, 0 };
 	GPtrArray *convs;
 
 	printf("==================================================================================\n");
@@ -1223,44 +1289,22 @@ static void qp_draw(void *tapdata _U_)
 		flow_finished = TRUE;
 	}
 	convs = qpt_flow_conversations(flow);
-	printf("%-5s %-4s %-34s %-34s %-13s %-17s %-11s %-9s %-7s %-7s %-7s %-7s %-7s %s\n",
-	       "Conv", "Svc", "A (addr QP)", "B (addr QP)", "Packets", "Payload bytes",
-	       "Messages", "Rexmit", "Gaps", "NAKs", "RNR", "CNPs", "ECN-CE", "ACK RTT us");
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = (const struct qpt_conv *)g_ptr_array_index(convs, i);
-		const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
-		char e0[64], e1[64], ea[96], eb[96], cell[64], r0[32], r1[32];
-
-		fmt_ep(&c->ep[0], e0, sizeof(e0));
-		fmt_ep(&c->ep[1], e1, sizeof(e1));
-		if (c->ep[0].qpn_known)
-			g_snprintf(ea, sizeof(ea), "%s 0x%06x", e0, c->ep[0].qpn);
+	for (int col = 0; col < QP_NCOLS; col++) {
+		if (width[col])
+			printf("%-*s ", width[col], qp_fields[col].column_name);
 		else
-			g_snprintf(ea, sizeof(ea), "%s ?", e0);
-		g_snprintf(eb, sizeof(eb), "%s 0x%06x", e1, c->ep[1].qpn);
-		printf("%-5d %-4s %-34s %-34s ", c->id, c->transport[0] ? c->transport : "?", ea, eb);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->packets, b->packets);
-		printf("%-13s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->payload_bytes, b->payload_bytes);
-		printf("%-17s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, dir_messages(a), dir_messages(b));
-		printf("%-11s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->retransmitted_packets,
-			   b->retransmitted_packets);
-		printf("%-9s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->psn_gaps, b->psn_gaps);
-		printf("%-7s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, dir_naks(a), dir_naks(b));
-		printf("%-7s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->rnr_naks, b->rnr_naks);
-		printf("%-7s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->cnps, b->cnps);
-		printf("%-7s ", cell);
-		g_snprintf(cell, sizeof(cell), "%" PRIu64 "/%" PRIu64, a->ecn_ce, b->ecn_ce);
-		printf("%-7s ", cell);
-		fmt_rtt(&a->ack_rtt, r0, sizeof(r0));
-		fmt_rtt(&b->ack_rtt, r1, sizeof(r1));
-		printf("%s/%s\n", r0, r1);
+			printf("%s\n", qp_fields[col].column_name);
+	}
+	for (guint i = 0; i < convs->len; i++) {
+		char cell[QP_NCOLS][QP_CELL];
+
+		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell);
+		for (int col = 0; col < QP_NCOLS; col++) {
+			if (width[col])
+				printf("%-*s ", width[col], cell[col]);
+			else
+				printf("%s\n", cell[col]);
+		}
 	}
 	printf("%u conversation(s)\n", convs->len);
 	printf("==================================================================================\n");
@@ -1281,13 +1325,137 @@ static void qp_init(const char *opt_arg _U_, void *userdata _U_)
 	}
 }
 
+/* Registered before the table below, so it owns "-z roce,qp" (the first
+ * registration of a -z name wins): TShark keeps the text layout above. */
 static stat_tap_ui qp_ui = {
-	REGISTER_STAT_GROUP_GENERIC,
-	"RoCE QP conversations",
+	REGISTER_PACKET_STAT_GROUP_UNSORTED,
+	"RoCE QP Conversations",
 	"roce,qp",
 	qp_init,
 	0,
 	NULL,
+};
+
+/* Wireshark: the same rows as a stat_tap_table, which the GUI lists under
+ * Statistics (REGISTER_PACKET_STAT_GROUP_UNSORTED; Wireshark 4.0 puts GENERIC ones in
+ * no menu) and shows in its sortable table
+ * dialog.  The GUI has no "draw" hook for the dissector, so the rows are
+ * (re)built from the engine on the first tapped packet after a reset, and
+ * again only if the engine has seen more frames since (live capture). */
+
+#define QP_TABLE_NAME "RoCE QP conversations (qptrace engine)"
+
+static guint64 qp_table_frames = G_MAXUINT64; /* engine frames when last built */
+
+static void qp_table_reset(stat_tap_table *table)
+{
+	for (guint row = 0; row < table->num_elements; row++) {
+		stat_tap_table_item_type *f = table->elements[row];
+
+		for (guint col = 0; col < table->num_fields; col++) {
+			if (f[col].type == TABLE_ITEM_STRING) {
+				g_free((char *)f[col].value.string_value);
+				f[col].value.string_value = NULL;
+			}
+		}
+		g_free(f);
+		table->elements[row] = NULL;
+	}
+	table->num_elements = 0;
+	qp_table_frames = G_MAXUINT64;
+}
+
+static void qp_table_free_item(stat_tap_table *table _U_, guint row _U_, guint col _U_,
+			       stat_tap_table_item_type *field)
+{
+	if (field->type == TABLE_ITEM_STRING) {
+		g_free((char *)field->value.string_value);
+		field->value.string_value = NULL;
+	}
+}
+
+static void qp_table_init(stat_tap_table_ui *ui)
+{
+	stat_tap_table *table = stat_tap_find_table(ui, QP_TABLE_NAME);
+
+	if (table) {
+		qp_table_reset(table);
+		return;
+	}
+	table = stat_tap_init_table(QP_TABLE_NAME, QP_NCOLS, 0, NULL);
+	stat_tap_add_table(ui, table);
+	qp_table_frames = G_MAXUINT64;
+}
+
+static void qp_table_build(stat_tap_table *table)
+{
+	GPtrArray *convs = qpt_flow_conversations(flow);
+	guint row;
+
+	for (row = 0; row < convs->len || row < table->num_elements; row++) {
+		stat_tap_table_item_type items[QP_NCOLS];
+		char cell[QP_NCOLS][QP_CELL];
+		const struct qpt_conv *c = row < convs->len ?
+			(const struct qpt_conv *)g_ptr_array_index(convs, row) : NULL;
+
+		if (c)
+			qp_cells(c, cell);
+		memset(items, 0, sizeof(items));
+		for (int col = 0; col < QP_NCOLS; col++) {
+			items[col].type = qp_fields[col].type;
+			if (col == QP_COL_CONV)
+				items[col].value.uint_value = c ? (guint)c->id : 0;
+			else
+				items[col].value.string_value = g_strdup(c ? cell[col] : "");
+		}
+		/* Rows already shown by the GUI keep their storage: free the old
+		 * strings and overwrite the values in place. */
+		if (row < table->num_elements) {
+			for (guint col = 0; col < QP_NCOLS; col++)
+				qp_table_free_item(table, row, col, &table->elements[row][col]);
+		}
+		stat_tap_init_table_row(table, row, QP_NCOLS, items);
+	}
+	g_ptr_array_free(convs, TRUE);
+}
+
+static tap_packet_status qp_table_packet(void *tapdata, packet_info *pinfo _U_,
+					 epan_dissect_t *edt _U_, const void *data _U_,
+					 tap_flags_t flags _U_)
+{
+	stat_data_t *sd = (stat_data_t *)tapdata;
+	stat_tap_table *table;
+	guint64 frames;
+
+	if (!flow || !sd->stat_tap_data->tables || sd->stat_tap_data->tables->len == 0)
+		return TAP_PACKET_DONT_REDRAW;
+	frames = qpt_flow_totals(flow)->frames;
+	if (frames == qp_table_frames)
+		return TAP_PACKET_DONT_REDRAW;
+	table = g_array_index(sd->stat_tap_data->tables, stat_tap_table *, 0);
+	qp_table_build(table);
+	qp_table_frames = frames;
+	return TAP_PACKET_REDRAW;
+}
+
+static tap_param qp_table_params[] = {
+	{ PARAM_FILTER, "filter", "Filter", NULL, TRUE },
+};
+
+static stat_tap_table_ui qp_table_ui = {
+	REGISTER_PACKET_STAT_GROUP_UNSORTED,
+	"RoCE QP Conversations",
+	"roce",
+	"roce,qp",
+	qp_table_init,
+	qp_table_packet,
+	qp_table_reset,
+	qp_table_free_item,
+	NULL,
+	QP_NCOLS, qp_fields,
+	array_length(qp_table_params), qp_table_params,
+	NULL,
+	0,
 };
 
 /* ---- registration --------------------------------------------------------------- */
@@ -1513,6 +1681,7 @@ void proto_register_roce(void)
 	register_cleanup_routine(roce_cleanup);
 	register_conversation_filter("roce", "RoCE QP", roce_conv_valid, roce_conv_filter);
 	register_stat_tap_ui(&qp_ui, NULL);
+	register_stat_tap_table_ui(&qp_table_ui);
 }
 
 void proto_reg_handoff_roce(void)

@@ -17,7 +17,9 @@ Checks, for every capture in captures/public/*.pcap and captures/made/*.pcap
   * no _ws.malformed on frames the CLI calls well-formed;
   * roce.analysis.* flags sit on exactly the frames `qptrace events --json`
     names, in the same conversation (roce.stream);
-  * `tshark -q -z roce,qp` numbers equal `qptrace summary --json`;
+  * `tshark -q -z roce,qp` numbers equal `qptrace summary --json`, and the
+    stat is registered (`tshark -z help`; the GUI table via
+    register_stat_tap_table_ui);
   * `tshark -2` gives the same analysis as one pass.
 Prints "N passed, N failed" and exits 1 on any failure.
 """
@@ -380,6 +382,28 @@ def check_stats(env, qptrace, cap, label):
         ok(f"{label}: -z roce,qp equals qptrace summary ({len(exp)} conversations{note})")
 
 
+def check_stat_registered(env, plugin):
+    """-z roce,qp is registered (TShark), and so is the stat_tap_table that
+    gives Wireshark its Statistics → RoCE QP Conversations menu entry."""
+    rc, out, err = env.tshark(["-z", "help"])
+    if any(l.strip() == "roce,qp" for l in (out + err).splitlines()):
+        ok("tshark -z help lists roce,qp")
+    else:
+        fail("tshark -z help", f"roce,qp not listed (rc {rc})")
+    # The GUI menu entry cannot be seen without a display; check that the
+    # plugin makes the table registration Wireshark builds it from.
+    nm = shutil.which("nm")
+    if not nm:
+        skip("GUI statistics table", "nm not found")
+        return
+    p = subprocess.run([nm, "-D", "--undefined-only", plugin], capture_output=True, text=True)
+    syms = {l.split()[-1] for l in p.stdout.splitlines() if l.split()}
+    if "register_stat_tap_table_ui" in syms:
+        ok("roce.so registers a stat_tap_table (Wireshark Statistics menu entry)")
+    else:
+        fail("GUI statistics table", "roce.so does not call register_stat_tap_table_ui")
+
+
 # ---- a capture written here: RoCEv2 from UDP source port 69 -------------------------
 
 def ip_checksum(h):
@@ -515,6 +539,7 @@ def main():
             ok("protocol roce registered")
         else:
             fail("tshark -G protocols", "roce not listed")
+        check_stat_registered(env, a.plugin)
 
         check_srcport(env, a.qptrace, gen, nframes)
         check_capture(env, a.qptrace, gen, "gen_srcport69.pcap")
