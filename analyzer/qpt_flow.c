@@ -32,6 +32,13 @@ const char *qpt_verdict_name(unsigned bit)
 	return bit < QPT_VB_COUNT ? verdict_names[bit] : "?";
 }
 
+const char *qpt_trigger_name(unsigned trigger)
+{
+	static const char *const n[] = { "nak", "timeout", "read_retry", "resend" };
+
+	return trigger < G_N_ELEMENTS(n) ? n[trigger] : "?";
+}
+
 const char *qpt_paired_by_name(enum qpt_paired_by p)
 {
 	switch (p) {
@@ -722,6 +729,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 	uint32_t psn = p->bth.psn;
 	uint32_t fp = p->icrc ^ (p->payload_len * 2654435761u);
 	int64_t silence = h->last_valid ? ns - h->last_ns : 0;
+	uint64_t prev_frame = h->last_valid ? h->last_frame : 0;
 	bool ud = (p->bth.opcode & 0xe0) == QPT_SVC_UD;
 	struct slot *s;
 	struct gap *fill;
@@ -854,7 +862,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		d->rnr_retries++;
 		emit(fl, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
 		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
-	} else if (!h->in_episode && !(v->flags & QPT_V(READ_RETRY))) {
+	} else if (!h->in_episode) {
 		/* A go-back-N episode starts with its first resent packet. */
 		h->in_episode = true;
 		memset(&h->cur, 0, sizeof(h->cur));
@@ -862,23 +870,35 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		h->cur.from_psn = psn;
 		h->episode_top = qpt_psn_add(h->expected, -1);
 		if (h->nak_pending) {
+			h->cur.trigger = QPT_TRIGGER_NAK;
 			h->cur.trigger_frame = h->nak_frame;
 			h->cur.start_ns = h->nak_ns;
 			v->nak_frame = h->nak_frame;
-		} else {
+		} else if (silence >= fl->o.timeout_gap_ns) {
+			/* from the last packet before the silence */
+			h->cur.trigger = QPT_TRIGGER_TIMEOUT;
 			h->cur.timeout = true;
-			h->cur.trigger_frame = h->last_valid ? frame : 0;
+			h->cur.trigger_frame = prev_frame;
 			h->cur.start_ns = ns - silence;
 			v->flags |= QPT_V(TIMEOUT_RESEND);
 			d->timeouts++;
+		} else {
+			h->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
+						 QPT_TRIGGER_READ_RETRY :
+						 QPT_TRIGGER_RESEND;
+			h->cur.trigger_frame = frame;
+			h->cur.start_ns = ns;
 		}
 		h->nak_pending = false;
 		d->gbn_episodes++;
 		v->flags |= QPT_V(GBN_START);
 		emit(fl, frame, ns, h, QPT_VB_GBN_START, psn, h->cur.trigger_frame, 0,
 		     0, ns - h->cur.start_ns,
-		     h->cur.timeout ? "go-back-N after silence (timeout)" :
-				      "go-back-N after NAK");
+		     h->cur.trigger == QPT_TRIGGER_NAK ? "go-back-N after NAK" :
+		     h->cur.trigger == QPT_TRIGGER_TIMEOUT ? "go-back-N after silence (timeout)" :
+		     h->cur.trigger == QPT_TRIGGER_READ_RETRY ?
+							"go-back-N: READ re-issued after a gap in its responses" :
+							"go-back-N without a captured NAK or a silence");
 	}
 	if (h->in_episode) {
 		h->cur.resent_packets++;
@@ -932,7 +952,10 @@ static void ack_requests(struct half *h, struct half *t,
 		v->flags |= QPT_V(COALESCED_ACK);
 		d->coalesced_acks++;
 	}
-	if (t->in_episode && n >= 0 && qpt_psn_diff(psn, t->episode_top) >= 0)
+	/* Recovered once the responder answers up to the highest PSN sent
+	 * before the episode (even with a resent response: READs). */
+	if (t->in_episode && qpt_psn_diff(psn, t->episode_top) >= 0 &&
+	    qpt_psn_diff(psn, t->episode_top) < 65536)
 		episode_close(t, frame, ns);
 }
 

@@ -82,8 +82,18 @@ struct qpt_episode {
 	int64_t start_ns, end_ns;
 	uint32_t resent_packets;
 	uint32_t from_psn;
-	bool timeout; /* no NAK: inferred from silence then a resend */
+	bool timeout; /* trigger == QPT_TRIGGER_TIMEOUT */
+	uint8_t trigger; /* enum qpt_trigger */
 };
+
+/* What started a go-back-N episode. */
+enum qpt_trigger {
+	QPT_TRIGGER_NAK,	/* a PSN sequence error NAK */
+	QPT_TRIGGER_TIMEOUT,	/* a silence of timeout_gap_ns or more, then a resend */
+	QPT_TRIGGER_READ_RETRY, /* a READ re-issued after a gap in its responses */
+	QPT_TRIGGER_RESEND,	/* a resend with neither: its NAK was not captured */
+};
+const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
 
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {

@@ -216,9 +216,11 @@ static char *get_str(struct lines *L, GKeyFile *kf, const char *group, const cha
 	GError *e = NULL;
 	char *v = g_key_file_get_string(kf, group, key, &e);
 
-	if (!v) {
-		rerr(L, line_of(L, group, key), "%s: %s", key, e->message);
-		g_error_free(e);
+	/* GLib returns a partial string AND an error for a bad escape (\C). */
+	if (!v || e) {
+		rerr(L, line_of(L, group, key), "%s: %s", key, e ? e->message : "no value");
+		g_clear_error(&e);
+		g_free(v);
 		return NULL;
 	}
 	return g_strstrip(v);
@@ -450,11 +452,12 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 				rerr(L, kl, "by: '%s' is not cm, traffic or any", v);
 			g_free(v);
 		} else if (!strcmp(key, "header")) {
-			GString *names = g_string_new("");
+			GString *names;
 
 			v = get_str(L, kf, group, key);
 			if (!v)
 				continue;
+			names = g_string_new("");
 			for (unsigned b = 0; b < QPT_H_COUNT; b++) {
 				g_string_append_printf(names, "%s%s", b ? ", " : "",
 						       qpt_hdr_name(1u << b));

@@ -296,7 +296,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 					       ", first resent frame %" PRIu64
 					       ", %u packets resent from PSN %u, %.1f us lost\n",
 					       d ? "b->a" : "a->b", i + 1,
-					       e->timeout ? "timeout before" : "NAK",
+					       qpt_trigger_name(e->trigger),
 					       e->trigger_frame, e->first_resent_frame,
 					       e->resent_packets, e->from_psn,
 					       (double)(e->end_ns - e->start_ns) / 1000.0);
@@ -395,7 +395,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       "%s{\"trigger\":\"%s\",\"trigger_frame\":%" PRIu64
 				       ",\"first_resent_frame\":%" PRIu64 ",\"end_frame\":%" PRIu64
 				       ",\"resent_packets\":%u,\"from_psn\":%u,\"time_lost_us\":%.3f}",
-				       i ? "," : "", e->timeout ? "timeout" : "nak",
+				       i ? "," : "", qpt_trigger_name(e->trigger),
 				       e->trigger_frame, e->first_resent_frame, e->end_frame,
 				       e->resent_packets, e->from_psn,
 				       (double)(e->end_ns - e->start_ns) / 1000.0);

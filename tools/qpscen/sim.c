@@ -534,7 +534,7 @@ static void a_resp(rc_t *r, uint64_t t, uint32_t i, uint32_t k)
         p.reth_va += off;
         p.reth_len -= off;
         uint64_t tt = t + 300;
-        sched_emit(tt, &p, r->cv, 0, F_RETRANS);
+        sched_emit(tt, &p, r->cv, 0, F_RETRANS | F_GBN); /* going back to the missing response PSN */
         sched(arr_b(r, tt), EV_B_REREAD, r, i, rd->rx_k);
     }
 }
