@@ -255,6 +255,7 @@ static enum qpt_error decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		return pkt->error;
 
 	icrc_off = end - 4;
+	pkt->off_icrc = icrc_off;
 	pkt->off_payload = off + 12 + oi->ext_len;
 	if (pkt->off_payload > icrc_off)
 		return fail(pkt, end > b->len ? QPT_E_TRUNCATED : QPT_E_SHORT_PAYLOAD);
@@ -300,7 +301,7 @@ static void check_icrc(struct qpt_pkt *pkt, const uint8_t *data,
 
 	if (!(pkt->flags & QPT_HAS_ICRC) || (opts && opts->no_crc))
 		return;
-	len = pkt->off_payload + pkt->payload_len + pkt->bth.pad - pkt->off_bth;
+	len = pkt->off_icrc - pkt->off_bth; /* BTH..pad, whatever the pad claims */
 	if (pkt->transport == QPT_TR_ROCEV2)
 		pkt->icrc_computed = qpt_icrc_rocev2(data + pkt->off_l3, l3_len,
 						     pkt->ip_version,

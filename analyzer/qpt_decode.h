@@ -242,6 +242,7 @@ struct qpt_pkt {
 	uint32_t off_bth;
 	uint32_t off_payload; /* after the extended headers */
 	uint32_t payload_len; /* bytes of payload, pad excluded */
+	uint32_t off_icrc;    /* the ICRC (valid with QPT_HAS_ICRC) */
 	uint32_t iba_len;     /* bytes from off_iba to the end of the ICRC (or VCRC) */
 
 	/* Checks. */

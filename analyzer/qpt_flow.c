@@ -17,6 +17,7 @@
 #include "qpt_flow.h"
 
 #define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
+#define WIN_MIN 16u   /* a window starts this small and doubles up to WIN_SIZE */
 #define MAX_GAPS 8    /* open PSN gaps remembered per half */
 #define MAX_READS 16  /* outstanding READ requests remembered per half */
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
@@ -123,6 +124,12 @@ struct slot {
 	uint32_t fp;
 };
 
+/* PSN -> slot, direct-mapped; grows while a recent PSN would be evicted. */
+struct window {
+	struct slot *s;
+	uint32_t size;
+};
+
 struct read_req {
 	uint32_t psn, len, span; /* span 0: not yet known */
 	uint64_t frame;
@@ -156,7 +163,7 @@ struct half {
 	uint32_t expected; /* next new PSN */
 	uint32_t acked;	   /* highest PSN acknowledged by the twin */
 	bool any_acked;
-	struct slot *win;
+	struct window win;
 	struct read_req reads[MAX_READS];
 	unsigned nreads;
 	struct gap gaps[MAX_GAPS];
@@ -180,7 +187,7 @@ struct half {
 	/* responses carried */
 	bool resp_started;
 	uint32_t resp_max; /* highest READ response / atomic ACK PSN sent */
-	struct slot *rwin;
+	struct window rwin;
 	bool ack_valid;
 	uint32_t ack_psn, ack_msn;
 	uint8_t ack_synd;
@@ -242,8 +249,8 @@ static void half_free(gpointer p)
 {
 	struct half *h = p;
 
-	g_free(h->win);
-	g_free(h->rwin);
+	g_free(h->win.s);
+	g_free(h->rwin.s);
 	g_free(h);
 }
 
@@ -577,20 +584,40 @@ static struct qpt_dir *dir_of(struct half *h)
 	return h->conv ? &h->conv->dir[h->dir] : NULL;
 }
 
-static struct slot *slot_of(struct slot **win, uint32_t psn, bool create)
+static void win_grow(struct window *w)
+{
+	uint32_t n = w->size * 2;
+	struct slot *t = g_new0(struct slot, n);
+
+	/* distinct modulo size, so distinct modulo 2 * size */
+	for (uint32_t i = 0; i < w->size; i++)
+		if (w->s[i].used)
+			t[w->s[i].psn & (n - 1)] = w->s[i];
+	g_free(w->s);
+	w->s = t;
+	w->size = n;
+}
+
+static struct slot *slot_of(struct window *w, uint32_t psn, bool create)
 {
 	struct slot *s;
 
-	if (!*win) {
+	if (!w->s) {
 		if (!create)
 			return NULL;
-		*win = g_new0(struct slot, WIN_SIZE);
+		w->size = WIN_MIN;
+		w->s = g_new0(struct slot, WIN_MIN);
 	}
-	s = &(*win)[psn & (WIN_SIZE - 1)];
+	s = &w->s[psn & (w->size - 1)];
 	if (s->used && s->psn == psn)
 		return s;
 	if (!create)
 		return NULL;
+	while (s->used && w->size < WIN_SIZE &&
+	       ABS(qpt_psn_diff(psn, s->psn)) < (int32_t)WIN_SIZE) {
+		win_grow(w);
+		s = &w->s[psn & (w->size - 1)];
+	}
 	memset(s, 0, sizeof(*s));
 	s->psn = psn;
 	s->used = true;

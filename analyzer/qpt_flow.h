@@ -188,7 +188,9 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t time_ns,
 		     const struct qpt_pkt *pkt, struct qpt_verdict *v);
 /* End of input: closes open episodes. */
 void qpt_flow_finish(struct qpt_flow *fl);
-/* Conversations in id order (merged ones skipped); valid until freed. */
+/* Conversations in id order (merged ones skipped).  The array is the
+ * caller's (g_ptr_array_free(a, TRUE)); the conversations in it stay the
+ * engine's, valid until qpt_flow_free(). */
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
 const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
 /* The id a conversation has now: ids handed out before two halves were
