@@ -167,8 +167,8 @@ static void decode_cm(struct qpt_pkt *pkt, struct cm_reader *r)
 		u = r8(r, 50);
 		cm->path_mtu = u >> 4;
 		cm->rnr_retry_count = u & 7;
-		if ((r8(r, 51) & 7) != 0 && cm->transport == 3)
-			cm->transport = 3; /* extended transport: XRC */
+		/* transport 3 is "see the extended transport type" (byte 51,
+		 * low bits; 1 = XRC), kept as 3 */
 		cm->primary_lid_local = r16(r, 52);
 		cm->primary_lid_remote = r16(r, 54);
 		rgid(r, 56, cm->primary_gid_local);
