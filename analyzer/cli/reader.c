@@ -20,12 +20,23 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
 	struct qpt_reader *r;
+	FILE *fp;
 	pcap_t *p;
 	int lt;
 
-	p = pcap_open_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO,
-						    err);
+	/* The FILE is ours so that it reads in large blocks: with stdio's
+	 * default 4 KiB buffer, reading dominates (one read() per 4 KiB). */
+	fp = strcmp(file, "-") ? fopen(file, "rb") : stdin;
+	if (!fp) {
+		g_printerr("qptrace: %s: %s\n", file, g_strerror(errno));
+		return NULL;
+	}
+	setvbuf(fp, NULL, _IOFBF, 1 << 20);
+	p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
+						     err);
 	if (!p) {
+		if (fp != stdin)
+			fclose(fp);
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
 		if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
@@ -131,6 +142,23 @@ struct input_file {
 	bool has_pending;
 };
 
+/* Frames travel from the reading thread to the analysing one in batches:
+ * libpcap's reads and the decode/analysis overlap on two cores. */
+#define BATCH_BYTES (1u << 18)
+#define BATCH_FRAMES 4096u
+#define NBATCHES 4
+
+struct batch {
+	struct qpt_frame f[BATCH_FRAMES];
+	uint8_t *buf;
+	size_t used, cap;
+	guint n;
+	bool end;   /* the last batch: no frames follow */
+	int status; /* with end: 2 when a file could not be read to its end */
+};
+
+static void start_thread(struct qpt_input *in);
+
 struct qpt_input {
 	struct qpt_input_opts o;
 	GArray *files; /* struct input_file */
@@ -140,6 +168,13 @@ struct qpt_input {
 	gint64 started_us, last_progress_us;
 	uint64_t frames;
 	bool progress_shown;
+
+	GThread *thread;
+	GAsyncQueue *full, *empty; /* struct batch */
+	struct batch *cur;
+	guint cur_idx;
+	gint stop;   /* atomic: the consumer gave up early */
+	bool done;   /* the end batch was consumed */
 };
 
 bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
@@ -201,6 +236,7 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
 		return NULL;
 	}
 	in->started_us = in->last_progress_us = g_get_monotonic_time();
+	start_thread(in);
 	return in;
 }
 
@@ -230,7 +266,8 @@ static void progress(struct qpt_input *in)
 	in->progress_shown = true;
 }
 
-int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
+/* The merge itself, in the reading thread. */
+static int merge_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 {
 	struct input_file *best = NULL;
 	int64_t best_ns = 0;
@@ -283,10 +320,122 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 	return 1;
 }
 
+static gpointer reader_thread(gpointer data)
+{
+	struct qpt_input *in = data;
+	int status = 0;
+
+	for (;;) {
+		struct batch *b = g_async_queue_pop(in->empty);
+		struct qpt_frame f;
+		int rc = 1;
+
+		b->n = 0;
+		b->used = 0;
+		while (b->n < BATCH_FRAMES && !g_atomic_int_get(&in->stop) &&
+		       (rc = merge_next(in, &f, &status)) > 0) {
+			if (b->used + f.caplen > b->cap) {
+				if (b->n) { /* this frame opens the next batch */
+					g_async_queue_push(in->full, b);
+					b = g_async_queue_pop(in->empty);
+					b->n = 0;
+					b->used = 0;
+				}
+				if (f.caplen > b->cap) {
+					b->cap = f.caplen;
+					b->buf = g_realloc(b->buf, b->cap);
+				}
+			}
+			memcpy(b->buf + b->used, f.data, f.caplen);
+			f.data = (const uint8_t *)(uintptr_t)b->used; /* an offset until popped */
+			b->used += f.caplen;
+			b->f[b->n++] = f;
+		}
+		if (rc <= 0 || g_atomic_int_get(&in->stop)) {
+			b->end = true;
+			b->status = status;
+			g_async_queue_push(in->full, b);
+			return NULL;
+		}
+		g_async_queue_push(in->full, b);
+	}
+}
+
+static void start_thread(struct qpt_input *in)
+{
+	in->full = g_async_queue_new();
+	in->empty = g_async_queue_new();
+	for (int i = 0; i < NBATCHES; i++) {
+		struct batch *b = g_new0(struct batch, 1);
+
+		b->cap = BATCH_BYTES;
+		b->buf = g_malloc(b->cap);
+		g_async_queue_push(in->empty, b);
+	}
+	in->thread = g_thread_new("qptrace-reader", reader_thread, in);
+}
+
+int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
+{
+	for (;;) {
+		if (in->done)
+			return 0;
+		if (in->cur && in->cur_idx < in->cur->n) {
+			*f = in->cur->f[in->cur_idx++];
+			f->data = in->cur->buf + (uintptr_t)f->data;
+			return 1;
+		}
+		if (in->cur) {
+			if (in->cur->end) {
+				if (in->cur->status)
+					*status = in->cur->status;
+				in->done = true;
+				continue;
+			}
+			g_async_queue_push(in->empty, in->cur);
+		}
+		in->cur = g_async_queue_pop(in->full);
+		in->cur_idx = 0;
+	}
+}
+
+static void free_batch(gpointer p)
+{
+	struct batch *b = p;
+
+	g_free(b->buf);
+	g_free(b);
+}
+
 void qpt_input_close(struct qpt_input *in)
 {
 	if (!in)
 		return;
+	if (in->thread) {
+		/* let the reader finish (early when the consumer stopped) */
+		g_atomic_int_set(&in->stop, 1);
+		while (!in->done) {
+			if (in->cur) {
+				bool end = in->cur->end;
+
+				if (end) {
+					in->done = true;
+					break;
+				}
+				g_async_queue_push(in->empty, in->cur);
+			}
+			in->cur = g_async_queue_pop(in->full);
+		}
+		g_thread_join(in->thread);
+		if (in->cur)
+			free_batch(in->cur);
+		for (struct batch *b; (b = g_async_queue_try_pop(in->full));)
+			free_batch(b);
+		for (struct batch *b; (b = g_async_queue_try_pop(in->empty));)
+			free_batch(b);
+		g_async_queue_unref(in->full);
+		g_async_queue_unref(in->empty);
+	}
 	for (guint i = 0; i < in->files->len; i++)
 		qpt_reader_close(g_array_index(in->files, struct input_file, i).r);
 	g_array_free(in->files, TRUE);
