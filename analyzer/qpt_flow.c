@@ -544,19 +544,25 @@ static struct qpt_conv *pair(struct qpt_flow *fl, struct half *req,
 	return c;
 }
 
+/* The halves going the other way between h's two addresses. */
+static GPtrArray *reverse_halves(struct qpt_flow *fl, const struct half *h)
+{
+	uint8_t k[32];
+
+	memcpy(k, h->key.dst, 16);
+	memcpy(k + 16, h->key.src, 16);
+	return g_hash_table_lookup(fl->by_addr, k);
+}
+
 /* A response with this PSN arrived on h, unpaired: find the request half
  * (h->dst -> h->src) whose PSNs it answers. */
 static struct half *find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn)
 {
-	uint8_t k[32];
-	GPtrArray *list;
+	GPtrArray *list = reverse_halves(fl, h);
 	struct half *best = NULL;
 	int32_t best_d = 0;
 
-	memcpy(k, h->key.dst, 16);
-	memcpy(k + 16, h->key.src, 16);
-	list = g_hash_table_lookup(fl->by_addr, k);
 	for (guint i = 0; list && i < list->len; i++) {
 		struct half *r = g_ptr_array_index(list, i);
 		int32_t d;
@@ -1256,13 +1262,9 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
  * capture starts mid-connection) acknowledged: the same connection. */
 static bool join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn)
 {
-	uint8_t k[32];
-	GPtrArray *list;
+	GPtrArray *list = reverse_halves(fl, h);
 	struct half *found = NULL;
 
-	memcpy(k, h->key.dst, 16);
-	memcpy(k + 16, h->key.src, 16);
-	list = g_hash_table_lookup(fl->by_addr, k);
 	for (guint i = 0; list && i < list->len; i++) {
 		struct half *r = g_ptr_array_index(list, i);
 		int32_t d;
