@@ -71,6 +71,19 @@ struct opts {
 
 int cmd_summary(struct opts *o);
 bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
+
+/* The reading loop of summary, events and plot: the files as one timeline,
+ * every matched frame decoded and fed to fl, then fn (may be NULL) with the
+ * verdict.  *t0 is the first frame's time (matched or not), set before the
+ * engine sees a frame.  Returns 0, or 2 when a file could not be read (the
+ * others are).  With progress, a progress line unless --quiet. */
+struct qpt_flow;
+struct qpt_verdict;
+typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
+			     const struct qpt_pkt *pkt, const struct qpt_verdict *v);
+int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
+		      struct qpt_flow *fl, int64_t *t0, bool *have_t0,
+		      qpt_frame_fn fn, void *user);
 int cmd_events(struct opts *o);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);

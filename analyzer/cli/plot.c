@@ -311,49 +311,27 @@ struct pass {
 	GHashTable *keys; /* second pass: struct hkey -> struct target */
 	int64_t t0;
 	bool have_t0;
-	uint64_t frames;
 };
+
+static void pass_frame(void *user, const struct qpt_frame *f, int64_t ns,
+		       const struct qpt_pkt *pkt, const struct qpt_verdict *v)
+{
+	struct pass *ps = user;
+	struct hkey k;
+	struct target *t;
+
+	if (!ps->keys || v->conv < 0 || !(pkt->flags & QPT_HAS_BTH))
+		return;
+	pkt_key(pkt, &k);
+	t = g_hash_table_lookup(ps->keys, &k);
+	if (t)
+		record(t->p, t->dir, f->number, ns, pkt, v);
+}
 
 static int read_pass(struct pass *ps, bool progress)
 {
-	struct qpt_input_opts io;
-	struct qpt_input *in;
-	struct qpt_frame f;
-	struct qpt_pkt pkt;
-	struct qpt_verdict v;
-	int status = 0;
-
-	if (!qpt_input_opts_from(ps->o, &io))
-		return 2;
-	io.progress = progress && !ps->o->quiet;
-	in = qpt_input_open(ps->files, &io, &status);
-	if (!in)
-		return 2;
-	while (qpt_input_next(in, &f, &status) > 0) {
-		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
-
-		ps->frames++;
-		if (!ps->have_t0) {
-			ps->t0 = ns;
-			ps->have_t0 = true;
-		}
-		if (!f.matched)
-			continue;
-		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &ps->o->dec);
-		qpt_flow_packet(ps->fl, f.number, ns, &pkt, &v);
-		if (ps->keys && v.conv >= 0 && pkt.flags & QPT_HAS_BTH) {
-			struct hkey k;
-			struct target *t;
-
-			pkt_key(&pkt, &k);
-			t = g_hash_table_lookup(ps->keys, &k);
-			if (t)
-				record(t->p, t->dir, f.number, ns, &pkt, &v);
-		}
-	}
-	qpt_input_close(in);
-	qpt_flow_finish(ps->fl);
-	return status;
+	return qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->t0,
+				 &ps->have_t0, pass_frame, ps);
 }
 
 static void no_print(const gchar *s)

@@ -39,13 +39,25 @@ struct run {
 	bool events;
 };
 
+static void event_out(const struct qpt_event *ev, struct run *r);
+
 static void on_event(const struct qpt_event *ev, void *user)
 {
 	struct run *r = user;
-	GString *o = r->out;
 
 	if (!r->events || (r->o->conv >= 0 && ev->conv != r->o->conv))
 		return;
+	event_out(ev, r);
+	if (r->out->len > 60000) {
+		fwrite(r->out->str, 1, r->out->len, stdout);
+		g_string_truncate(r->out, 0);
+	}
+}
+
+static void event_out(const struct qpt_event *ev, struct run *r)
+{
+	GString *o = r->out;
+
 	if (r->o->json) {
 		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
 				       ev->frame, ev->time_ns / 1000000000,
@@ -113,9 +125,9 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
 	return true;
 }
 
-/* Reads the files as one timeline through the engine.  Returns 0, or 2
- * when a file could not be read (the others are). */
-static int analyse(struct run *r, gchar **files)
+int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
+		      struct qpt_flow *fl, int64_t *t0, bool *have_t0,
+		      qpt_frame_fn fn, void *user)
 {
 	struct qpt_input_opts io;
 	struct qpt_input *in;
@@ -124,29 +136,28 @@ static int analyse(struct run *r, gchar **files)
 	struct qpt_verdict v;
 	int status = 0;
 
-	if (!qpt_input_opts_from(r->o, &io))
+	if (!qpt_input_opts_from(o, &io))
 		return 2;
+	io.progress = progress && !o->quiet;
 	in = qpt_input_open(files, &io, &status);
 	if (!in)
 		return 2;
 	while (qpt_input_next(in, &f, &status) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
-		if (!r->have_t0) {
-			r->t0 = ns;
-			r->have_t0 = true;
+		if (!*have_t0) {
+			*t0 = ns;
+			*have_t0 = true;
 		}
 		if (!f.matched)
 			continue;
-		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &r->o->dec);
-		qpt_flow_packet(r->fl, f.number, ns, &pkt, &v);
-		if (r->out->len > 60000) {
-			fwrite(r->out->str, 1, r->out->len, stdout);
-			g_string_truncate(r->out, 0);
-		}
+		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
+		qpt_flow_packet(fl, f.number, ns, &pkt, &v);
+		if (fn)
+			fn(user, &f, ns, &pkt, &v);
 	}
 	qpt_input_close(in);
-	qpt_flow_finish(r->fl);
+	qpt_flow_finish(fl);
 	return status;
 }
 
@@ -572,7 +583,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 
 	r.fl = qpt_flow_new(&fo);
 	r.file = label;
-	status = analyse(&r, files);
+	status = qpt_analyse_files(o, files, true, r.fl, &r.t0, &r.have_t0, NULL, NULL);
 	if (r.have_t0 && !events)
 		summary_out(&r, label);
 	fwrite(r.out->str, 1, r.out->len, stdout);
