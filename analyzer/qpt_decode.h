@@ -253,7 +253,8 @@ struct qpt_pkt {
 	uint16_t vcrc, vcrc_computed;
 	bool vcrc_ok;
 
-	/* Management datagram on QP0/QP1. */
+	/* Management datagram on QP0/QP1: valid only with QPT_HAS_MAD, QPT_HAS_CM
+	 * and QPT_HAS_CMA_IP respectively (not cleared for other frames). */
 	struct qpt_mad mad;
 	struct qpt_cm cm;
 	struct qpt_cma_ip cma;

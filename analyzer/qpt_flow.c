@@ -153,6 +153,7 @@ struct gap {
 
 struct half {
 	struct half_key key;
+	struct half *twin; /* the last twin_of() answer (halves are never freed) */
 	uint8_t family;
 	struct qpt_conv *conv;
 	int dir;
@@ -193,6 +194,8 @@ struct half {
 	uint8_t ack_synd;
 };
 
+#define HALF_CACHE 4096u
+
 struct qpt_flow {
 	struct qpt_flow_opts o;
 	GHashTable *halves;  /* half_key -> struct half */
@@ -201,6 +204,9 @@ struct qpt_flow {
 	GHashTable *cm_rep;  /* REP local comm ID -> the same struct cm_rec */
 	GPtrArray *convs;
 	struct half *last;
+	/* Halves by a hash of the key, direct-mapped in front of the table:
+	 * most frames find theirs here without hashing the 40-byte key. */
+	struct half *recent[HALF_CACHE];
 	struct qpt_totals t;
 	uint64_t nhalves;
 };
@@ -380,11 +386,20 @@ static struct qpt_conv *conv_new(struct qpt_flow *fl, struct half *h)
 	return c;
 }
 
+static unsigned recent_slot(const struct half_key *k)
+{
+	uint32_t a, b;
+
+	memcpy(&a, k->src + 12, 4); /* IPv4 addresses and the ends of IPv6/GIDs */
+	memcpy(&b, k->dst + 12, 4);
+	return ((k->qpn ^ k->sqpn ^ a ^ (b << 7)) * 0x9e3779b1u) >> 20 & (HALF_CACHE - 1);
+}
+
 static struct half *half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create)
 {
 	struct half_key k;
-	struct half *h;
+	struct half *h, **slot;
 	uint8_t fam;
 	GPtrArray *list;
 
@@ -396,6 +411,11 @@ static struct half *half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			 ~0u;
 	if (fl->last && !memcmp(&fl->last->key, &k, sizeof(k)))
 		return fl->last;
+	slot = &fl->recent[recent_slot(&k)];
+	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k))) {
+		fl->last = *slot;
+		return *slot;
+	}
 	h = g_hash_table_lookup(fl->halves, &k);
 	if (!h && create) {
 		if (fl->nhalves >= fl->o.max_halves)
@@ -414,24 +434,28 @@ static struct half *half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		g_ptr_array_add(list, h);
 	}
 	if (h)
-		fl->last = h;
+		fl->last = *slot = h;
 	return h;
 }
 
-static struct half *twin_of(struct qpt_flow *fl, const struct half *h)
+static struct half *twin_of(struct qpt_flow *fl, struct half *h)
 {
 	struct half_key k;
 
 	if (!h->conv || h->key.sqpn != ~0u)
 		return NULL;
+	if (!h->conv->ep[h->dir].qpn_known)
+		return NULL;
+	/* the twin's addresses are h's swapped: only the QPN can differ */
+	if (h->twin && h->twin->key.qpn == h->conv->ep[h->dir].qpn)
+		return h->twin;
 	memset(&k, 0, sizeof(k));
 	memcpy(k.src, h->key.dst, 16);
 	memcpy(k.dst, h->key.src, 16);
-	if (!h->conv->ep[h->dir].qpn_known)
-		return NULL;
 	k.qpn = h->conv->ep[h->dir].qpn;
 	k.sqpn = ~0u;
-	return g_hash_table_lookup(fl->halves, &k);
+	h->twin = g_hash_table_lookup(fl->halves, &k);
+	return h->twin;
 }
 
 /* ---- merging two conversations when pairing comes late --------------- */

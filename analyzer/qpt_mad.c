@@ -9,6 +9,8 @@
  * private data when the service ID is in the IP port spaces
  * 0x00000000_01PP_pppp (PP the port space, pppp the destination port).
  */
+#include <string.h>
+
 #include "qpt_mad.h"
 
 #define CM_DATA 24	  /* CM data starts after the MAD header */
@@ -243,6 +245,10 @@ void qpt_decode_mad(struct qpt_pkt *pkt, const struct qpt_buf *mad)
 	struct cm_reader r = { .b = *mad, .ok = true };
 	uint8_t method;
 
+	/* qpt_decode() leaves these to us (they are most of struct qpt_pkt). */
+	memset(&pkt->mad, 0, sizeof(pkt->mad));
+	memset(&pkt->cm, 0, sizeof(pkt->cm));
+	memset(&pkt->cma, 0, sizeof(pkt->cma));
 	if (!qpt_u8(mad, 0, &m->base_version) || !qpt_u8(mad, 1, &m->mgmt_class) ||
 	    !qpt_u8(mad, 2, &m->class_version) || !qpt_u8(mad, 3, &method) ||
 	    !qpt_be16(mad, 4, &m->status) ||
