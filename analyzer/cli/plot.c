@@ -11,8 +11,9 @@
  * retransmissions, capture duplicates, PSN gaps, ECN-CE marks, NAKs, RNR
  * NAKs and CNPs are distinct marks; the ACKed PSN (from the other
  * direction's ACKs) is a step line; go-back-N episodes are shaded from
- * their trigger to their end.  The SVG is self-contained (no scripts, no
- * external references).
+ * their trigger to their end, in one colour per trigger (NAK, timeout, READ
+ * retry, resend without a captured NAK).  The SVG is self-contained (no
+ * scripts, no external references).
  *
  * The input is read twice: the first pass runs the engine to find the
  * conversations (ids are final only at the end, when late pairings have
@@ -71,8 +72,30 @@ static const struct {
 	[S_CNP] = { "cnps", "CNPs (at the QP's highest PSN)", "#17becf", SH_SQUARE },
 };
 #define ACK_COLOR "#2ca02c"
-#define GBN_NAK_COLOR "#d62728"
-#define GBN_TIMEOUT_COLOR "#7f7f7f"
+
+/* Go-back-N shading, one class per enum qpt_trigger (its name is the
+ * rect's class).  fill: the shading, swatch: the legend's darker sample. */
+#define GBN_CLASSES 4
+static const struct {
+	const char *legend, *title, *color, *fill, *swatch;
+} gdef[GBN_CLASSES] = {
+	[QPT_TRIGGER_NAK] = { "go-back-N after NAK", "after NAK frame", "#d62728", "0.11",
+			      "0.25" },
+	[QPT_TRIGGER_TIMEOUT] = { "go-back-N after timeout", "after a silence before frame",
+				  "#7f7f7f", "0.16", "0.3" },
+	[QPT_TRIGGER_READ_RETRY] = { "go-back-N after READ retry",
+				     "after a gap in READ responses, READ re-issued at frame",
+				     "#bcbd22", "0.25", "0.5" },
+	[QPT_TRIGGER_RESEND] = { "go-back-N resend, NAK not captured",
+				 "without a captured NAK or silence, resend at frame", "#9467bd",
+				 "0.12", "0.3" },
+};
+G_STATIC_ASSERT(QPT_TRIGGER_RESEND + 1 == GBN_CLASSES); /* a new trigger needs a class */
+
+static unsigned gbn_class(const struct qpt_episode *e)
+{
+	return e->trigger < GBN_CLASSES ? e->trigger : QPT_TRIGGER_RESEND;
+}
 
 struct mark {
 	int64_t ns;
@@ -559,7 +582,7 @@ static GArray *choose(const struct geom *g, GArray *marks, int64_t t_first)
 
 struct totals {
 	uint64_t total[S_COUNT], drawn[S_COUNT];
-	uint64_t episodes[2]; /* NAK, timeout */
+	uint64_t episodes[GBN_CLASSES]; /* shaded, by enum qpt_trigger */
 	uint64_t acks;
 };
 
@@ -693,6 +716,7 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 			       x->gbn_episodes, pi);
 	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
 		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+		unsigned k = gbn_class(e);
 		double a = px(g, e->start_ns - p->first_ns);
 		double b = px(g, (e->end_ns > e->start_ns ? e->end_ns : e->start_ns) - p->first_ns);
 
@@ -700,14 +724,12 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 			b = a + 2;
 		g_string_append_printf(o,
 				       "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%s\">"
-				       "<title>go-back-N #%u after %s frame %" PRIu64 ": %u packets resent from PSN %u, %.1f us lost</title></rect>",
-				       e->timeout ? "timeout" : "nak", a, g->y0, b - a, g->h,
-				       e->timeout ? GBN_TIMEOUT_COLOR : GBN_NAK_COLOR,
-				       e->timeout ? "0.16" : "0.11", i + 1,
-				       e->timeout ? "a silence before" : "NAK", e->trigger_frame,
+				       "<title>go-back-N #%u %s %" PRIu64 ": %u packets resent from PSN %u, %.1f us lost</title></rect>",
+				       qpt_trigger_name(k), a, g->y0, b - a, g->h, gdef[k].color,
+				       gdef[k].fill, i + 1, gdef[k].title, e->trigger_frame,
 				       e->resent_packets, e->from_psn,
 				       (double)(e->end_ns - e->start_ns) / 1000.0);
-		tot->episodes[e->timeout ? 1 : 0]++;
+		tot->episodes[k]++;
 	}
 	g_string_append(o, "</g>\n");
 	if (x->episodes && x->episodes->len) {
@@ -790,10 +812,13 @@ static void draw_legend(GString *o, const struct totals *t, double y0)
 {
 	double y = y0 + 24;
 	char a[32], b[32];
+	int classes = 0;
 
+	for (int k = 0; k < GBN_CLASSES; k++)
+		classes += t->episodes[k] != 0;
 	g_string_append_printf(o, "<g id=\"legend\" class=\"legend\" font-size=\"12\" fill=\"#222\">\n");
 	g_string_append_printf(o, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"#ffffff\" stroke=\"#bbbbbb\"/>\n",
-			       LX - 8, y0, W - LX - 2, 22 * (S_COUNT + 3) + 30);
+			       LX - 8, y0, W - LX - 2, 22 * (S_COUNT + 1 + MAX(classes, 1)) + 30);
 	g_string_append_printf(o, "<text x=\"%d\" y=\"%.1f\" font-weight=\"bold\">Legend</text>\n", LX, y0 + 16);
 	y += 14;
 	for (int s = 0; s < S_COUNT; s++, y += 22) {
@@ -812,18 +837,21 @@ static void draw_legend(GString *o, const struct totals *t, double y0)
 			       "<g class=\"legend-entry\" data-legend=\"acked\"><path d=\"M%d %.1fh8v-6h12\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\"/>"
 			       "<text x=\"%d\" y=\"%.1f\"%s>ACKed PSN (from the other side)</text></g>\n",
 			       LX, y + 3, ACK_COLOR, LX + 26, y + 4, t->acks ? "" : " fill=\"#9a9a9a\"");
-	y += 22;
-	g_string_append_printf(o,
-			       "<g class=\"legend-entry\" data-legend=\"gbn_episodes\"><rect x=\"%d\" y=\"%.1f\" width=\"20\" height=\"12\" fill=\"%s\" fill-opacity=\"0.25\"/>"
-			       "<text x=\"%d\" y=\"%.1f\"%s>go-back-N after NAK (%" PRIu64 ")</text></g>\n",
-			       LX, y - 6, GBN_NAK_COLOR, LX + 26, y + 4,
-			       t->episodes[0] ? "" : " fill=\"#9a9a9a\"", t->episodes[0]);
-	y += 22;
-	g_string_append_printf(o,
-			       "<g class=\"legend-entry\" data-legend=\"gbn_episodes\"><rect x=\"%d\" y=\"%.1f\" width=\"20\" height=\"12\" fill=\"%s\" fill-opacity=\"0.3\"/>"
-			       "<text x=\"%d\" y=\"%.1f\"%s>go-back-N after timeout (%" PRIu64 ")</text></g>\n",
-			       LX, y - 6, GBN_TIMEOUT_COLOR, LX + 26, y + 4,
-			       t->episodes[1] ? "" : " fill=\"#9a9a9a\"", t->episodes[1]);
+	/* go-back-N: one entry per trigger that occurs, or a grey one for none */
+	for (int k = 0; k < GBN_CLASSES; k++) {
+		if (!t->episodes[k] && (classes || k != QPT_TRIGGER_NAK))
+			continue;
+		y += 22;
+		fmt_count(a, sizeof(a), t->episodes[k]);
+		g_string_append_printf(o,
+				       "<g class=\"legend-entry\" data-legend=\"gbn_episodes\" data-trigger=\"%s\">"
+				       "<rect x=\"%d\" y=\"%.1f\" width=\"20\" height=\"12\" fill=\"%s\" fill-opacity=\"%s\"/>"
+				       "<text x=\"%d\" y=\"%.1f\"%s>%s (%s)</text></g>\n",
+				       classes ? qpt_trigger_name((unsigned)k) : "none", LX, y - 6,
+				       gdef[k].color, gdef[k].swatch, LX + 26, y + 4,
+				       classes ? "" : " fill=\"#9a9a9a\"",
+				       classes ? gdef[k].legend : "go-back-N episodes", a);
+	}
 	g_string_append(o, "</g>\n");
 }
 
@@ -878,7 +906,7 @@ static GString *render(const struct plot *p, const struct qpt_conv *c, int64_t t
 	}
 	ph = nd == 1 ? 470 : 290;
 	height = (int)(TOP + nd * ph + (nd - 1) * PANEL_GAP + BOTTOM + 16);
-	height = MAX(height, TOP + 22 * (S_COUNT + 4) + 40);
+	height = MAX(height, TOP + 22 * (S_COUNT + 2 + GBN_CLASSES) + 40);
 
 	fmt_ep_qp(&c->ep[0], e0, sizeof(e0));
 	fmt_ep_qp(&c->ep[1], e1, sizeof(e1));

@@ -6,13 +6,18 @@
 For made captures, every series of the time-sequence graph (a <g> with
 data-series/data-total) must hold as many marks as `qptrace summary --json`
 and `qptrace events --json` count: retransmissions == retransmitted packets,
-NAK marks == NAKs, and so on.  Also checks the legend, the self-contained
+NAK marks == NAKs, and so on.  Go-back-N shading is checked per trigger
+(nak, timeout, read_retry, resend): shaded rectangles of each class and the
+legend's count for it against the episodes of `summary --json`, one colour
+per class, on made and rxe captures.  Also checks the legend, the self-contained
 SVG, the 24-bit PSN unwrap, --top file naming, standard input, and that bad
 input gives one line on stderr and exit status 2.  Python 3 standard
 library only.  Prints "N passed, N failed".
 """
+import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -89,6 +94,66 @@ def engine_counts(qptrace, cap, conv):
     return summ, evc
 
 
+# legend wording per trigger (docs/plot.md)
+TRIGGER_WORDS = {"nak": "after NAK", "timeout": "after timeout",
+                 "read_retry": "after READ retry", "resend": "NAK not captured"}
+
+
+def json_triggers(qptrace, cap, conv):
+    """Counter {trigger: episodes} of one conversation, from summary --json."""
+    s = run(qptrace, "summary", "--json", "-q", cap)
+    assert s.returncode == 0, s.stderr
+    c = [x for x in json.loads(s.stdout)["conversations"] if x["id"] == conv][0]
+    return collections.Counter(e["trigger"] for d in c["directions"]
+                               for e in d.get("episodes", []))
+
+
+def check_triggers(qptrace, cap, tmp, name, want):
+    """Shaded episodes and legend, per trigger class, against summary --json.
+
+    want: triggers the capture must have (so the check is not vacuous)."""
+    out = os.path.join(tmp, name + "-trig.svg")
+    r = run(qptrace, "plot", "--conv", "0", "-o", out, "-q", cap)
+    check(r.returncode == 0, f"{name}: plot exit {r.returncode} {r.stderr!r}")
+    if r.returncode:
+        return
+    check(self_contained(out), f"{name}: no script or external reference")
+    root = ET.parse(out).getroot()
+    js = json_triggers(qptrace, cap, 0)
+    check(all(js[t] > 0 for t in want), f"{name}: summary has episodes {sorted(want)} ({dict(js)})")
+    rects = [x for g in root.iter(SVG + "g") if g.get("data-series") == "gbn_episodes"
+             and g.get("data-total") is not None for x in g]
+    shaded = collections.Counter(x.get("class") for x in rects)
+    check(shaded == js, f"{name}: shaded episodes per trigger {dict(shaded)} == summary {dict(js)}")
+    fills = {}
+    for x in rects:
+        fills.setdefault(x.get("class"), set()).add(x.get("fill"))
+    check(all(len(f) == 1 for f in fills.values())
+          and len({next(iter(f)) for f in fills.values()}) == len(fills),
+          f"{name}: one distinct colour per trigger class ({fills})")
+    legend = [g for g in root.iter(SVG + "g") if g.get("id") == "legend"][0]
+    entries = {}
+    for g in legend.iter(SVG + "g"):
+        if g.get("data-legend") != "gbn_episodes":
+            continue
+        text = "".join(g.find(SVG + "text").itertext())
+        m = re.search(r"\(([\d,]+)\)$", text)
+        entries[g.get("data-trigger")] = (text, int(m.group(1).replace(",", "")) if m else None)
+        sw = g.find(SVG + "rect").get("fill")
+        if g.get("data-trigger") in fills:
+            check({sw} == fills[g.get("data-trigger")],
+                  f"{name}: legend swatch of {g.get('data-trigger')} {sw} is its shading {fills[g.get('data-trigger')]}")
+    if js:
+        check(set(entries) == set(js), f"{name}: legend names the triggers present {sorted(entries)} == {sorted(js)}")
+        for t, n in js.items():
+            text, count = entries.get(t, ("", None))
+            check(TRIGGER_WORDS[t] in text and count == n,
+                  f"{name}: legend for {t}: {text!r} (want {TRIGGER_WORDS[t]!r}, {n})")
+    else:
+        check(list(entries) == ["none"] and entries["none"][1] == 0,
+              f"{name}: no episodes, one grey legend entry ({entries})")
+
+
 def self_contained(path):
     text = open(path, encoding="utf-8").read()
     return ("<script" not in text and "href=" not in text and "@import" not in text
@@ -140,6 +205,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="qpt-plot-") as tmp:
         for name, nonzero in [("nak_gbn", ["retransmissions", "naks", "psn_gaps", "gbn_episodes"]),
                               ("timeout_resend", ["retransmissions", "gbn_episodes"]),
+                              ("read_retry", ["retransmissions", "gbn_episodes"]),
                               ("rnr", ["retransmissions", "rnr_naks"]),
                               ("cnp_ecn", ["cnps", "ecn_ce"]),
                               ("dup_capture", ["duplicates"]),
@@ -154,6 +220,17 @@ def main():
                      and g.get("data-total") is not None for r in g]
             check(rects and all(r.get("class") == cls for r in rects),
                   f"{name}: episode shaded as {cls}")
+
+        # go-back-N shading and legend by trigger, against summary --json
+        rxe = os.path.join(root, "captures", "rxe")
+        for cap, name, want in [(os.path.join(made, "nak_gbn.pcap"), "nak_gbn", ["nak"]),
+                                (os.path.join(made, "timeout_resend.pcap"), "timeout_resend", ["timeout"]),
+                                (os.path.join(made, "read_retry.pcap"), "read_retry", ["read_retry"]),
+                                (os.path.join(rxe, "read_bw_drop.pcap"), "rxe_read_bw_drop",
+                                 ["timeout", "read_retry"]),
+                                (os.path.join(rxe, "write_bw_drop.pcap"), "rxe_write_bw_drop", ["nak"]),
+                                (os.path.join(made, "clean_send.pcap"), "clean_send", [])]:
+            check_triggers(qptrace, cap, tmp, name, want)
 
         # 24-bit wrap: PSN offsets stay small (0xFFFFF0 -> 0 is +16, not -16 M)
         svg = ET.parse(os.path.join(tmp, "psn_wrap.svg")).getroot()
