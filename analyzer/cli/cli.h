@@ -19,6 +19,9 @@ struct qpt_frame {
 	const uint8_t *data;
 	uint32_t caplen, wirelen;
 	bool matched; /* passed the BPF filter and the time window */
+	/* Set when the reading thread has decoded the frame already (see
+	 * qpt_input_opts.decode); data is then NULL. */
+	const struct qpt_pkt *pkt;
 	uint64_t file_number; /* number inside its own file */
 };
 
@@ -41,6 +44,9 @@ struct qpt_input_opts {
 	bool has_from, has_to; /* time window; from/to in ns since the epoch, */
 	int64_t from_ns, to_ns; /* or relative to the first frame when < 1e18 */
 	bool from_rel, to_rel;
+	/* When set, the reading thread may decode frames with these options
+	 * itself, while the analysing thread is behind: see qpt_frame.pkt. */
+	const struct qpt_decode_opts *decode;
 };
 /* Opens every file; those that fail are reported and skipped (*status 2).
  * NULL when none could be opened. */

@@ -22,11 +22,14 @@
  * lost pages fault (SIGBUS): the handler maps zeros there, and that read
  * fails with EIO, as a read() error would. */
 #define DROP_STEP (8u << 20)
+#define IO_BUF (256u << 10) /* stdio buffer */
 #define MAX_MAPPED 1024 /* files mapped at once; more are read with stdio */
 
 struct mapped {
 	const uint8_t *map;
+	int fd;
 	size_t len, off; /* off: how far libpcap has read */
+	size_t mapped_len;
 	size_t dropped;	 /* pages before this are out of the mapping */
 	volatile sig_atomic_t bus_error;
 	int slot;
@@ -45,7 +48,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 		struct mapped *m = live_maps[i];
 		uintptr_t page;
 
-		if (!m || a < m->map || a >= m->map + m->len)
+		if (!m || a < m->map || a >= m->map + m->mapped_len)
 			continue;
 		page = (uintptr_t)a & ~(uintptr_t)(page_size - 1);
 		if (mmap((void *)page, page_size, PROT_READ,
@@ -71,7 +74,16 @@ static void drop_behind(struct mapped *m)
 static ssize_t mapped_read(void *cookie, char *buf, size_t n)
 {
 	struct mapped *m = cookie;
+	struct stat st;
 
+	/* A file that shrank since it was mapped ends where it ends now (the
+	 * kernel zero-fills the rest of its last page: never read that). */
+	if (fstat(m->fd, &st) == 0 && (uint64_t)st.st_size < m->len)
+		m->len = (size_t)st.st_size;
+	if (m->off > m->len) {
+		errno = EIO;
+		return -1;
+	}
 	if (n > m->len - m->off)
 		n = m->len - m->off;
 	memcpy(buf, m->map + m->off, n);
@@ -91,7 +103,8 @@ static int mapped_close(void *cookie)
 	g_mutex_lock(&live_lock);
 	live_maps[m->slot] = NULL;
 	g_mutex_unlock(&live_lock);
-	munmap((void *)m->map, m->len);
+	munmap((void *)m->map, m->mapped_len);
+	close(m->fd);
 	g_free(m);
 	return 0;
 }
@@ -124,7 +137,8 @@ static FILE *mapped_open(int fd, struct mapped **out)
 	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
 	m = g_new0(struct mapped, 1);
 	m->map = p;
-	m->len = (size_t)st.st_size;
+	m->fd = fd;
+	m->len = m->mapped_len = (size_t)st.st_size;
 	g_mutex_lock(&live_lock);
 	for (int i = 0; i < MAX_MAPPED && slot < 0; i++)
 		if (!live_maps[i])
@@ -132,16 +146,16 @@ static FILE *mapped_open(int fd, struct mapped **out)
 	g_mutex_unlock(&live_lock);
 	m->slot = slot;
 	fp = slot < 0 ? NULL : fopencookie(m, "rb", io);
-	if (!fp) {
+	if (!fp) { /* the caller reads fd with stdio instead */
+		g_mutex_lock(&live_lock);
 		if (slot >= 0)
-			mapped_close(m);
-		else {
-			munmap(p, m->len);
-			g_free(m);
-		}
+			live_maps[slot] = NULL;
+		g_mutex_unlock(&live_lock);
+		munmap(p, m->mapped_len);
+		g_free(m);
 		return NULL;
 	}
-	*out = m;
+	*out = m; /* the stream owns fd now */
 	return fp;
 }
 
@@ -162,6 +176,7 @@ struct qpt_reader {
 	uint32_t linktype;
 	struct mapped *mapped; /* when read through the mapping */
 	uint64_t size;	       /* the file's size (0: not a regular file) */
+	char *iobuf;	       /* the stream's buffer */
 };
 
 struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
@@ -170,6 +185,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	struct qpt_reader *r;
 	struct mapped *mapped = NULL;
 	uint64_t size = 0;
+	char *iobuf = NULL;
 	FILE *fp;
 	pcap_t *p;
 	int lt;
@@ -185,9 +201,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			size = (uint64_t)st.st_size;
 		fp = getenv("QPTRACE_NO_MMAP") ? NULL : mapped_open(fd, &mapped);
-		if (fp)
-			close(fd);
-		else
+		if (!fp)
 			fp = fdopen(fd, "rb");
 		if (!fp) {
 			g_printerr("qptrace: %s: %s\n", file, g_strerror(errno));
@@ -197,9 +211,18 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	} else {
 		fp = stdin;
 	}
-	/* The FILE is ours so that it reads in large blocks: with stdio's
-	 * default 4 KiB buffer, reading dominates (one read() per 4 KiB). */
-	setvbuf(fp, NULL, _IOFBF, 1 << 20);
+	/* Reads in large blocks: stdio's own buffer is 4 or 8 KiB, and
+	 * setvbuf() ignores the size it is given unless the buffer comes with
+	 * it.  Standard input keeps its buffer after libpcap is done with it
+	 * (it is not closed): a static one. */
+	if (fp == stdin) {
+		static char stdin_buf[IO_BUF];
+
+		setvbuf(fp, stdin_buf, _IOFBF, IO_BUF);
+	} else {
+		iobuf = g_malloc(IO_BUF);
+		setvbuf(fp, iobuf, _IOFBF, IO_BUF);
+	}
 	/* Only one thread reads this stream: no stdio lock around each of the
 	 * two fread() calls per frame (once a second thread exists, glibc would
 	 * take it every time). */
@@ -209,6 +232,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	if (!p) {
 		if (fp != stdin)
 			fclose(fp);
+		g_free(iobuf);
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
 		if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
@@ -224,6 +248,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 		g_printerr("qptrace: %s: unsupported link type %d (%s)\n", file, lt,
 			   name ? name : "unknown");
 		pcap_close(p);
+		g_free(iobuf);
 		return NULL;
 	}
 	r = own_lines(sizeof(*r));
@@ -232,7 +257,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	r->linktype = (uint32_t)lt;
 	r->mapped = mapped;
 	r->size = size;
-
+	r->iobuf = iobuf;
 	if (bpf && *bpf) {
 		if (pcap_compile(p, &r->prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			g_printerr("qptrace: %s: bad filter '%s': %s\n", file, bpf,
@@ -291,6 +316,7 @@ void qpt_reader_close(struct qpt_reader *r)
 	if (r->has_prog)
 		pcap_freecode(&r->prog);
 	pcap_close(r->p);
+	g_free(r->iobuf);
 	g_aligned_free(r);
 }
 
@@ -326,6 +352,7 @@ struct input_file {
 
 struct batch {
 	struct qpt_frame f[BATCH_FRAMES];
+	struct qpt_pkt *pkt; /* BATCH_FRAMES of them, with qpt_input_opts.decode */
 	uint8_t *buf;
 	size_t used, cap;
 	guint n;
@@ -349,6 +376,10 @@ struct qpt_input {
 	GThread *thread;
 	GAsyncQueue *full, *empty; /* struct batch */
 	gint stop; /* atomic: the consumer gave up early */
+	/* Who decodes: -1 shared as below; 1 always the reading thread; 0
+	 * always the analysing one (QPTRACE_DECODE_IN=reader|analyser, for the
+	 * tests and the benchmark). */
+	int decode_here;
 
 	/* The analysing thread's own state, on a cache line of its own: the
 	 * reading thread writes the fields above for every frame. */
@@ -423,6 +454,11 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
 		qpt_input_close(in);
 		return NULL;
 	}
+	in->decode_here = -1;
+	if (g_strcmp0(g_getenv("QPTRACE_DECODE_IN"), "reader") == 0)
+		in->decode_here = 1;
+	else if (g_strcmp0(g_getenv("QPTRACE_DECODE_IN"), "analyser") == 0)
+		in->decode_here = 0;
 	in->started_us = in->last_progress_us = g_get_monotonic_time();
 	start_thread(in);
 	return in;
@@ -516,12 +552,36 @@ static gpointer reader_thread(gpointer data)
 	for (;;) {
 		struct batch *b = g_async_queue_pop(in->empty);
 		struct qpt_frame f;
+		bool decode_here;
 		int rc = 1;
 
 		b->n = 0;
 		b->used = 0;
+		/* Work sharing: decoding (with its CRC over every byte) is cheaper
+		 * here, where libpcap has just brought the frame into this core's
+		 * cache, but this thread also runs libpcap.  So it decodes whole
+		 * batches itself while half the batches wait for the analysing
+		 * thread, and else hands the frames over undecoded.  The queue
+		 * settles where both threads are busy. */
+		decode_here = in->o.decode &&
+			      (in->decode_here == 1 ||
+			       (in->decode_here < 0 &&
+				g_async_queue_length(in->full) >= NBATCHES / 2));
 		while (b->n < BATCH_FRAMES && !g_atomic_int_get(&in->stop) &&
 		       (rc = merge_next(in, &f, &status)) > 0) {
+			f.pkt = NULL;
+			if (decode_here) {
+				if (f.matched) {
+					struct qpt_pkt *pkt = &b->pkt[b->n];
+
+					qpt_decode(pkt, f.linktype, f.data, f.caplen, f.wirelen,
+						   in->o.decode);
+					f.pkt = pkt;
+				}
+				f.data = NULL;
+				b->f[b->n++] = f;
+				continue;
+			}
 			if (b->used + f.caplen > b->cap) {
 				if (b->n) { /* this frame opens the next batch */
 					g_async_queue_push(in->full, b);
@@ -566,6 +626,8 @@ static void start_thread(struct qpt_input *in)
 
 		b->cap = BATCH_BYTES;
 		b->buf = g_malloc(b->cap);
+		if (in->o.decode)
+			b->pkt = g_new(struct qpt_pkt, BATCH_FRAMES);
 		g_async_queue_push(in->empty, b);
 	}
 	in->thread = g_thread_new("qptrace-reader", reader_thread, in);
@@ -578,7 +640,8 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 			return 0;
 		if (in->c.cur && in->c.cur_idx < in->c.cur->n) {
 			*f = in->c.cur->f[in->c.cur_idx++];
-			f->data = in->c.cur->buf + (uintptr_t)f->data;
+			if (!f->pkt)
+				f->data = in->c.cur->buf + (uintptr_t)f->data;
 			return 1;
 		}
 		if (in->c.cur) {
@@ -600,6 +663,7 @@ static void free_batch(gpointer p)
 	struct batch *b = p;
 
 	g_free(b->buf);
+	g_free(b->pkt);
 	g_free(b);
 }
 

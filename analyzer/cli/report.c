@@ -133,12 +133,14 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	struct qpt_input *in;
 	struct qpt_frame f;
 	struct qpt_pkt pkt;
+	const struct qpt_pkt *p;
 	struct qpt_verdict v;
 	int status = 0;
 
 	if (!qpt_input_opts_from(o, &io))
 		return 2;
 	io.progress = progress && !o->quiet;
+	io.decode = &o->dec;
 	in = qpt_input_open(files, &io, &status);
 	if (!in)
 		return 2;
@@ -151,10 +153,14 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		}
 		if (!f.matched)
 			continue;
-		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
-		qpt_flow_packet(fl, f.number, ns, &pkt, &v);
+		p = f.pkt; /* decoded by the reading thread, or here */
+		if (!p) {
+			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
+			p = &pkt;
+		}
+		qpt_flow_packet(fl, f.number, ns, p, &v);
 		if (fn)
-			fn(user, &f, ns, &pkt, &v);
+			fn(user, &f, ns, p, &v);
 	}
 	qpt_input_close(in);
 	qpt_flow_finish(fl);

@@ -10,6 +10,10 @@ split it by alternate frames when its timestamps are strictly increasing
 qptrace summary --json -` == the file; `--from/--to` around the whole
 capture == the file; `--to` at the last frame of the first half == the
 first half alone; `--each A B` gives two summaries equal to A and B alone.
+The reading paths give the same summary and events as the default:
+decoding forced into the reading thread or into the analysing thread
+(QPTRACE_DECODE_IN=reader|analyser; by default they share it by load), and
+plain stdio reads instead of the file mapping (QPTRACE_NO_MMAP=1).
 Prints `N passed, N failed`.
 """
 import json
@@ -38,15 +42,24 @@ def write_pcap(path, hdr, recs):
             f.write(r[2])
 
 
-def summary(qptrace, args, stdin=None):
+def summary(qptrace, args, stdin=None, env=None):
     p = subprocess.run([qptrace, "summary", "--json", "-q"] + args, input=stdin,
-                       capture_output=True, timeout=60)
+                       capture_output=True, timeout=60,
+                       env=dict(os.environ, **(env or {})))
     if p.returncode:
         raise RuntimeError(f"summary {args} exited {p.returncode}: {p.stderr.decode()}")
     out = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
     for o in out:
         o.pop("file", None)
     return out
+
+
+def events(qptrace, cap, env):
+    p = subprocess.run([qptrace, "events", "-q", cap], capture_output=True, timeout=60,
+                       env=dict(os.environ, **env))
+    if p.returncode:
+        raise RuntimeError(f"events {cap} exited {p.returncode}: {p.stderr.decode()}")
+    return p.stdout
 
 
 def check(qptrace, cap, tmp):
@@ -74,6 +87,13 @@ def check(qptrace, cap, tmp):
             errs.append("alternate frames merged differ from the whole file")
     if summary(qptrace, ["-"], stdin=open(cap, "rb").read()) != whole:
         errs.append("stdin differs from the file")
+    for env in ({"QPTRACE_DECODE_IN": "reader"}, {"QPTRACE_DECODE_IN": "analyser"},
+                {"QPTRACE_NO_MMAP": "1"}):
+        name = " ".join(f"{k}={v}" for k, v in env.items())
+        if summary(qptrace, [cap], env=env) != whole:
+            errs.append(f"{name}: summary differs from the default")
+        if events(qptrace, cap, env) != events(qptrace, cap, {}):
+            errs.append(f"{name}: events differ from the default")
     first, last = recs[0], recs[-1]
     digits = 9 if hdr[:4] in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d") else 6
 
