@@ -183,6 +183,8 @@ struct half {
 	int64_t nak_ns, rnr_ns;
 	uint32_t nak_psn, rnr_psn, rnr_timer;
 	uint32_t episode_top; /* highest PSN sent before the episode */
+	bool episode_resent_top; /* ... or, when all that was answered before it,
+				  * the highest PSN it resends */
 	struct qpt_episode cur;
 
 	/* responses carried */
@@ -684,6 +686,16 @@ static struct read_req *read_find(struct half *h, uint32_t psn)
 	return NULL;
 }
 
+/* The last PSN a request takes: a READ's responses span its length. */
+static uint32_t request_end(const struct half *h, const struct qpt_pkt *p)
+{
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, span = 1;
+
+	if (qpt_opcodes[p->bth.opcode].flags & QPT_O_READ && mtu && p->reth.dmalen)
+		span = (p->reth.dmalen + mtu - 1) / mtu;
+	return qpt_psn_add(p->bth.psn, (int32_t)span - 1);
+}
+
 static void read_add(struct half *h, uint32_t psn, uint32_t len, uint32_t mtu,
 		     uint64_t frame, int64_t ns)
 {
@@ -926,6 +938,14 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		h->cur.first_resent_frame = frame;
 		h->cur.from_psn = psn;
 		h->episode_top = qpt_psn_add(h->expected, -1);
+		/* Everything sent before was answered already (a READ's
+		 * responses went missing before later ones came): recovered
+		 * once what this episode resends is answered, see below. */
+		h->episode_resent_top =
+			h->any_acked && qpt_psn_diff(h->acked, h->episode_top) >= 0 &&
+			qpt_psn_diff(h->acked, h->episode_top) < 65536;
+		if (h->episode_resent_top)
+			h->episode_top = request_end(h, p);
 		if (h->nak_pending) {
 			h->cur.trigger = QPT_TRIGGER_NAK;
 			h->cur.trigger_frame = h->nak_frame;
@@ -960,6 +980,9 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 	if (h->in_episode) {
 		h->cur.resent_packets++;
 		v->episode = (uint32_t)d->gbn_episodes;
+		if (h->episode_resent_top &&
+		    qpt_psn_diff(request_end(h, p), h->episode_top) > 0)
+			h->episode_top = request_end(h, p);
 	}
 	emit(fl, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
 	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :

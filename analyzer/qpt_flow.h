@@ -78,7 +78,10 @@ struct qpt_opstat {
 struct qpt_episode {
 	uint64_t trigger_frame; /* the NAK, or the last packet before the silence */
 	uint64_t first_resent_frame;
-	uint64_t end_frame;	/* first new PSN after recovery, 0 if never */
+	uint64_t end_frame;	/* where recovery shows: the answer to the last PSN
+				 * outstanding (or resent, when all before the
+				 * episode was answered), or a new PSN past them;
+				 * 0 if never */
 	int64_t start_ns, end_ns;
 	uint32_t resent_packets;
 	uint32_t from_psn;

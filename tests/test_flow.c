@@ -195,9 +195,69 @@ static void test_bounded_halves(void)
 	qpt_flow_free(fl);
 }
 
+static const struct qpt_verdict *feed_len(struct feed *f, bool from_a, uint8_t op,
+					  uint32_t psn, uint32_t payload, uint32_t dmalen)
+{
+	struct qpt_pkt p = mk(from_a, op, psn);
+
+	p.payload_len = payload;
+	if (dmalen) {
+		p.flags |= QPT_H_RETH;
+		p.reth.dmalen = dmalen;
+	}
+	if (op == 0x0d || op == 0x0f || op == 0x10) { /* READ response with AETH */
+		p.flags |= QPT_H_AETH;
+		p.aeth.kind = QPT_AETH_ACK;
+		p.aeth.syndrome = 0x1f;
+	}
+	f->ns += 1000;
+	qpt_flow_packet(f->fl, ++f->frame, f->ns, &p, &f->v);
+	return &f->v;
+}
+
+/* A READ whose third response is lost, answered around by a later ACK: the
+ * requester re-issues the READ from the missing PSN.  The episode ends with
+ * the response that completes the re-issued READ, not never (everything
+ * before it was acknowledged already, so no later answer would close it). */
+static void test_read_retry_episode_end(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+	const struct qpt_dir *d;
+	const struct qpt_episode *e;
+
+	setup(&f);
+	feed_len(&f, true, 0x06, 0, 1024, 2048); /* 1 WRITE First: MTU 1024 */
+	feed_len(&f, true, 0x08, 1, 1024, 0);	 /* 2 WRITE Last */
+	feed_len(&f, true, 0x0c, 2, 0, 4096);	 /* 3 READ, PSNs 2..5 */
+	feed_len(&f, true, 0x0a, 6, 64, 64);	 /* 4 WRITE Only */
+	feed_len(&f, false, 0x0d, 2, 1024, 0);	 /* 5 response First */
+	feed_len(&f, false, 0x0e, 3, 1024, 0);	 /* 6 response Middle; PSN 4 lost */
+	feed_len(&f, false, 0x0f, 5, 1024, 0);	 /* 7 response Last */
+	feed_len(&f, false, 0x11, 6, 0, 0);	 /* 8 ACK of the WRITE */
+	v = feed_len(&f, true, 0x0c, 4, 0, 2048); /* 9 READ re-issued from PSN 4 */
+	g_assert_true(v->flags & QPT_V(READ_RETRY));
+	g_assert_true(v->flags & QPT_V(GBN_START));
+	feed_len(&f, false, 0x0d, 4, 1024, 0);	 /* 10 response First */
+	feed_len(&f, false, 0x0f, 5, 1024, 0);	 /* 11 response Last: recovered */
+	feed_len(&f, true, 0x0a, 7, 64, 64);	 /* 12 new WRITE */
+	qpt_flow_finish(f.fl);
+	d = dir0(&f);
+	g_assert_cmpuint(d->gbn_episodes, ==, 1);
+	g_assert_nonnull(d->episodes);
+	g_assert_cmpuint(d->episodes->len, ==, 1);
+	e = &g_array_index(d->episodes, struct qpt_episode, 0);
+	g_assert_cmpuint(e->trigger, ==, QPT_TRIGGER_READ_RETRY);
+	g_assert_cmpuint(e->trigger_frame, ==, 9);
+	g_assert_cmpuint(e->end_frame, ==, 11);
+	g_assert_cmpint(e->end_ns - e->start_ns, ==, 2000);
+	qpt_flow_free(f.fl);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/flow/read_retry_episode_end", test_read_retry_episode_end);
 	g_test_add_func("/flow/wrap_in_order", test_wrap_in_order);
 	g_test_add_func("/flow/gap_across_wrap", test_gap_across_wrap);
 	g_test_add_func("/flow/ack_across_wrap", test_ack_across_wrap);
