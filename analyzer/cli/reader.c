@@ -1,11 +1,9 @@
 /* reader.c - capture files through libpcap (pcap and pcapng) */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,151 +11,7 @@
 
 #include "cli.h"
 
-/* A regular file is mapped and libpcap reads it through a stdio stream
- * over the mapping (fopencookie): one copy from the page cache instead of
- * read()'s copy into the kernel's and then stdio's buffers (about a tenth
- * less time for the reading thread, tools/bench/README.md).  Pages already
- * handed to libpcap are dropped from the mapping, so that memory stays flat
- * whatever the file's size.  A file truncated while it is read makes the
- * lost pages fault (SIGBUS): the handler maps zeros there, and that read
- * fails with EIO, as a read() error would. */
-#define DROP_STEP (8u << 20)
 #define IO_BUF (256u << 10) /* stdio buffer */
-#define MAX_MAPPED 1024 /* files mapped at once; more are read with stdio */
-
-struct mapped {
-	const uint8_t *map;
-	int fd;
-	size_t len, off; /* off: how far libpcap has read */
-	size_t mapped_len;
-	size_t dropped;	 /* pages before this are out of the mapping */
-	volatile sig_atomic_t bus_error;
-	int slot;
-};
-
-static struct mapped *volatile live_maps[MAX_MAPPED];
-static GMutex live_lock;
-static size_t page_size; /* set before the handler is installed */
-
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
-{
-	const uint8_t *a = si->si_addr;
-
-	(void)ctx;
-	for (int i = 0; i < MAX_MAPPED; i++) {
-		struct mapped *m = live_maps[i];
-		uintptr_t page;
-
-		if (!m || a < m->map || a >= m->map + m->mapped_len)
-			continue;
-		page = (uintptr_t)a & ~(uintptr_t)(page_size - 1);
-		if (mmap((void *)page, page_size, PROT_READ,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-			m->bus_error = 1;
-			return; /* the access is retried and reads zeros */
-		}
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void drop_behind(struct mapped *m)
-{
-	size_t end = m->off & ~(page_size - 1);
-
-	if (end > m->dropped && end - m->dropped >= DROP_STEP) {
-		madvise((void *)(m->map + m->dropped), end - m->dropped, MADV_DONTNEED);
-		m->dropped = end;
-	}
-}
-
-static ssize_t mapped_read(void *cookie, char *buf, size_t n)
-{
-	struct mapped *m = cookie;
-	struct stat st;
-
-	/* A file that shrank since it was mapped ends where it ends now (the
-	 * kernel zero-fills the rest of its last page: never read that). */
-	if (fstat(m->fd, &st) == 0 && (uint64_t)st.st_size < m->len)
-		m->len = (size_t)st.st_size;
-	if (m->off > m->len) {
-		errno = EIO;
-		return -1;
-	}
-	if (n > m->len - m->off)
-		n = m->len - m->off;
-	memcpy(buf, m->map + m->off, n);
-	if (m->bus_error) {
-		errno = EIO;
-		return -1;
-	}
-	m->off += n;
-	drop_behind(m);
-	return (ssize_t)n;
-}
-
-static int mapped_close(void *cookie)
-{
-	struct mapped *m = cookie;
-
-	g_mutex_lock(&live_lock);
-	live_maps[m->slot] = NULL;
-	g_mutex_unlock(&live_lock);
-	munmap((void *)m->map, m->mapped_len);
-	close(m->fd);
-	g_free(m);
-	return 0;
-}
-
-/* A stream over the mapped file, or NULL (then plain stdio is used). */
-static FILE *mapped_open(int fd, struct mapped **out)
-{
-	static gsize handler;
-	cookie_io_functions_t io = { .read = mapped_read, .close = mapped_close };
-	struct mapped *m;
-	struct stat st;
-	int slot = -1;
-	void *p;
-	FILE *fp;
-
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > SIZE_MAX)
-		return NULL;
-	if (g_once_init_enter(&handler)) {
-		struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
-
-		page_size = (size_t)sysconf(_SC_PAGESIZE);
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGBUS, &sa, NULL);
-		g_once_init_leave(&handler, 1);
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-	m = g_new0(struct mapped, 1);
-	m->map = p;
-	m->fd = fd;
-	m->len = m->mapped_len = (size_t)st.st_size;
-	g_mutex_lock(&live_lock);
-	for (int i = 0; i < MAX_MAPPED && slot < 0; i++)
-		if (!live_maps[i])
-			live_maps[slot = i] = m;
-	g_mutex_unlock(&live_lock);
-	m->slot = slot;
-	fp = slot < 0 ? NULL : fopencookie(m, "rb", io);
-	if (!fp) { /* the caller reads fd with stdio instead */
-		g_mutex_lock(&live_lock);
-		if (slot >= 0)
-			live_maps[slot] = NULL;
-		g_mutex_unlock(&live_lock);
-		munmap(p, m->mapped_len);
-		g_free(m);
-		return NULL;
-	}
-	*out = m; /* the stream owns fd now */
-	return fp;
-}
 
 /* Memory that the reading thread writes for every frame gets cache lines of
  * its own: a line shared with what the analysing thread writes would bounce
@@ -174,7 +28,6 @@ struct qpt_reader {
 	bool has_prog;
 	uint64_t number;
 	uint32_t linktype;
-	struct mapped *mapped; /* when read through the mapping */
 	uint64_t size;	       /* the file's size (0: not a regular file) */
 	char *iobuf;	       /* the stream's buffer */
 };
@@ -183,7 +36,6 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
 	struct qpt_reader *r;
-	struct mapped *mapped = NULL;
 	uint64_t size = 0;
 	char *iobuf = NULL;
 	FILE *fp;
@@ -200,9 +52,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 		}
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			size = (uint64_t)st.st_size;
-		fp = getenv("QPTRACE_NO_MMAP") ? NULL : mapped_open(fd, &mapped);
-		if (!fp)
-			fp = fdopen(fd, "rb");
+		fp = fdopen(fd, "rb");
 		if (!fp) {
 			g_printerr("qptrace: %s: %s\n", file, g_strerror(errno));
 			close(fd);
@@ -211,10 +61,11 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	} else {
 		fp = stdin;
 	}
-	/* Reads in large blocks: stdio's own buffer is 4 or 8 KiB, and
-	 * setvbuf() ignores the size it is given unless the buffer comes with
-	 * it.  Standard input keeps its buffer after libpcap is done with it
-	 * (it is not closed): a static one. */
+	/* Reads in large blocks: stdio's own buffer is the file system's block
+	 * size (4 KiB), a read() for every four frames; and setvbuf() ignores
+	 * the size it is given unless the buffer comes with it.  Standard input
+	 * keeps its buffer after libpcap is done with it (it is not closed): a
+	 * static one. */
 	if (fp == stdin) {
 		static char stdin_buf[IO_BUF];
 
@@ -255,7 +106,6 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	r->p = p;
 	r->file = file;
 	r->linktype = (uint32_t)lt;
-	r->mapped = mapped;
 	r->size = size;
 	r->iobuf = iobuf;
 	if (bpf && *bpf) {
@@ -328,10 +178,6 @@ void qpt_reader_position(struct qpt_reader *r, uint64_t *done, uint64_t *size)
 	*size = r->size;
 	if (!r->size)
 		return;
-	if (r->mapped) {
-		*done = r->mapped->off;
-		return;
-	}
 	pos = ftell(pcap_file(r->p));
 	*done = pos > 0 ? (uint64_t)pos : 0;
 }
@@ -353,6 +199,7 @@ struct input_file {
 struct batch {
 	struct qpt_frame f[BATCH_FRAMES];
 	struct qpt_pkt *pkt; /* BATCH_FRAMES of them, with qpt_input_opts.decode */
+	bool decoded; /* the reading thread decodes this batch's frames */
 	uint8_t *buf;
 	size_t used, cap;
 	guint n;
@@ -380,6 +227,7 @@ struct qpt_input {
 	 * always the analysing one (QPTRACE_DECODE_IN=reader|analyser, for the
 	 * tests and the benchmark). */
 	int decode_here;
+	unsigned batches, batches_decoded;
 
 	/* The analysing thread's own state, on a cache line of its own: the
 	 * reading thread writes the fields above for every frame. */
@@ -544,77 +392,77 @@ static int merge_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 	return 1;
 }
 
+/* Hands b (when not NULL) to the analysing thread and takes an empty
+ * batch, deciding who decodes its frames.
+ *
+ * Work sharing: decoding (with its CRC over every byte) is cheapest here,
+ * where libpcap has just brought the frame into this core's cache, but
+ * this thread also runs libpcap.  So it decodes whole batches itself while
+ * half the batches wait for the analysing thread, and else hands frames
+ * over undecoded; the queue settles where both threads are busy. */
+static struct batch *next_batch(struct qpt_input *in, struct batch *b)
+{
+	if (b)
+		g_async_queue_push(in->full, b);
+	b = g_async_queue_pop(in->empty);
+	b->n = 0;
+	b->used = 0;
+	b->decoded = in->o.decode &&
+		     (in->decode_here == 1 ||
+		      (in->decode_here < 0 &&
+		       g_async_queue_length(in->full) >= NBATCHES / 2));
+	in->batches++;
+	in->batches_decoded += b->decoded;
+	return b;
+}
+
 static gpointer reader_thread(gpointer data)
 {
 	struct qpt_input *in = data;
+	struct batch *b = next_batch(in, NULL);
+	struct qpt_frame f;
 	int status = 0;
 
-	for (;;) {
-		struct batch *b = g_async_queue_pop(in->empty);
-		struct qpt_frame f;
-		bool decode_here;
-		int rc = 1;
+	while (!g_atomic_int_get(&in->stop) && merge_next(in, &f, &status) > 0) {
+		f.pkt = NULL;
+		if (!b->decoded && b->used + f.caplen > b->cap && b->n)
+			b = next_batch(in, b); /* this frame opens the next batch */
+		if (b->decoded) {
+			if (f.matched) {
+				struct qpt_pkt *pkt = &b->pkt[b->n];
 
-		b->n = 0;
-		b->used = 0;
-		/* Work sharing: decoding (with its CRC over every byte) is cheaper
-		 * here, where libpcap has just brought the frame into this core's
-		 * cache, but this thread also runs libpcap.  So it decodes whole
-		 * batches itself while half the batches wait for the analysing
-		 * thread, and else hands the frames over undecoded.  The queue
-		 * settles where both threads are busy. */
-		decode_here = in->o.decode &&
-			      (in->decode_here == 1 ||
-			       (in->decode_here < 0 &&
-				g_async_queue_length(in->full) >= NBATCHES / 2));
-		while (b->n < BATCH_FRAMES && !g_atomic_int_get(&in->stop) &&
-		       (rc = merge_next(in, &f, &status)) > 0) {
-			f.pkt = NULL;
-			if (decode_here) {
-				if (f.matched) {
-					struct qpt_pkt *pkt = &b->pkt[b->n];
-
-					qpt_decode(pkt, f.linktype, f.data, f.caplen, f.wirelen,
-						   in->o.decode);
-					f.pkt = pkt;
-				}
-				f.data = NULL;
-				b->f[b->n++] = f;
-				continue;
+				qpt_decode(pkt, f.linktype, f.data, f.caplen, f.wirelen,
+					   in->o.decode);
+				f.pkt = pkt;
 			}
-			if (b->used + f.caplen > b->cap) {
-				if (b->n) { /* this frame opens the next batch */
-					g_async_queue_push(in->full, b);
-					b = g_async_queue_pop(in->empty);
-					b->n = 0;
-					b->used = 0;
-				}
-				if (f.caplen > b->cap) {
-					b->cap = f.caplen;
-					b->buf = g_realloc(b->buf, b->cap);
-				}
+			f.data = NULL;
+		} else {
+			if (f.caplen > b->cap) {
+				b->cap = f.caplen;
+				b->buf = g_realloc(b->buf, b->cap);
 			}
 			memcpy(b->buf + b->used, f.data, f.caplen);
 			f.data = (const uint8_t *)(uintptr_t)b->used; /* an offset until popped */
 			b->used += f.caplen;
-			b->f[b->n++] = f;
 		}
-		if (rc <= 0 || g_atomic_int_get(&in->stop)) {
-			if (getenv("QPTRACE_THREAD_TIMES")) {
-				struct rusage ru;
-
-				getrusage(RUSAGE_THREAD, &ru);
-				g_printerr("reader thread: %.2f user %.2f sys\n",
-					   ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-					   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-			}
-			b->end = true;
-			b->status = status;
-			g_async_queue_push(in->full, b);
-			return NULL;
-		}
-		g_async_queue_push(in->full, b);
+		b->f[b->n++] = f;
+		if (b->n == BATCH_FRAMES)
+			b = next_batch(in, b);
 	}
+	if (g_getenv("QPTRACE_THREAD_TIMES")) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_THREAD, &ru);
+		g_printerr("reading thread: %.2f s user, %.2f s system; decoded %u of %u "
+			   "batches\n",
+			   ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+			   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+			   in->batches_decoded, in->batches);
+	}
+	b->end = true;
+	b->status = status;
+	g_async_queue_push(in->full, b);
+	return NULL;
 }
 
 static void start_thread(struct qpt_input *in)
@@ -671,11 +519,11 @@ void qpt_input_close(struct qpt_input *in)
 {
 	if (!in)
 		return;
-	if (getenv("QPTRACE_THREAD_TIMES")) {
+	if (g_getenv("QPTRACE_THREAD_TIMES")) {
 		struct rusage ru;
 
 		getrusage(RUSAGE_THREAD, &ru);
-		g_printerr("main thread: %.2f user %.2f sys\n",
+		g_printerr("analysing thread: %.2f s user, %.2f s system\n",
 			   ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 			   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	}

@@ -10,10 +10,9 @@ split it by alternate frames when its timestamps are strictly increasing
 qptrace summary --json -` == the file; `--from/--to` around the whole
 capture == the file; `--to` at the last frame of the first half == the
 first half alone; `--each A B` gives two summaries equal to A and B alone.
-The reading paths give the same summary and events as the default:
-decoding forced into the reading thread or into the analysing thread
-(QPTRACE_DECODE_IN=reader|analyser; by default they share it by load), and
-plain stdio reads instead of the file mapping (QPTRACE_NO_MMAP=1).
+Decoding forced into the reading thread or into the analysing thread
+(QPTRACE_DECODE_IN=reader|analyser; by default they share it by load)
+gives the same summary and events as the default.
 Prints `N passed, N failed`.
 """
 import json
@@ -87,8 +86,7 @@ def check(qptrace, cap, tmp):
             errs.append("alternate frames merged differ from the whole file")
     if summary(qptrace, ["-"], stdin=open(cap, "rb").read()) != whole:
         errs.append("stdin differs from the file")
-    for env in ({"QPTRACE_DECODE_IN": "reader"}, {"QPTRACE_DECODE_IN": "analyser"},
-                {"QPTRACE_NO_MMAP": "1"}):
+    for env in ({"QPTRACE_DECODE_IN": "reader"}, {"QPTRACE_DECODE_IN": "analyser"}):
         name = " ".join(f"{k}={v}" for k, v in env.items())
         if summary(qptrace, [cap], env=env) != whole:
             errs.append(f"{name}: summary differs from the default")
