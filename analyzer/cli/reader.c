@@ -129,8 +129,17 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f)
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
 	if (rc != 1) {
-		g_printerr("qptrace: %s: after frame %" G_GUINT64_FORMAT ": %s\n",
-			   r->file, r->number, pcap_geterr(r->p));
+		const char *err = pcap_geterr(r->p);
+
+		/* libpcap reads a pcapng file only while its interfaces share one
+		 * link type and snapshot length: say how to get around that. */
+		g_printerr("qptrace: %s: after frame %" G_GUINT64_FORMAT ": %s%s\n",
+			   r->file, r->number, err,
+			   strstr(err, "an interface has a") ?
+				   " (libpcap reads pcapng only with one link type and "
+				   "snapshot length for all interfaces: give qptrace one "
+				   "file per interface instead, README.md says how)" :
+				   "");
 		return -1;
 	}
 	r->number++;
