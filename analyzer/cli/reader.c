@@ -304,8 +304,9 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
 		g_array_append_val(opened, x);
 	}
 	in->nfiles = opened->len;
-	in->files = own_lines(opened->len * sizeof(struct input_file));
-	memcpy(in->files, opened->data, opened->len * sizeof(struct input_file));
+	in->files = own_lines(MAX(opened->len, 1u) * sizeof(struct input_file));
+	if (opened->len)
+		memcpy(in->files, opened->data, opened->len * sizeof(struct input_file));
 	g_array_free(opened, TRUE);
 	if (!in->nfiles) {
 		qpt_input_close(in);
