@@ -99,27 +99,28 @@ TRIGGER_WORDS = {"nak": "after NAK", "timeout": "after timeout",
                  "read_retry": "after READ retry", "resend": "NAK not captured"}
 
 
-def json_triggers(qptrace, cap, conv):
+def json_triggers(qptrace, cap, conv, args=()):
     """Counter {trigger: episodes} of one conversation, from summary --json."""
-    s = run(qptrace, "summary", "--json", "-q", cap)
+    s = run(qptrace, "summary", "--json", "-q", *args, cap)
     assert s.returncode == 0, s.stderr
     c = [x for x in json.loads(s.stdout)["conversations"] if x["id"] == conv][0]
     return collections.Counter(e["trigger"] for d in c["directions"]
                                for e in d.get("episodes", []))
 
 
-def check_triggers(qptrace, cap, tmp, name, want):
+def check_triggers(qptrace, cap, tmp, name, want, args=()):
     """Shaded episodes and legend, per trigger class, against summary --json.
 
-    want: triggers the capture must have (so the check is not vacuous)."""
+    want: triggers the capture must have (so the check is not vacuous);
+    args: more options for both commands (a BPF filter)."""
     out = os.path.join(tmp, name + "-trig.svg")
-    r = run(qptrace, "plot", "--conv", "0", "-o", out, "-q", cap)
+    r = run(qptrace, "plot", "--conv", "0", "-o", out, "-q", *args, cap)
     check(r.returncode == 0, f"{name}: plot exit {r.returncode} {r.stderr!r}")
     if r.returncode:
         return
     check(self_contained(out), f"{name}: no script or external reference")
     root = ET.parse(out).getroot()
-    js = json_triggers(qptrace, cap, 0)
+    js = json_triggers(qptrace, cap, 0, args)
     check(all(js[t] > 0 for t in want), f"{name}: summary has episodes {sorted(want)} ({dict(js)})")
     rects = [x for g in root.iter(SVG + "g") if g.get("data-series") == "gbn_episodes"
              and g.get("data-total") is not None for x in g]
@@ -231,6 +232,10 @@ def main():
                                 (os.path.join(rxe, "write_bw_drop.pcap"), "rxe_write_bw_drop", ["nak"]),
                                 (os.path.join(made, "clean_send.pcap"), "clean_send", [])]:
             check_triggers(qptrace, cap, tmp, name, want)
+        # Only the requester's side of nak_gbn: the NAK is not in what is
+        # read, so the go-back-N episode is a resend.
+        check_triggers(qptrace, os.path.join(made, "nak_gbn.pcap"), tmp, "nak_gbn_one_side",
+                       ["resend"], ("-f", "src host 10.0.0.1"))
 
         # 24-bit wrap: PSN offsets stay small (0xFFFFF0 -> 0 is +16, not -16 M)
         svg = ET.parse(os.path.join(tmp, "psn_wrap.svg")).getroot()
