@@ -205,7 +205,6 @@ struct qpt_flow {
 	GHashTable *cm;	     /* REQ local comm ID -> struct cm_rec */
 	GHashTable *cm_rep;  /* REP local comm ID -> the same struct cm_rec */
 	GPtrArray *convs;
-	struct half *last;
 	/* Halves by a hash of the key, direct-mapped in front of the table:
 	 * most frames find theirs here without hashing the 40-byte key. */
 	struct half *recent[HALF_CACHE];
@@ -411,13 +410,9 @@ static struct half *half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 	k.sqpn = (p->bth.opcode & 0xe0) == QPT_SVC_UD && p->flags & QPT_H_DETH ?
 			 p->deth.sqpn :
 			 ~0u;
-	if (fl->last && !memcmp(&fl->last->key, &k, sizeof(k)))
-		return fl->last;
 	slot = &fl->recent[recent_slot(&k)];
-	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k))) {
-		fl->last = *slot;
+	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k)))
 		return *slot;
-	}
 	h = g_hash_table_lookup(fl->halves, &k);
 	if (!h && create) {
 		if (fl->nhalves >= fl->o.max_halves)
@@ -436,7 +431,7 @@ static struct half *half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		g_ptr_array_add(list, h);
 	}
 	if (h)
-		fl->last = *slot = h;
+		*slot = h;
 	return h;
 }
 

@@ -18,7 +18,8 @@ struct qpt_frame {
 	uint32_t linktype;
 	const uint8_t *data;
 	uint32_t caplen, wirelen;
-	bool matched; /* passed the BPF filter and the time window */
+	bool matched; /* passed the BPF filter and the time window; from
+		       * qpt_input_next(), data is NULL for the others */
 	/* Set when the reading thread has decoded the frame already (see
 	 * qpt_input_opts.decode); data is then NULL. */
 	const struct qpt_pkt *pkt;

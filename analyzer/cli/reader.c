@@ -245,7 +245,6 @@ struct qpt_input {
 		guint cur_idx;
 		bool done; /* the end batch was consumed */
 	} c __attribute__((aligned(64)));
-	char pad[64];
 };
 
 bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
@@ -402,6 +401,17 @@ static int merge_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 	return 1;
 }
 
+/* QPTRACE_THREAD_TIMES: the calling thread's CPU time on stderr. */
+static void thread_times(const char *who, const char *more)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	g_printerr("%s thread: %.2f s user, %.2f s system%s\n", who,
+		   ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, more);
+}
+
 /* Hands b (when not NULL) to the analysing thread and takes an empty
  * batch, deciding who decodes its frames.
  *
@@ -435,16 +445,14 @@ static gpointer reader_thread(gpointer data)
 
 	while (!g_atomic_int_get(&in->stop) && merge_next(in, &f, &status) > 0) {
 		f.pkt = NULL;
-		if (!b->decoded && b->used + f.caplen > b->cap && b->n)
+		if (f.matched && !b->decoded && b->used + f.caplen > b->cap && b->n)
 			b = next_batch(in, b); /* this frame opens the next batch */
-		if (b->decoded) {
-			if (f.matched) {
-				struct qpt_pkt *pkt = &b->pkt[b->n];
-
-				qpt_decode(pkt, f.linktype, f.data, f.caplen, f.wirelen,
-					   in->o.decode);
-				f.pkt = pkt;
-			}
+		if (!f.matched) {
+			f.data = NULL; /* nobody looks at its bytes */
+		} else if (b->decoded) {
+			f.pkt = &b->pkt[b->n];
+			qpt_decode(&b->pkt[b->n], f.linktype, f.data, f.caplen, f.wirelen,
+				   in->o.decode);
 			f.data = NULL;
 		} else {
 			if (f.caplen > b->cap) {
@@ -460,14 +468,11 @@ static gpointer reader_thread(gpointer data)
 			b = next_batch(in, b);
 	}
 	if (g_getenv("QPTRACE_THREAD_TIMES")) {
-		struct rusage ru;
+		char what[64];
 
-		getrusage(RUSAGE_THREAD, &ru);
-		g_printerr("reading thread: %.2f s user, %.2f s system; decoded %u of %u "
-			   "batches\n",
-			   ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-			   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+		g_snprintf(what, sizeof(what), "; decoded %u of %u batches",
 			   in->batches_decoded, in->batches);
+		thread_times("reading", what);
 	}
 	b->end = true;
 	b->status = status;
@@ -498,7 +503,7 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 			return 0;
 		if (in->c.cur && in->c.cur_idx < in->c.cur->n) {
 			*f = in->c.cur->f[in->c.cur_idx++];
-			if (!f->pkt)
+			if (f->matched && !f->pkt)
 				f->data = in->c.cur->buf + (uintptr_t)f->data;
 			return 1;
 		}
@@ -529,14 +534,8 @@ void qpt_input_close(struct qpt_input *in)
 {
 	if (!in)
 		return;
-	if (g_getenv("QPTRACE_THREAD_TIMES")) {
-		struct rusage ru;
-
-		getrusage(RUSAGE_THREAD, &ru);
-		g_printerr("analysing thread: %.2f s user, %.2f s system\n",
-			   ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-			   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-	}
+	if (g_getenv("QPTRACE_THREAD_TIMES"))
+		thread_times("analysing", "");
 	if (in->thread) {
 		/* let the reader finish (early when the consumer stopped) */
 		g_atomic_int_set(&in->stop, 1);
