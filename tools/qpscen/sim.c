@@ -223,21 +223,13 @@ static uint64_t b_next(rc_t *r, uint64_t t, uint64_t gap)
     return tt;
 }
 
-static uint64_t arr_a(rc_t *r, uint64_t t)
+/* Arrival at one end (last: that end's previous arrival, kept in order). */
+static uint64_t arrive(rc_t *r, uint64_t t, uint64_t *last)
 {
     uint64_t tt = t + jit(r->ctx, 5000, 3000);
-    if (tt <= r->a_arr)
-        tt = r->a_arr + 10;
-    r->a_arr = tt;
-    return tt;
-}
-
-static uint64_t arr_b(rc_t *r, uint64_t t)
-{
-    uint64_t tt = t + jit(r->ctx, 5000, 3000);
-    if (tt <= r->b_arr)
-        tt = r->b_arr + 10;
-    r->b_arr = tt;
+    if (tt <= *last)
+        tt = *last + 10;
+    *last = tt;
     return tt;
 }
 
@@ -374,7 +366,7 @@ static void req_tx(rc_t *r, uint64_t t)
         emit(r->ctx, t, &p, r->cv, 0, fl, 0);
         if (first && in_list(r->dup, k->psn))
             sched_emit(t + 1000, &p, r->cv, 0, F_DUP);
-        sched(arr_b(r, t), EV_B_RX, r, r->idx, (uint32_t)ce);
+        sched(arrive(r, t, &r->b_arr), EV_B_RX, r, r->idx, (uint32_t)ce);
     }
     r->idx++;
     if (r->idx > r->sent_hi)
@@ -396,7 +388,7 @@ static void send_ack(rc_t *r, uint64_t t, uint8_t syn, uint32_t psn, uint8_t opc
     p.atack_orig = orig;
     uint64_t tt = b_next(r, t, 300);
     sched_emit(tt, &p, r->cv, 1, 0);
-    sched(arr_a(r, tt), EV_A_ACK, r, syn, psn);
+    sched(arrive(r, tt, &r->a_arr), EV_A_ACK, r, syn, psn);
 }
 
 static void send_cnp(rc_t *r, uint64_t t)
@@ -435,7 +427,7 @@ static void send_read_resp(rc_t *r, uint64_t t, uint32_t i, uint32_t k0)
         if (first && in_list(r->drop_resp, p.psn))
             continue;
         sched_emit(tt, &p, r->cv, 1, first ? 0 : F_RETRANS);
-        sched(arr_a(r, tt), EV_A_RESP, r, i, k);
+        sched(arrive(r, tt, &r->a_arr), EV_A_RESP, r, i, k);
     }
 }
 
@@ -535,7 +527,7 @@ static void a_resp(rc_t *r, uint64_t t, uint32_t i, uint32_t k)
         p.reth_len -= off;
         uint64_t tt = t + 300;
         sched_emit(tt, &p, r->cv, 0, F_RETRANS | F_GBN); /* going back to the missing response PSN */
-        sched(arr_b(r, tt), EV_B_REREAD, r, i, rd->rx_k);
+        sched(arrive(r, tt, &r->b_arr), EV_B_REREAD, r, i, rd->rx_k);
     }
 }
 
