@@ -205,8 +205,23 @@ struct input_file {
 #define BATCH_FRAMES 1024u
 #define NBATCHES 8
 
+/* A frame in a batch: half a struct qpt_frame, which qpt_input_next()
+ * rebuilds (the reading thread writes it for every frame and the analysing
+ * one reads it, so every byte here crosses between the two cores). */
+struct bframe {
+	int64_t ts_sec;
+	uint64_t file_number;
+	uint32_t ts_nsec;
+	uint32_t off; /* the bytes: batch.buf + off */
+	uint32_t caplen, wirelen;
+	uint32_t file; /* index into qpt_input.c.names and .c.linktypes */
+	bool matched;
+	bool decoded; /* the reading thread decoded it: batch.pkt[index] */
+};
+
 struct batch {
-	struct qpt_frame f[BATCH_FRAMES];
+	struct bframe f[BATCH_FRAMES];
+	uint64_t first; /* the number of f[0] (frames are numbered in a row) */
 	struct qpt_pkt *pkt; /* BATCH_FRAMES of them, with qpt_input_opts.decode */
 	bool decoded; /* the reading thread decodes this batch's frames */
 	uint8_t *buf;
@@ -244,6 +259,8 @@ struct qpt_input {
 		struct batch *cur;
 		guint cur_idx;
 		bool done; /* the end batch was consumed */
+		const char **names; /* the files', for the frames (nfiles of them) */
+		uint32_t *linktypes;
 	} c __attribute__((aligned(64)));
 };
 
@@ -304,8 +321,14 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
 	}
 	in->nfiles = opened->len;
 	in->files = own_lines(MAX(opened->len, 1u) * sizeof(struct input_file));
+	in->c.names = own_lines(MAX(opened->len, 1u) * sizeof(const char *));
+	in->c.linktypes = own_lines(MAX(opened->len, 1u) * sizeof(uint32_t));
 	if (opened->len)
 		memcpy(in->files, opened->data, opened->len * sizeof(struct input_file));
+	for (guint i = 0; i < opened->len; i++) {
+		in->c.names[i] = in->files[i].r->file;
+		in->c.linktypes[i] = in->files[i].r->linktype;
+	}
 	g_array_free(opened, TRUE);
 	if (!in->nfiles) {
 		qpt_input_close(in);
@@ -347,9 +370,11 @@ static void progress(struct qpt_input *in)
 	in->progress_shown = true;
 }
 
-/* The merge itself, in the reading thread. */
-static int merge_next(struct qpt_input *in, struct qpt_frame *f, int *status)
+/* The merge itself, in the reading thread: the next frame (valid until the
+ * next call) or NULL at the end; *file is its index. */
+static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, int *status)
 {
+	struct qpt_frame *f;
 	struct input_file *best = NULL;
 	int64_t best_ns = 0;
 
@@ -381,9 +406,10 @@ static int merge_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 	if (!best) {
 		if (in->progress_shown)
 			g_printerr("\r%40s\r", "");
-		return 0;
+		return NULL;
 	}
-	*f = best->pending;
+	f = &best->pending;
+	*file = (guint)(best - in->files);
 	best->has_pending = false;
 	f->file_number = f->number;
 	f->number = ++in->number;
@@ -398,7 +424,7 @@ static int merge_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 		f->matched = false;
 	if (in->o.progress && (++in->frames & 0xffff) == 0)
 		progress(in);
-	return 1;
+	return f;
 }
 
 /* QPTRACE_THREAD_TIMES: the calling thread's CPU time on stderr. */
@@ -440,31 +466,40 @@ static gpointer reader_thread(gpointer data)
 {
 	struct qpt_input *in = data;
 	struct batch *b = next_batch(in, NULL);
-	struct qpt_frame f;
+	struct qpt_frame *f;
+	guint file = 0;
 	int status = 0;
 
-	while (!g_atomic_int_get(&in->stop) && merge_next(in, &f, &status) > 0) {
-		f.pkt = NULL;
-		if (f.matched && !b->decoded && b->used + f.caplen > b->cap && b->n)
+	while (!g_atomic_int_get(&in->stop) && (f = merge_next(in, &file, &status))) {
+		struct bframe *e;
+
+		if (f->matched && !b->decoded && b->used + f->caplen > b->cap && b->n)
 			b = next_batch(in, b); /* this frame opens the next batch */
-		if (!f.matched) {
-			f.data = NULL; /* nobody looks at its bytes */
-		} else if (b->decoded) {
-			f.pkt = &b->pkt[b->n];
-			qpt_decode(&b->pkt[b->n], f.linktype, f.data, f.caplen, f.wirelen,
+		if (!b->n)
+			b->first = f->number;
+		e = &b->f[b->n];
+		e->ts_sec = f->ts_sec;
+		e->file_number = f->file_number;
+		e->ts_nsec = f->ts_nsec;
+		e->caplen = f->caplen;
+		e->wirelen = f->wirelen;
+		e->file = file;
+		e->matched = f->matched;
+		e->decoded = f->matched && b->decoded;
+		e->off = 0;
+		if (e->decoded) {
+			qpt_decode(&b->pkt[b->n], f->linktype, f->data, f->caplen, f->wirelen,
 				   in->o.decode);
-			f.data = NULL;
-		} else {
-			if (f.caplen > b->cap) {
-				b->cap = f.caplen;
+		} else if (f->matched) { /* else nobody looks at its bytes */
+			if (f->caplen > b->cap) {
+				b->cap = f->caplen;
 				b->buf = g_realloc(b->buf, b->cap);
 			}
-			memcpy(b->buf + b->used, f.data, f.caplen);
-			f.data = (const uint8_t *)(uintptr_t)b->used; /* an offset until popped */
-			b->used += f.caplen;
+			memcpy(b->buf + b->used, f->data, f->caplen);
+			e->off = (uint32_t)b->used;
+			b->used += f->caplen;
 		}
-		b->f[b->n++] = f;
-		if (b->n == BATCH_FRAMES)
+		if (++b->n == BATCH_FRAMES)
 			b = next_batch(in, b);
 	}
 	if (g_getenv("QPTRACE_THREAD_TIMES")) {
@@ -485,7 +520,7 @@ static void start_thread(struct qpt_input *in)
 	in->full = g_async_queue_new();
 	in->empty = g_async_queue_new();
 	for (int i = 0; i < NBATCHES; i++) {
-		struct batch *b = g_new0(struct batch, 1);
+		struct batch *b = own_lines(sizeof(*b));
 
 		b->cap = BATCH_BYTES;
 		b->buf = g_malloc(b->cap);
@@ -502,9 +537,21 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 		if (in->c.done)
 			return 0;
 		if (in->c.cur && in->c.cur_idx < in->c.cur->n) {
-			*f = in->c.cur->f[in->c.cur_idx++];
-			if (f->matched && !f->pkt)
-				f->data = in->c.cur->buf + (uintptr_t)f->data;
+			const struct batch *b = in->c.cur;
+			guint i = in->c.cur_idx++;
+			const struct bframe *e = &b->f[i];
+
+			f->file = in->c.names[e->file];
+			f->number = b->first + i;
+			f->file_number = e->file_number;
+			f->ts_sec = e->ts_sec;
+			f->ts_nsec = e->ts_nsec;
+			f->linktype = in->c.linktypes[e->file];
+			f->caplen = e->caplen;
+			f->wirelen = e->wirelen;
+			f->matched = e->matched;
+			f->pkt = e->decoded ? &b->pkt[i] : NULL;
+			f->data = e->matched && !e->decoded ? b->buf + e->off : NULL;
 			return 1;
 		}
 		if (in->c.cur) {
@@ -527,7 +574,7 @@ static void free_batch(gpointer p)
 
 	g_free(b->buf);
 	g_free(b->pkt);
-	g_free(b);
+	g_aligned_free(b);
 }
 
 void qpt_input_close(struct qpt_input *in)
@@ -564,5 +611,7 @@ void qpt_input_close(struct qpt_input *in)
 	for (guint i = 0; i < in->nfiles; i++)
 		qpt_reader_close(in->files[i].r);
 	g_aligned_free(in->files);
+	g_aligned_free(in->c.names);
+	g_aligned_free(in->c.linktypes);
 	g_aligned_free(in);
 }
