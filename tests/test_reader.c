@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <pcap/pcap.h> /* DLT_RAW: what libpcap calls LINKTYPE_RAW (101) here */
 
 #include "cli/cli.h"
 
@@ -25,18 +26,19 @@ static void frame_bytes(uint32_t i, uint8_t *b)
 	memcpy(b + 14, &i, 4);
 }
 
-static char *write_capture(const char *name)
+/* NFRAMES frames of link type linktype; frame i at i ms + ns_offset. */
+static char *write_capture_at(const char *name, uint32_t linktype, uint32_t ns_offset)
 {
 	char *path = g_build_filename(dir, name, NULL);
 	FILE *f = fopen(path, "wb");
-	uint32_t hdr[6] = { 0xa1b23c4du, 0x00040002u, 0, 0, 65535, 1 };
+	uint32_t hdr[6] = { 0xa1b23c4du, 0x00040002u, 0, 0, 65535, linktype };
 	uint8_t b[FRAME_LEN];
 
 	g_assert_nonnull(f);
 	fwrite(hdr, sizeof(hdr), 1, f);
 	for (uint32_t i = 0; i < NFRAMES; i++) {
-		uint32_t rec[4] = { 1700000000u + i / 1000, (i % 1000) * 1000000u, FRAME_LEN,
-				    FRAME_LEN };
+		uint32_t rec[4] = { 1700000000u + i / 1000, (i % 1000) * 1000000u + ns_offset,
+				    FRAME_LEN, FRAME_LEN };
 
 		frame_bytes(i, b);
 		fwrite(rec, sizeof(rec), 1, f);
@@ -44,6 +46,11 @@ static char *write_capture(const char *name)
 	}
 	g_assert_cmpint(fclose(f), ==, 0);
 	return path;
+}
+
+static char *write_capture(const char *name)
+{
+	return write_capture_at(name, 1, 0);
 }
 
 static bool frame_ok(uint32_t i, const struct qpt_frame *f)
@@ -108,6 +115,63 @@ static void input_all(gconstpointer where)
 	g_free(path);
 }
 
+/* Two files merged into one timeline: frames alternate between them (the
+ * second's half a millisecond later), numbered in a row, each keeping its
+ * file, its number in that file, its file's link type, time and bytes; with
+ * a time window, the frames outside it keep their numbers but no bytes. */
+static void input_merge(gconstpointer where)
+{
+	char *a = write_capture_at("merge-a.pcap", 1, 0);
+	char *b = write_capture_at("merge-b.pcap", 101, 500000); /* raw IP */
+	char *files[] = { a, b, NULL };
+	struct qpt_decode_opts dec = { 0 };
+	struct qpt_input_opts o = { .decode = &dec, .has_to = true, .to_rel = true,
+				    .to_ns = 10 * 1000000000ll - 1 };
+	struct qpt_input *in;
+	struct qpt_frame f;
+	uint32_t n = 0, bad = 0, matched = 0;
+	int status = 0;
+
+	g_setenv("QPTRACE_DECODE_IN", where, TRUE);
+	in = qpt_input_open(files, &o, &status);
+	g_unsetenv("QPTRACE_DECODE_IN");
+	g_assert_nonnull(in);
+	while (qpt_input_next(in, &f, &status) > 0) {
+		uint32_t i = n / 2;
+		bool second = n & 1;
+		struct qpt_frame want = { .ts_sec = 1700000000 + i / 1000,
+					  .ts_nsec = (i % 1000) * 1000000u + (second ? 500000u : 0) };
+
+		/* frame i of a file at i ms: the first 10 s are 10,000 frames */
+		bad += f.number != n + 1 || f.file_number != i + 1 ||
+		       strcmp(f.file, second ? b : a) || f.linktype != (second ? (uint32_t)DLT_RAW : 1u) ||
+		       f.ts_sec != want.ts_sec || f.ts_nsec != want.ts_nsec ||
+		       f.caplen != FRAME_LEN || f.wirelen != FRAME_LEN ||
+		       f.matched != (i < 10000);
+		if (f.matched && !strcmp(where, "reader"))
+			bad += !f.pkt || f.data || f.pkt->linktype != f.linktype;
+		else if (f.matched) {
+			uint8_t bytes[FRAME_LEN];
+
+			frame_bytes(i, bytes);
+			bad += f.pkt || !f.data || memcmp(f.data, bytes, FRAME_LEN);
+		} else {
+			bad += f.pkt || f.data;
+		}
+		matched += f.matched;
+		n++;
+	}
+	qpt_input_close(in);
+	g_assert_cmpint(status, ==, 0);
+	g_assert_cmpuint(n, ==, 2 * NFRAMES);
+	g_assert_cmpuint(matched, ==, 20000);
+	g_assert_cmpuint(bad, ==, 0);
+	g_unlink(a);
+	g_unlink(b);
+	g_free(a);
+	g_free(b);
+}
+
 /* Run in a subprocess: a crash there fails the test with its signal. */
 static void truncated_child(void)
 {
@@ -150,6 +214,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/reader/all", read_all);
 	g_test_add_data_func("/reader/input/analyser", "analyser", input_all);
 	g_test_add_data_func("/reader/input/reader", "reader", input_all);
+	g_test_add_data_func("/reader/merge/analyser", "analyser", input_merge);
+	g_test_add_data_func("/reader/merge/reader", "reader", input_merge);
 	g_test_add_func("/reader/truncated", truncated);
 	g_test_add_func("/reader/truncated/subprocess", truncated_child);
 	rc = g_test_run();
