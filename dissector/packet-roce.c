@@ -1164,7 +1164,48 @@ static gchar *roce_conv_filter(packet_info *pinfo)
 
 /* Both views show the engine's own per-conversation counters (as `qptrace
  * summary`), for the whole file: the engine has seen every packet on the
- * first pass, so a display filter does not change the numbers. */
+ * first pass, so a filter does not change the numbers.  A filter (`-z
+ * roce,qp,FILTER`, or the dialog's) chooses the rows: the conversations that
+ * have a packet it lets through. */
+
+/* The conversations of the packets a statistics tap was given. */
+static void seen_add(GHashTable **seen, const void *data)
+{
+	const roce_frame_t *fi = (const roce_frame_t *)data;
+
+	if (!*seen)
+		*seen = g_hash_table_new(NULL, NULL);
+	if (fi && fi->v.conv >= 0)
+		g_hash_table_add(*seen, GINT_TO_POINTER(fi->v.conv + 1));
+}
+
+/* The engine's conversations, those in seen only; ids seen are resolved now
+ * (a conversation may have been folded into another since). */
+static GPtrArray *seen_conversations(GHashTable *seen)
+{
+	GPtrArray *all = qpt_flow_conversations(flow), *out = g_ptr_array_new();
+	GHashTable *live = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer key;
+
+	if (seen) {
+		g_hash_table_iter_init(&it, seen);
+		while (g_hash_table_iter_next(&it, &key, NULL)) {
+			int32_t id = qpt_flow_conv_id(flow, GPOINTER_TO_INT(key) - 1);
+
+			g_hash_table_add(live, GINT_TO_POINTER(id + 1));
+		}
+	}
+	for (guint i = 0; i < all->len; i++) {
+		const struct qpt_conv *c = (const struct qpt_conv *)g_ptr_array_index(all, i);
+
+		if (g_hash_table_contains(live, GINT_TO_POINTER(c->id + 1)))
+			g_ptr_array_add(out, (gpointer)c);
+	}
+	g_hash_table_destroy(live);
+	g_ptr_array_free(all, TRUE);
+	return out;
+}
 
 enum {
 	QP_COL_CONV, QP_COL_SVC, QP_COL_A, QP_COL_B, QP_COL_PACKETS, QP_COL_BYTES,
@@ -1264,10 +1305,14 @@ static stat_tap_table_item qp_fields[QP_NCOLS] = {
 /* TShark: its own text layout (one line per conversation, stable since the
  * first version of the plugin), printed once after the last packet. */
 
+static GHashTable *qp_seen;	/* conversations of the packets tapped */
+static char *qp_filter;		/* -z roce,qp,FILTER */
+
 static tap_packet_status qp_packet(void *tapdata _U_, packet_info *pinfo _U_,
-				   epan_dissect_t *edt _U_, const void *data _U_,
+				   epan_dissect_t *edt _U_, const void *data,
 				   tap_flags_t flags _U_)
 {
+	seen_add(&qp_seen, data);
 	return TAP_PACKET_DONT_REDRAW;
 }
 
@@ -1279,6 +1324,8 @@ static void qp_draw(void *tapdata _U_)
 	printf("==================================================================================\n");
 	printf("RoCE QP conversations (qptrace engine)\n");
 	printf("Values are a->b/b->a; RTT is the ACK RTT median in microseconds.\n");
+	if (qp_filter)
+		printf("Filter: %s (conversations with a packet it matches)\n", qp_filter);
 	if (!flow) {
 		printf("(no data)\n");
 		printf("==================================================================================\n");
@@ -1288,7 +1335,7 @@ static void qp_draw(void *tapdata _U_)
 		qpt_flow_finish(flow);
 		flow_finished = TRUE;
 	}
-	convs = qpt_flow_conversations(flow);
+	convs = seen_conversations(qp_seen);
 	for (int col = 0; col < QP_NCOLS; col++) {
 		if (width[col])
 			printf("%-*s ", width[col], qp_fields[col].column_name);
@@ -1313,11 +1360,16 @@ static void qp_draw(void *tapdata _U_)
 
 static int qp_stats_dummy;
 
-static void qp_init(const char *opt_arg _U_, void *userdata _U_)
+static void qp_init(const char *opt_arg, void *userdata _U_)
 {
-	GString *err = register_tap_listener("roce", &qp_stats_dummy, NULL, 0, NULL,
-					     qp_packet, qp_draw, NULL);
+	GString *err;
 
+	if (opt_arg && g_str_has_prefix(opt_arg, "roce,qp,") && opt_arg[8]) {
+		g_free(qp_filter);
+		qp_filter = g_strdup(opt_arg + 8);
+	}
+	err = register_tap_listener("roce", &qp_stats_dummy, qp_filter, 0, NULL, qp_packet,
+				    qp_draw, NULL);
 	if (err) {
 		fprintf(stderr, "tshark: couldn't register roce,qp tap: %s\n", err->str);
 		g_string_free(err, TRUE);
@@ -1346,6 +1398,8 @@ static stat_tap_ui qp_ui = {
 #define QP_TABLE_NAME "RoCE QP conversations (qptrace engine)"
 
 static guint64 qp_table_frames = G_MAXUINT64; /* engine frames when last built */
+static GHashTable *qp_table_seen;	       /* conversations of the packets tapped */
+static guint qp_table_nseen;		       /* their number when last built */
 
 static void qp_table_reset(stat_tap_table *table)
 {
@@ -1363,6 +1417,8 @@ static void qp_table_reset(stat_tap_table *table)
 	}
 	table->num_elements = 0;
 	qp_table_frames = G_MAXUINT64;
+	if (qp_table_seen)
+		g_hash_table_remove_all(qp_table_seen);
 }
 
 static void qp_table_free_item(stat_tap_table *table _U_, guint row _U_, guint col _U_,
@@ -1389,7 +1445,7 @@ static void qp_table_init(stat_tap_table_ui *ui)
 
 static void qp_table_build(stat_tap_table *table)
 {
-	GPtrArray *convs = qpt_flow_conversations(flow);
+	GPtrArray *convs = seen_conversations(qp_table_seen);
 	guint row;
 
 	for (row = 0; row < convs->len || row < table->num_elements; row++) {
@@ -1420,7 +1476,7 @@ static void qp_table_build(stat_tap_table *table)
 }
 
 static tap_packet_status qp_table_packet(void *tapdata, packet_info *pinfo _U_,
-					 epan_dissect_t *edt _U_, const void *data _U_,
+					 epan_dissect_t *edt _U_, const void *data,
 					 tap_flags_t flags _U_)
 {
 	stat_data_t *sd = (stat_data_t *)tapdata;
@@ -1429,12 +1485,14 @@ static tap_packet_status qp_table_packet(void *tapdata, packet_info *pinfo _U_,
 
 	if (!flow || !sd->stat_tap_data->tables || sd->stat_tap_data->tables->len == 0)
 		return TAP_PACKET_DONT_REDRAW;
+	seen_add(&qp_table_seen, data);
 	frames = qpt_flow_totals(flow)->frames;
-	if (frames == qp_table_frames)
+	if (frames == qp_table_frames && g_hash_table_size(qp_table_seen) == qp_table_nseen)
 		return TAP_PACKET_DONT_REDRAW;
 	table = g_array_index(sd->stat_tap_data->tables, stat_tap_table *, 0);
 	qp_table_build(table);
 	qp_table_frames = frames;
+	qp_table_nseen = g_hash_table_size(qp_table_seen);
 	return TAP_PACKET_REDRAW;
 }
 

@@ -382,6 +382,40 @@ def check_stats(env, qptrace, cap, label):
         ok(f"{label}: -z roce,qp equals qptrace summary ({len(exp)} conversations{note})")
 
 
+def check_stats_filtered(env, qptrace, cap, label):
+    """-z roce,qp,FILTER lists the conversations with a packet the filter
+    matches, with the same whole-file numbers as without it; a bad filter
+    is an error."""
+    exp = summary_rows(qptrace, cap)
+    rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+    convs = json.loads(out)["conversations"]
+    addrs = sorted({e["addr"] for c in convs for e in c["endpoints"]})
+    cases = [(f"roce.stream=={c['id']}", {c["id"]}) for c in convs[1:3]]
+    cases += [(f"ip.addr=={a}", {c["id"] for c in convs
+                                 if any(e["addr"] == a for e in c["endpoints"])})
+              for a in addrs[-2:]]
+    cases.append(("roce.bth.opcode == 255", set()))  # matches no packet
+    for flt, want in cases:
+        rc, out, err = env.tshark(["-q", "-z", f"roce,qp,{flt}", "-r", cap])
+        got = {}
+        for line in out.splitlines():
+            t = line.split()
+            if len(t) >= 12 and t[0].isdigit():
+                got[int(t[0])] = [t[1]] + t[-10:]
+        if rc != 0 or f"Filter: {flt}" not in out:
+            fail(f"{label}: -z roce,qp,{flt}", f"rc {rc}: {err.strip()[-200:]}")
+        elif got != {k: exp[k] for k in want}:
+            fail(f"{label}: -z roce,qp,{flt}",
+                 f"conversations {sorted(got)}, expected {sorted(want)} (or numbers differ)")
+        else:
+            ok(f"{label}: -z roce,qp,{flt} lists conversations {sorted(want)}")
+    rc, out, err = env.tshark(["-q", "-z", "roce,qp,ip.addr==", "-r", cap])
+    if rc != 0 and "roce,qp" in err and "invalid" in err:
+        ok(f"{label}: -z roce,qp with a bad filter is an error ({err.strip().splitlines()[-1]})")
+    else:
+        fail(f"{label}: -z roce,qp,ip.addr==", f"rc {rc}, stderr {err.strip()[-200:]!r}")
+
+
 def check_stat_registered(env, plugin):
     """-z roce,qp is registered (TShark), and so is the stat_tap_table that
     gives Wireshark its Statistics → RoCE QP Conversations menu entry."""
@@ -565,6 +599,11 @@ def main():
 
         for cap, label in caps:
             check_capture(env, a.qptrace, cap, label)
+        multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
+        if multi:
+            check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
+        else:
+            fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
     finally:
         env.cleanup()
     return finish()
