@@ -170,6 +170,9 @@ enum qpt_cm_msg {
 	QPT_CM_APR = 0x001a,
 };
 const char *qpt_cm_msg_name(unsigned attr_id); /* "REQ", ... or NULL */
+/* A CM REJ reason's name (IBA 12.6.7.2 Table 112, as the Linux CM words
+ * them: "consumer defined", ...) or NULL. */
+const char *qpt_cm_rej_reason_name(unsigned reason);
 
 struct qpt_cm {
 	uint16_t msg; /* enum qpt_cm_msg (the attribute ID) */

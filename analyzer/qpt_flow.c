@@ -218,6 +218,7 @@ struct cm_rec {
 	uint32_t qpn_a, qpn_b;
 	struct qpt_conv *conv;
 	struct qpt_cm_info info;
+	struct qpt_cm_attempt att; /* for qpt_flow_cm_attempts() */
 };
 
 /* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
@@ -1237,6 +1238,12 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 			r->info.has_ip = true;
 			r->info.ip = p->cma;
 		}
+		r->att.from.family = r->att.to.family = fam;
+		memcpy(r->att.from.addr, src, 16);
+		memcpy(r->att.to.addr, dst, 16);
+		r->att.from.qpn = cm->local_qpn;
+		r->att.from.qpn_known = true;
+		r->att.info = r->info;
 		g_hash_table_insert(fl->cm, GUINT_TO_POINTER(cm->local_comm_id), r);
 		return;
 	}
@@ -1286,13 +1293,32 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 			r->info.drep_ns = ns;
 		}
 		break;
-	case QPT_CM_REJ:
+	case QPT_CM_REJ: {
+		struct qpt_event ev = {
+			.frame = frame,
+			.time_ns = ns,
+			.conv = r->conv ? r->conv->id : -1,
+			.dir = -1,
+			.kind = QPT_VB_CM_REJECT,
+			.psn = p->bth.psn,
+			.original_frame = r->info.req_frame,
+			.code = cm->reason,
+			.detail = qpt_cm_rej_reason_name(cm->reason),
+		};
+
 		r->info.rej_frame = frame;
 		r->info.rej_reason = cm->reason;
+		v->flags |= QPT_V(CM_REJECT);
+		if (!ev.detail)
+			ev.detail = "unknown reason";
+		if (fl->o.on_event)
+			fl->o.on_event(&ev, fl->o.user);
 		break;
+	}
 	case QPT_CM_MRA: r->info.mra_frame = frame; break;
 	default: break;
 	}
+	r->att.info = r->info;
 	if (r->conv) {
 		r->conv->cm = r->info;
 		v->conv = r->conv->id;
@@ -1476,6 +1502,32 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
 		id = c->merged_into;
 	}
 	return id;
+}
+
+static gint by_req_frame(gconstpointer a, gconstpointer b)
+{
+	const struct qpt_cm_attempt *x = *(const struct qpt_cm_attempt *const *)a;
+	const struct qpt_cm_attempt *y = *(const struct qpt_cm_attempt *const *)b;
+
+	return x->info.req_frame < y->info.req_frame ? -1 :
+	       x->info.req_frame > y->info.req_frame;
+}
+
+GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl)
+{
+	GPtrArray *out = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer val;
+
+	g_hash_table_iter_init(&it, fl->cm);
+	while (g_hash_table_iter_next(&it, NULL, &val)) {
+		struct cm_rec *r = val;
+
+		if (!r->conv && !r->info.rep_frame)
+			g_ptr_array_add(out, &r->att);
+	}
+	g_ptr_array_sort(out, by_req_frame);
+	return out;
 }
 
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)

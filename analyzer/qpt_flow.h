@@ -32,7 +32,8 @@
 	X(ECN_CE, "ecn_ce")                                                    \
 	X(BAD_ICRC, "bad_icrc")                                                \
 	X(MALFORMED, "malformed")                                              \
-	X(CM_UNKNOWN, "cm_unknown_comm_id")
+	X(CM_UNKNOWN, "cm_unknown_comm_id")                                    \
+	X(CM_REJECT, "cm_reject")
 
 enum {
 #define QPT_V_BIT(name, str) QPT_VB_##name,
@@ -195,6 +196,15 @@ void qpt_flow_finish(struct qpt_flow *fl);
  * caller's (g_ptr_array_free(a, TRUE)); the conversations in it stay the
  * engine's, valid until qpt_flow_free(). */
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
+/* A CM connection request that made no conversation: no REP came (a REJ
+ * instead, or nothing in the capture). */
+struct qpt_cm_attempt {
+	struct qpt_endpoint from, to; /* the REQ's sender (its QP) and receiver */
+	struct qpt_cm_info info;
+};
+/* Those, by REQ frame; the array is the caller's, the attempts the
+ * engine's (as for qpt_flow_conversations). */
+GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl);
 const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */

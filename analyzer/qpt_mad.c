@@ -35,6 +35,30 @@ const char *qpt_cm_msg_name(unsigned attr_id)
 	}
 }
 
+const char *qpt_cm_rej_reason_name(unsigned reason)
+{
+	static const char *const names[] = {
+		[1] = "no QP", [2] = "no EEC", [3] = "no resources", [4] = "timeout",
+		[5] = "unsupported request", [6] = "invalid comm ID",
+		[7] = "invalid comm instance", [8] = "invalid service ID",
+		[9] = "invalid transport type", [10] = "stale connection",
+		[11] = "RDC does not exist", [12] = "invalid GID", [13] = "invalid LID",
+		[14] = "invalid SL", [15] = "invalid traffic class",
+		[16] = "invalid hop limit", [17] = "invalid packet rate",
+		[18] = "invalid alternate GID", [19] = "invalid alternate LID",
+		[20] = "invalid alternate SL", [21] = "invalid alternate traffic class",
+		[22] = "invalid alternate hop limit", [23] = "invalid alternate packet rate",
+		[24] = "port CM redirect", [25] = "port redirect", [26] = "invalid path MTU",
+		[27] = "insufficient responder resources", [28] = "consumer defined",
+		[29] = "invalid RNR retry count", [30] = "duplicate local comm ID",
+		[31] = "unsupported class version", [32] = "invalid flow label",
+		[33] = "invalid alternate flow label",
+		[35] = "vendor option not supported",
+	};
+
+	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : NULL;
+}
+
 const char *qpt_mad_class_name(unsigned c)
 {
 	switch (c) {

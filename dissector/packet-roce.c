@@ -124,7 +124,7 @@ static int hf_an = -1, hf_an_retrans = -1, hf_an_retrans_frame = -1,
 	   hf_an_rnr_nak = -1, hf_an_rnr_retry = -1, hf_an_gbn = -1,
 	   hf_an_gbn_trigger = -1, hf_an_timeout_resend = -1, hf_an_read_retry = -1,
 	   hf_an_dup_ack = -1, hf_an_coalesced_ack = -1, hf_an_cnp = -1,
-	   hf_an_ecn_ce = -1, hf_an_cm_unknown = -1, hf_an_ack_rtt = -1,
+	   hf_an_ecn_ce = -1, hf_an_cm_unknown = -1, hf_an_cm_reject = -1, hf_an_ack_rtt = -1,
 	   hf_an_acks_frame = -1, hf_an_acked_by = -1, hf_an_read_response_to = -1,
 	   hf_msg_length = -1, hf_msg_packets = -1, hf_msg_first_frame = -1,
 	   hf_msg_op = -1;
@@ -152,6 +152,7 @@ static expert_field ei_dup_ack = EI_INIT;
 static expert_field ei_cnp = EI_INIT;
 static expert_field ei_ecn_ce = EI_INIT;
 static expert_field ei_cm_unknown = EI_INIT;
+static expert_field ei_cm_reject = EI_INIT;
 
 /* ---- value strings --------------------------------------------------------- */
 
@@ -373,7 +374,8 @@ static roce_frame_t *analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 #define HAS_V(fi, name) (((fi)->events | (fi)->v.flags) & QPT_V(name))
 
 static void show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-			  proto_item *top, const roce_frame_t *fi, guint32 psn)
+			  proto_item *top, const roce_frame_t *fi, guint32 psn,
+			  guint rej_reason)
 {
 	const struct qpt_verdict *v = &fi->v;
 	proto_tree *at;
@@ -474,6 +476,14 @@ static void show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->events & QPT_V(CM_UNKNOWN)) {
 		it = add_gen(at, hf_an_cm_unknown, tvb, 1);
 		expert_add_info(pinfo, it, &ei_cm_unknown);
+	}
+	if (fi->events & QPT_V(CM_REJECT)) {
+		const char *why = qpt_cm_rej_reason_name(rej_reason);
+
+		it = add_gen(at, hf_an_cm_reject, tvb, rej_reason);
+		expert_add_info_format(pinfo, it, &ei_cm_reject,
+				       "CM connection request rejected: reason %u (%s)",
+				       rej_reason, why ? why : "unknown reason");
 	}
 	if (v->acks_frame) {
 		add_gen(at, hf_an_acks_frame, tvb, v->acks_frame);
@@ -960,7 +970,8 @@ static int show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		col_append_fstr(pinfo->cinfo, COL_INFO, " [malformed: %s]", qpt_strerror(pkt->error));
 	}
 	if (fi) {
-		show_analysis(tvb, pinfo, rt, ti, fi, pkt->bth.psn);
+		show_analysis(tvb, pinfo, rt, ti, fi, pkt->bth.psn,
+			      pkt->flags & QPT_HAS_CM ? pkt->cm.reason : 0);
 		tap_queue_packet(roce_tap, pinfo, fi);
 	}
 	/* Last: the payload goes to the InfiniBand payload heuristics (or
@@ -1659,6 +1670,7 @@ void proto_register_roce(void)
 		{ &hf_an_cnp, { "Congestion notification", "roce.analysis.cnp", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL } },
 		{ &hf_an_ecn_ce, { "ECN Congestion Experienced", "roce.analysis.ecn_ce", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL } },
 		{ &hf_an_cm_unknown, { "CM message for an unknown communication ID", "roce.analysis.cm_unknown", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL } },
+		{ &hf_an_cm_reject, { "CM connection request rejected (reason)", "roce.analysis.cm_reject", FT_UINT16, BASE_DEC, NULL, 0, "REJ reason of a rejected CM connection request", HFILL } },
 		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK/response answers", HFILL } },
 		{ &hf_an_acks_frame, { "This is an ACK/response to frame", "roce.analysis.acks_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0, NULL, HFILL } },
 		{ &hf_an_acked_by, { "Acknowledged by frame", "roce.analysis.acked_by", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0, NULL, HFILL } },
@@ -1693,6 +1705,7 @@ void proto_register_roce(void)
 		{ &ei_cnp, { "roce.analysis.cnp.expert", PI_SEQUENCE, PI_NOTE, "Congestion Notification Packet", EXPFILL } },
 		{ &ei_ecn_ce, { "roce.analysis.ecn_ce.expert", PI_SEQUENCE, PI_NOTE, "ECN Congestion Experienced", EXPFILL } },
 		{ &ei_cm_unknown, { "roce.analysis.cm_unknown.expert", PI_SEQUENCE, PI_NOTE, "CM message for an unknown communication ID", EXPFILL } },
+		{ &ei_cm_reject, { "roce.analysis.cm_reject.expert", PI_RESPONSE_CODE, PI_WARN, "CM connection request rejected", EXPFILL } },
 	};
 	module_t *m;
 	expert_module_t *em;

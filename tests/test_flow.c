@@ -73,6 +73,101 @@ static const struct qpt_dir *dir0(struct feed *f)
 	return &conv->dir[0];
 }
 
+/* A CM MAD on QP1 from a or b. */
+static struct qpt_pkt mk_cm(bool from_a, uint16_t msg, uint32_t local_id, uint32_t remote_id)
+{
+	struct qpt_pkt p = mk(from_a, 0x64, 0); /* UD SEND Only */
+
+	p.bth.dqpn = 1;
+	p.flags |= QPT_H_DETH | QPT_HAS_CM;
+	p.deth.sqpn = 1;
+	p.cm.msg = msg;
+	p.cm.local_comm_id = local_id;
+	p.cm.remote_comm_id = remote_id;
+	p.cm.local_qpn = from_a ? 0x21 : 0x22;
+	p.cm.service_id = 0x1061c06;
+	return p;
+}
+
+static void on_ev(const struct qpt_event *ev, void *user)
+{
+	if (ev->kind == QPT_VB_CM_REJECT)
+		g_ptr_array_add(user, g_memdup2(ev, sizeof(*ev)));
+}
+
+/* CM requests that made no connection: one rejected (after an MRA), one
+ * never answered; one answered with a REP and then rejected by its sender
+ * (REJ of the REP), which is a conversation, not a failed request. */
+static void test_cm_failed(void)
+{
+	GPtrArray *evs = g_ptr_array_new_with_free_func(g_free), *att;
+	struct qpt_flow_opts o = { .on_event = on_ev };
+	struct qpt_flow *fl;
+	struct qpt_verdict v;
+	const struct qpt_cm_attempt *a;
+	const struct qpt_event *ev;
+	const struct qpt_conv *c;
+	GPtrArray *convs;
+	struct qpt_pkt p;
+	uint64_t frame = 0;
+
+	o.user = evs;
+	fl = qpt_flow_new(&o);
+#define CM(FROM_A, MSG, LOCAL, REMOTE, WHY)                                \
+	do {                                                              \
+		p = mk_cm(FROM_A, MSG, LOCAL, REMOTE);                    \
+		p.cm.reason = WHY;                                        \
+		frame++;                                                  \
+		qpt_flow_packet(fl, frame, 1000 * (int64_t)frame, &p, &v); \
+	} while (0)
+	CM(true, QPT_CM_REQ, 0x100, 0, 0);	/* 1: rejected */
+	CM(false, QPT_CM_MRA, 0x200, 0x100, 0); /* 2 */
+	CM(false, QPT_CM_REJ, 0x200, 0x100, 27);	/* 3 */
+	g_assert_true(v.flags & QPT_V(CM_REJECT));
+	CM(true, QPT_CM_REQ, 0x101, 0, 0);	/* 4: no answer */
+	CM(true, QPT_CM_REQ, 0x102, 0, 0);	/* 5: REP, then REJ */
+	CM(false, QPT_CM_REP, 0x202, 0x102, 0); /* 6 */
+	CM(true, QPT_CM_REJ, 0x102, 0x202, 99);	/* 7: a reason with no name */
+#undef CM
+	att = qpt_flow_cm_attempts(fl);
+	g_assert_cmpuint(att->len, ==, 2);
+	a = g_ptr_array_index(att, 0);
+	g_assert_cmpuint(a->info.req_frame, ==, 1);
+	g_assert_cmpuint(a->info.mra_frame, ==, 2);
+	g_assert_cmpuint(a->info.rej_frame, ==, 3);
+	g_assert_cmpuint(a->info.rej_reason, ==, 27);
+	g_assert_cmpuint(a->from.qpn, ==, 0x21);
+	g_assert_cmpuint(a->from.addr[15], ==, 1);
+	g_assert_cmpuint(a->to.addr[15], ==, 2);
+	a = g_ptr_array_index(att, 1);
+	g_assert_cmpuint(a->info.req_frame, ==, 4);
+	g_assert_cmpuint(a->info.rej_frame, ==, 0);
+	g_ptr_array_free(att, TRUE);
+
+	convs = qpt_flow_conversations(fl);
+	g_assert_cmpuint(convs->len, ==, 1);
+	c = g_ptr_array_index(convs, 0);
+	g_assert_cmpuint(c->cm.rej_frame, ==, 7);
+	g_assert_cmpuint(c->cm.rej_reason, ==, 99);
+
+	g_assert_cmpuint(evs->len, ==, 2);
+	ev = g_ptr_array_index(evs, 0);
+	g_assert_cmpuint(ev->frame, ==, 3);
+	g_assert_cmpint(ev->conv, ==, -1);
+	g_assert_cmpuint(ev->code, ==, 27);
+	g_assert_cmpuint(ev->original_frame, ==, 1);
+	g_assert_cmpstr(ev->detail, ==, "insufficient responder resources");
+	ev = g_ptr_array_index(evs, 1);
+	g_assert_cmpuint(ev->frame, ==, 7);
+	g_assert_cmpint(ev->conv, ==, c->id);
+	g_assert_cmpstr(ev->detail, ==, "unknown reason");
+	g_assert_cmpstr(qpt_cm_rej_reason_name(28), ==, "consumer defined");
+	g_assert_null(qpt_cm_rej_reason_name(34));
+	g_ptr_array_free(convs, TRUE);
+	g_ptr_array_free(evs, TRUE);
+	qpt_flow_free(fl);
+}
+
 static void test_wrap_in_order(void)
 {
 	struct feed f;
@@ -264,5 +359,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/window_limit", test_window_limit);
 	g_test_add_func("/flow/duplicate", test_duplicate);
 	g_test_add_func("/flow/bounded_halves", test_bounded_halves);
+	g_test_add_func("/flow/cm_failed", test_cm_failed);
 	return g_test_run();
 }

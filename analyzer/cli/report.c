@@ -74,6 +74,8 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 			g_string_append_printf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
 		if (ev->kind == QPT_VB_RNR_NAK || ev->kind == QPT_VB_RNR_RETRY)
 			g_string_append_printf(o, ",\"rnr_timer\":%u", ev->code);
+		if (ev->kind == QPT_VB_CM_REJECT)
+			g_string_append_printf(o, ",\"reason\":%u", ev->code);
 		if (ev->duration_ns)
 			g_string_append_printf(o, ",\"duration_us\":%.3f",
 					       (double)ev->duration_ns / 1000.0);
@@ -95,6 +97,8 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 		g_string_append_printf(o, " %s", qpt_nak_name(ev->code));
 	if (ev->kind == QPT_VB_RNR_NAK || ev->kind == QPT_VB_RNR_RETRY)
 		g_string_append_printf(o, " timer %u", ev->code);
+	if (ev->kind == QPT_VB_CM_REJECT)
+		g_string_append_printf(o, " reason %u", ev->code);
 	if (ev->duration_ns)
 		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
 	if (ev->detail)
@@ -206,6 +210,64 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 	g_string_append_printf(o, "  %-28s %18s %18s\n", label, cell[0], cell[1]);
 }
 
+static const char *rej_name(unsigned reason)
+{
+	const char *n = qpt_cm_rej_reason_name(reason);
+
+	return n ? n : "unknown reason";
+}
+
+/* CM requests that made no conversation. */
+static void text_attempts(GString *o, GPtrArray *att)
+{
+	char f[64], t[64];
+
+	for (guint i = 0; i < att->len; i++) {
+		const struct qpt_cm_attempt *a = g_ptr_array_index(att, i);
+
+		if (!i)
+			g_string_append(o, "CM requests that made no connection:\n");
+		fmt_ep(&a->from, f, sizeof(f));
+		fmt_ep(&a->to, t, sizeof(t));
+		g_string_append_printf(o, "  REQ frame %" PRIu64 ": %s QP 0x%06x -> %s, service ID 0x%016" PRIx64,
+				       a->info.req_frame, f, a->from.qpn, t, a->info.service_id);
+		if (a->info.mra_frame)
+			g_string_append_printf(o, ", MRA frame %" PRIu64, a->info.mra_frame);
+		if (a->info.rej_frame)
+			g_string_append_printf(o, ", REJ frame %" PRIu64 ": reason %u (%s)\n",
+					       a->info.rej_frame, a->info.rej_reason,
+					       rej_name(a->info.rej_reason));
+		else
+			g_string_append(o, ": no REP or REJ in the capture\n");
+	}
+	if (att->len)
+		g_string_append_c(o, '\n');
+}
+
+static void json_attempts(GString *o, GPtrArray *att)
+{
+	char f[64], t[64];
+
+	g_string_append(o, ",\"cm_failed\":[");
+	for (guint i = 0; i < att->len; i++) {
+		const struct qpt_cm_attempt *a = g_ptr_array_index(att, i);
+
+		fmt_ep(&a->from, f, sizeof(f));
+		fmt_ep(&a->to, t, sizeof(t));
+		g_string_append_printf(o,
+				       "%s{\"req_frame\":%" PRIu64 ",\"from\":{\"addr\":\"%s\",\"qpn\":%u}"
+				       ",\"to\":{\"addr\":\"%s\"},\"service_id\":%" PRIu64
+				       ",\"mra_frame\":%" PRIu64 ",\"rej_frame\":%" PRIu64,
+				       i ? "," : "", a->info.req_frame, f, a->from.qpn, t,
+				       a->info.service_id, a->info.mra_frame, a->info.rej_frame);
+		if (a->info.rej_frame)
+			g_string_append_printf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
+					       a->info.rej_reason, rej_name(a->info.rej_reason));
+		g_string_append_c(o, '}');
+	}
+	g_string_append_c(o, ']');
+}
+
 static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 {
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
@@ -234,6 +296,10 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 				       cm->req_frame, cm->rep_frame, cm->rtu_frame,
 				       cm->dreq_frame, cm->drep_frame, cm->service_id,
 				       cm->path_mtu);
+		if (cm->rej_frame)
+			g_string_append_printf(o, "  CM REJ frame %" PRIu64 ": reason %u (%s)\n",
+					       cm->rej_frame, cm->rej_reason,
+					       rej_name(cm->rej_reason));
 		if (cm->has_ip) {
 			char s[64], d[64];
 			int af = cm->ip.ip_version == 4 ? AF_INET : AF_INET6;
@@ -453,6 +519,9 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 				       cm->req_frame, cm->rep_frame, cm->rtu_frame,
 				       cm->dreq_frame, cm->drep_frame, cm->rej_frame,
 				       cm->service_id, cm->path_mtu, cm->psn[0], cm->psn[1]);
+		if (cm->rej_frame)
+			g_string_append_printf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
+					       cm->rej_reason, rej_name(cm->rej_reason));
 		if (cm->req_frame)
 			g_string_append_printf(o, ",\"setup_time\":%.6f", secs(cm->req_ns));
 		if (cm->rtu_frame)
@@ -492,6 +561,7 @@ static gint by_trouble(gconstpointer a, gconstpointer b)
 static void summary_out(struct run *r, const char *file)
 {
 	GPtrArray *convs = qpt_flow_conversations(r->fl);
+	GPtrArray *att = r->o->conv < 0 ? qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
@@ -525,8 +595,10 @@ static void summary_out(struct run *r, const char *file)
 			g_string_append(o, shown++ ? "," : "");
 			json_conv(o, c);
 		}
+		g_string_append_c(o, ']');
+		json_attempts(o, att);
 		g_string_append_printf(o,
-				       "],\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
+				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
 				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
 				       ",\"bad_icrc\":%" PRIu64 ",\"untracked\":%" PRIu64
 				       ",\"conversations\":%u,\"retransmitted_packets\":%" PRIu64
@@ -537,6 +609,7 @@ static void summary_out(struct run *r, const char *file)
 				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
 				       naks, rnr, gbn, cnps, ce);
 		g_ptr_array_free(convs, TRUE);
+		g_ptr_array_free(att, TRUE);
 		return;
 	}
 	g_string_append_printf(o, "%s:\n\n", file);
@@ -547,6 +620,7 @@ static void summary_out(struct run *r, const char *file)
 			continue;
 		text_conv(o, c, r->t0);
 	}
+	text_attempts(o, att);
 	g_string_append_printf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), %u conversations; "
@@ -577,6 +651,7 @@ static void summary_out(struct run *r, const char *file)
 				       c->dir[1].gbn_episodes);
 	}
 	g_ptr_array_free(convs, TRUE);
+	g_ptr_array_free(att, TRUE);
 }
 
 /* One analysis over the files as a single timeline. */

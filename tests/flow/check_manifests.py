@@ -8,7 +8,10 @@ Per conversation (matched by its two endpoints), per direction: packets,
 payload bytes, messages per operation, retransmitted packets, NAKs by kind,
 RNR NAKs, go-back-N episodes, CNPs, ECN-CE, duplicates, and the frame
 numbers of retransmissions, NAKs, RNR NAKs, duplicates, CNPs and ECN-CE
-marks must equal the manifest's.  Prints `N passed, N failed`.
+marks must equal the manifest's.  A CM connection request the manifest
+shows without a REP must be in the summary's `cm_failed` (its REQ, MRA
+and REJ frames and the REQ sender), with a `cm_reject` event at its REJ,
+and nothing else may be there.  Prints `N passed, N failed`.
 """
 import ipaddress
 import json
@@ -46,6 +49,7 @@ def check(qptrace, manifest):
             pass
         return (addr, qpn)
 
+    errs += check_cm_failed(m, summ, events, key)
     for mc in m.get("conversations", []):
         a, b = mc["a"], mc["b"]
         found = None
@@ -101,6 +105,27 @@ def check(qptrace, manifest):
                              if e["kind"] == kind and e["conv"] == found["id"] and e["dir"] == conv_dir)
                 if want != got:
                     errs.append(f"{name} {label}: {kind} frames {got} != {want}")
+    return errs
+
+
+def check_cm_failed(m, summ, events, key):
+    """CM requests without a REP in the manifest == the summary's cm_failed."""
+    errs = []
+    want = {}
+    for mc in m.get("conversations", []):
+        msgs = {c["msg"]: c["frame"] for c in mc.get("cm", [])}
+        if "REQ" in msgs and "REP" not in msgs:
+            want[msgs["REQ"]] = (key(mc["a"]["addr"], mc["a"]["qpn"]), key(mc["b"]["addr"], None),
+                                 msgs.get("MRA", 0), msgs.get("REJ", 0))
+    got = {f["req_frame"]: (key(f["from"]["addr"], f["from"]["qpn"]), key(f["to"]["addr"], None),
+                            f["mra_frame"], f["rej_frame"])
+           for f in summ.get("cm_failed", [])}
+    if got != want:
+        errs.append(f"cm_failed {got} != manifest {want}")
+    rej = sorted(w[3] for w in want.values() if w[3])
+    got_rej = sorted(e["frame"] for e in events if e["kind"] == "cm_reject")
+    if rej != got_rej:
+        errs.append(f"cm_reject events at frames {got_rej} != manifest REJ frames {rej}")
     return errs
 
 
