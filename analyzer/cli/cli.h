@@ -91,6 +91,9 @@ typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, int64_t *t0, bool *have_t0,
 		      qpt_frame_fn fn, void *user);
+/* The frame the engine is being given (for its event callback), or NULL:
+ * set by qpt_analyse_files(). */
+extern const struct qpt_frame *qpt_current_frame;
 int cmd_events(struct opts *o);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);

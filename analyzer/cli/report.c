@@ -37,7 +37,18 @@ struct run {
 	int64_t t0;
 	bool have_t0;
 	bool events;
+	bool several; /* files merged: events also say which file and frame */
 };
+
+const struct qpt_frame *qpt_current_frame;
+
+/* With several files merged, an event's frame as one of a file's. */
+static const struct qpt_frame *event_frame(const struct qpt_event *ev, const struct run *r)
+{
+	const struct qpt_frame *f = qpt_current_frame;
+
+	return r->several && f && f->number == ev->frame ? f : NULL;
+}
 
 static void event_out(const struct qpt_event *ev, struct run *r);
 
@@ -57,11 +68,17 @@ static void on_event(const struct qpt_event *ev, void *user)
 static void event_out(const struct qpt_event *ev, struct run *r)
 {
 	GString *o = r->out;
+	const struct qpt_frame *f = event_frame(ev, r);
 
 	if (r->o->json) {
 		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
 				       ev->frame, ev->time_ns / 1000000000,
 				       (int)(ev->time_ns % 1000000000 / 1000));
+		if (f) {
+			g_string_append(o, ",\"file\":");
+			qpt_json_escape(o, f->file);
+			g_string_append_printf(o, ",\"file_frame\":%" PRIu64, f->file_number);
+		}
 		g_string_append_printf(o, ",\"conv\":%d,\"dir\":%d,\"kind\":\"%s\",\"psn\":%u",
 				       ev->conv, ev->dir, qpt_verdict_name(ev->kind),
 				       ev->psn);
@@ -86,9 +103,11 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 		g_string_append(o, "}\n");
 		return;
 	}
-	g_string_append_printf(o, "%.6f frame %" PRIu64 " conv %d %s PSN %u",
-			       secs(ev->time_ns - r->t0), ev->frame, ev->conv,
-			       qpt_verdict_name(ev->kind), ev->psn);
+	g_string_append_printf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->t0), ev->frame);
+	if (f)
+		g_string_append_printf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
+	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, qpt_verdict_name(ev->kind),
+			       ev->psn);
 	if (ev->original_frame)
 		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
 	if (ev->kind == QPT_VB_PSN_GAP)
@@ -162,7 +181,9 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 			p = &pkt;
 		}
+		qpt_current_frame = &f;
 		qpt_flow_packet(fl, f.number, ns, p, &v);
+		qpt_current_frame = NULL;
 		if (fn)
 			fn(user, &f, ns, p, &v);
 	}
@@ -664,6 +685,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 
 	r.fl = qpt_flow_new(&fo);
 	r.file = label;
+	r.several = files[0] && files[1];
 	status = qpt_analyse_files(o, files, true, r.fl, &r.t0, &r.have_t0, NULL, NULL);
 	if (r.have_t0 && !events)
 		summary_out(&r, label);

@@ -10,6 +10,8 @@ split it by alternate frames when its timestamps are strictly increasing
 qptrace summary --json -` == the file; `--from/--to` around the whole
 capture == the file; `--to` at the last frame of the first half == the
 first half alone; `--each A B` gives two summaries equal to A and B alone.
+Split by alternate frames, `events --json A B` gives the whole file's
+events, each naming the file and the frame in it that it happened at.
 A pcapng copy with the frames spread over two interfaces (of the same link
 type: libpcap cannot mix link types in one file) gives the same summary as
 the pcap.  Decoding forced into the reading thread or into the analysing thread
@@ -94,6 +96,14 @@ def events(qptrace, cap, env):
     return p.stdout
 
 
+def events_json(qptrace, files):
+    p = subprocess.run([qptrace, "events", "--json", "-q"] + files, capture_output=True,
+                       timeout=60)
+    if p.returncode:
+        raise RuntimeError(f"events {files} exited {p.returncode}: {p.stderr.decode()}")
+    return [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
+
+
 def check(qptrace, cap, tmp):
     errs = []
     hdr, recs = read_pcap(cap)
@@ -117,6 +127,16 @@ def check(qptrace, cap, tmp):
         write_pcap(b, hdr, recs[1::2])
         if summary(qptrace, [a, b]) != whole:
             errs.append("alternate frames merged differ from the whole file")
+        want = events_json(qptrace, [cap])
+        got = events_json(qptrace, [a, b])
+        where = [(e.pop("file", None), e.pop("file_frame", None)) for e in got]
+        if got != want:
+            errs.append("alternate frames merged: events differ from the whole file's")
+        # merged frame n is frame (n + 1) / 2 of a when odd, n / 2 of b when even
+        bad = [(e["frame"], w) for e, w in zip(got, where)
+               if w != ((a, (e["frame"] + 1) // 2) if e["frame"] % 2 else (b, e["frame"] // 2))]
+        if bad:
+            errs.append(f"alternate frames merged: events name the wrong file/frame: {bad[:3]}")
     if summary(qptrace, ["-"], stdin=open(cap, "rb").read()) != whole:
         errs.append("stdin differs from the file")
     ng = os.path.join(tmp, "two_interfaces.pcapng")
