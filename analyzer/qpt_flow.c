@@ -1523,7 +1523,8 @@ GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl)
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
 		struct cm_rec *r = val;
 
-		if (!r->conv && !r->info.rep_frame)
+		/* an RTU means a REP came, whether captured or not */
+		if (!r->conv && !r->info.rep_frame && !r->info.rtu_frame)
 			g_ptr_array_add(out, &r->att);
 	}
 	g_ptr_array_sort(out, by_req_frame);

@@ -197,7 +197,8 @@ void qpt_flow_finish(struct qpt_flow *fl);
  * engine's, valid until qpt_flow_free(). */
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
 /* A CM connection request that made no conversation: no REP came (a REJ
- * instead, or nothing in the capture). */
+ * instead, or nothing in the capture; an RTU shows a REP that the capture
+ * missed, and then the request is not listed). */
 struct qpt_cm_attempt {
 	struct qpt_endpoint from, to; /* the REQ's sender (its QP) and receiver */
 	struct qpt_cm_info info;

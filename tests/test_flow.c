@@ -97,7 +97,8 @@ static void on_ev(const struct qpt_event *ev, void *user)
 
 /* CM requests that made no connection: one rejected (after an MRA), one
  * never answered; one answered with a REP and then rejected by its sender
- * (REJ of the REP), which is a conversation, not a failed request. */
+ * (REJ of the REP), which is a conversation, not a failed request; and one
+ * whose REP the capture missed but whose RTU it has: not failed either. */
 static void test_cm_failed(void)
 {
 	GPtrArray *evs = g_ptr_array_new_with_free_func(g_free), *att;
@@ -128,6 +129,8 @@ static void test_cm_failed(void)
 	CM(true, QPT_CM_REQ, 0x102, 0, 0);	/* 5: REP, then REJ */
 	CM(false, QPT_CM_REP, 0x202, 0x102, 0); /* 6 */
 	CM(true, QPT_CM_REJ, 0x102, 0x202, 99);	/* 7: a reason with no name */
+	CM(true, QPT_CM_REQ, 0x103, 0, 0);	/* 8: its REP not captured, */
+	CM(true, QPT_CM_RTU, 0x103, 0x203, 0);	/* 9: but the RTU was */
 #undef CM
 	att = qpt_flow_cm_attempts(fl);
 	g_assert_cmpuint(att->len, ==, 2);

@@ -114,7 +114,7 @@ def check_cm_failed(m, summ, events, key):
     want = {}
     for mc in m.get("conversations", []):
         msgs = {c["msg"]: c["frame"] for c in mc.get("cm", [])}
-        if "REQ" in msgs and "REP" not in msgs:
+        if "REQ" in msgs and "REP" not in msgs and "RTU" not in msgs:
             want[msgs["REQ"]] = (key(mc["a"]["addr"], mc["a"]["qpn"]), key(mc["b"]["addr"], None),
                                  msgs.get("MRA", 0), msgs.get("REJ", 0))
     got = {f["req_frame"]: (key(f["from"]["addr"], f["from"]["qpn"]), key(f["to"]["addr"], None),
