@@ -173,6 +173,8 @@ const char *qpt_cm_msg_name(unsigned attr_id); /* "REQ", ... or NULL */
 /* A CM REJ reason's name (IBA 12.6.7.2 Table 112, as the Linux CM words
  * them: "consumer defined", ...) or NULL. */
 const char *qpt_cm_rej_reason_name(unsigned reason);
+/* The same, "unknown reason" for a code without a name. */
+const char *qpt_cm_rej_reason_text(unsigned reason);
 
 struct qpt_cm {
 	uint16_t msg; /* enum qpt_cm_msg (the attribute ID) */

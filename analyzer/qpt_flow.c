@@ -212,13 +212,11 @@ struct qpt_flow {
 	uint64_t nhalves;
 };
 
+/* A CM connection by its REQ: att.from is the REQ's sender, att.to its
+ * receiver (with the REP's QPN once one came). */
 struct cm_rec {
-	uint8_t a[16], b[16];
-	uint8_t family;
-	uint32_t qpn_a, qpn_b;
+	struct qpt_cm_attempt att;
 	struct qpt_conv *conv;
-	struct qpt_cm_info info;
-	struct qpt_cm_attempt att; /* for qpt_flow_cm_attempts() */
 };
 
 /* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
@@ -1224,26 +1222,21 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 		if (r)
 			return; /* a resent REQ */
 		r = g_new0(struct cm_rec, 1);
-		memcpy(r->a, src, 16);
-		memcpy(r->b, dst, 16);
-		r->family = fam;
-		r->qpn_a = cm->local_qpn;
-		r->info.req_frame = frame;
-		r->info.req_ns = ns;
-		r->info.req_comm_id = cm->local_comm_id;
-		r->info.service_id = cm->service_id;
-		r->info.path_mtu = qpt_mtu_bytes(cm->path_mtu);
-		r->info.psn[0] = cm->starting_psn;
-		if (p->flags & QPT_HAS_CMA_IP) {
-			r->info.has_ip = true;
-			r->info.ip = p->cma;
-		}
 		r->att.from.family = r->att.to.family = fam;
 		memcpy(r->att.from.addr, src, 16);
 		memcpy(r->att.to.addr, dst, 16);
 		r->att.from.qpn = cm->local_qpn;
 		r->att.from.qpn_known = true;
-		r->att.info = r->info;
+		r->att.info.req_frame = frame;
+		r->att.info.req_ns = ns;
+		r->att.info.req_comm_id = cm->local_comm_id;
+		r->att.info.service_id = cm->service_id;
+		r->att.info.path_mtu = qpt_mtu_bytes(cm->path_mtu);
+		r->att.info.psn[0] = cm->starting_psn;
+		if (p->flags & QPT_HAS_CMA_IP) {
+			r->att.info.has_ip = true;
+			r->att.info.ip = p->cma;
+		}
 		g_hash_table_insert(fl->cm, GUINT_TO_POINTER(cm->local_comm_id), r);
 		return;
 	}
@@ -1261,36 +1254,39 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 	case QPT_CM_REP: {
 		struct half *ha, *hb;
 
-		if (r->info.rep_frame)
+		if (r->att.info.rep_frame)
 			break;
-		r->info.rep_frame = frame;
-		r->info.rep_ns = ns;
-		r->info.rep_comm_id = cm->local_comm_id;
+		r->att.info.rep_frame = frame;
+		r->att.info.rep_ns = ns;
+		r->att.info.rep_comm_id = cm->local_comm_id;
 		g_hash_table_insert(fl->cm_rep, GUINT_TO_POINTER(cm->local_comm_id), r);
-		r->info.psn[1] = cm->starting_psn;
-		r->qpn_b = cm->local_qpn;
-		ha = half_for(fl, r->family, r->a, r->b, r->qpn_b);
-		hb = half_for(fl, r->family, r->b, r->a, r->qpn_a);
+		r->att.info.psn[1] = cm->starting_psn;
+		r->att.to.qpn = cm->local_qpn;
+		r->att.to.qpn_known = true;
+		ha = half_for(fl, r->att.from.family, r->att.from.addr, r->att.to.addr,
+			      r->att.to.qpn);
+		hb = half_for(fl, r->att.from.family, r->att.to.addr, r->att.from.addr,
+			      r->att.from.qpn);
 		if (!ha || !hb)
 			break;
 		r->conv = pair(fl, ha, hb, QPT_PAIR_CM, "CM REQ/REP");
 		r->conv->has_cm = true;
-		if (r->info.path_mtu)
-			r->conv->mtu = r->info.path_mtu;
+		if (r->att.info.path_mtu)
+			r->conv->mtu = r->att.info.path_mtu;
 		/* endpoint 0 is the REQ sender when the CM created the pair */
 		break;
 	}
-	case QPT_CM_RTU: r->info.rtu_frame = frame; r->info.rtu_ns = ns; break;
+	case QPT_CM_RTU: r->att.info.rtu_frame = frame; r->att.info.rtu_ns = ns; break;
 	case QPT_CM_DREQ:
-		if (!r->info.dreq_frame) {
-			r->info.dreq_frame = frame;
-			r->info.dreq_ns = ns;
+		if (!r->att.info.dreq_frame) {
+			r->att.info.dreq_frame = frame;
+			r->att.info.dreq_ns = ns;
 		}
 		break;
 	case QPT_CM_DREP:
-		if (!r->info.drep_frame) {
-			r->info.drep_frame = frame;
-			r->info.drep_ns = ns;
+		if (!r->att.info.drep_frame) {
+			r->att.info.drep_frame = frame;
+			r->att.info.drep_ns = ns;
 		}
 		break;
 	case QPT_CM_REJ: {
@@ -1301,26 +1297,23 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 			.dir = -1,
 			.kind = QPT_VB_CM_REJECT,
 			.psn = p->bth.psn,
-			.original_frame = r->info.req_frame,
+			.original_frame = r->att.info.req_frame,
 			.code = cm->reason,
-			.detail = qpt_cm_rej_reason_name(cm->reason),
+			.detail = qpt_cm_rej_reason_text(cm->reason),
 		};
 
-		r->info.rej_frame = frame;
-		r->info.rej_reason = cm->reason;
+		r->att.info.rej_frame = frame;
+		r->att.info.rej_reason = cm->reason;
 		v->flags |= QPT_V(CM_REJECT);
-		if (!ev.detail)
-			ev.detail = "unknown reason";
 		if (fl->o.on_event)
 			fl->o.on_event(&ev, fl->o.user);
 		break;
 	}
-	case QPT_CM_MRA: r->info.mra_frame = frame; break;
+	case QPT_CM_MRA: r->att.info.mra_frame = frame; break;
 	default: break;
 	}
-	r->att.info = r->info;
 	if (r->conv) {
-		r->conv->cm = r->info;
+		r->conv->cm = r->att.info;
 		v->conv = r->conv->id;
 	}
 }
@@ -1524,7 +1517,7 @@ GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl)
 		struct cm_rec *r = val;
 
 		/* an RTU means a REP came, whether captured or not */
-		if (!r->conv && !r->info.rep_frame && !r->info.rtu_frame)
+		if (!r->conv && !r->att.info.rep_frame && !r->att.info.rtu_frame)
 			g_ptr_array_add(out, &r->att);
 	}
 	g_ptr_array_sort(out, by_req_frame);

@@ -59,6 +59,13 @@ const char *qpt_cm_rej_reason_name(unsigned reason)
 	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : NULL;
 }
 
+const char *qpt_cm_rej_reason_text(unsigned reason)
+{
+	const char *n = qpt_cm_rej_reason_name(reason);
+
+	return n ? n : "unknown reason";
+}
+
 const char *qpt_mad_class_name(unsigned c)
 {
 	switch (c) {

@@ -478,12 +478,10 @@ static void show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		expert_add_info(pinfo, it, &ei_cm_unknown);
 	}
 	if (fi->events & QPT_V(CM_REJECT)) {
-		const char *why = qpt_cm_rej_reason_name(rej_reason);
-
 		it = add_gen(at, hf_an_cm_reject, tvb, rej_reason);
 		expert_add_info_format(pinfo, it, &ei_cm_reject,
 				       "CM connection request rejected: reason %u (%s)",
-				       rej_reason, why ? why : "unknown reason");
+				       rej_reason, qpt_cm_rej_reason_text(rej_reason));
 	}
 	if (v->acks_frame) {
 		add_gen(at, hf_an_acks_frame, tvb, v->acks_frame);

@@ -82,6 +82,20 @@ static void read_all(void)
 	g_free(path);
 }
 
+/* The threaded input with decoding forced into one thread ("reader" or
+ * "analyser", as QPTRACE_DECODE_IN says). */
+static struct qpt_input *open_decoding_in(char **files, const struct qpt_input_opts *o,
+					  const char *where, int *status)
+{
+	struct qpt_input *in;
+
+	g_setenv("QPTRACE_DECODE_IN", where, TRUE);
+	in = qpt_input_open(files, o, status);
+	g_unsetenv("QPTRACE_DECODE_IN");
+	g_assert_nonnull(in);
+	return in;
+}
+
 /* The threaded input: the same frames, numbered, with their bytes; or,
  * decoding forced into the reading thread, decoded there (no bytes). */
 static void input_all(gconstpointer where)
@@ -95,10 +109,7 @@ static void input_all(gconstpointer where)
 	uint32_t n = 0, bad = 0;
 	int status = 0;
 
-	g_setenv("QPTRACE_DECODE_IN", where, TRUE);
-	in = qpt_input_open(files, &o, &status);
-	g_unsetenv("QPTRACE_DECODE_IN");
-	g_assert_nonnull(in);
+	in = open_decoding_in(files, &o, where, &status);
 	while (qpt_input_next(in, &f, &status) > 0) {
 		if (!strcmp(where, "reader"))
 			bad += !f.pkt || f.data || f.pkt->caplen != FRAME_LEN ||
@@ -132,10 +143,7 @@ static void input_merge(gconstpointer where)
 	uint32_t n = 0, bad = 0, matched = 0;
 	int status = 0;
 
-	g_setenv("QPTRACE_DECODE_IN", where, TRUE);
-	in = qpt_input_open(files, &o, &status);
-	g_unsetenv("QPTRACE_DECODE_IN");
-	g_assert_nonnull(in);
+	in = open_decoding_in(files, &o, where, &status);
 	while (qpt_input_next(in, &f, &status) > 0) {
 		uint32_t i = n / 2;
 		bool second = n & 1;

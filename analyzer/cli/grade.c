@@ -1357,10 +1357,7 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 		else if (m->rej_frame)
 			g_string_append_printf(why, "CM REJ in frame %" PRIu64 " (reason %u, %s) after REQ in frame %" PRIu64,
 					       m->rej_frame, m->rej_reason,
-					       qpt_cm_rej_reason_name(m->rej_reason) ?
-						       qpt_cm_rej_reason_name(m->rej_reason) :
-						       "unknown reason",
-					       m->req_frame);
+					       qpt_cm_rej_reason_text(m->rej_reason), m->req_frame);
 		else if (!m->rep_frame || m->rep_frame < m->req_frame)
 			g_string_append_printf(why, "no CM REP after REQ in frame %" PRIu64, m->req_frame);
 		else if (!m->rtu_frame || m->rtu_frame < m->rep_frame)

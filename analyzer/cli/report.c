@@ -231,13 +231,6 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 	g_string_append_printf(o, "  %-28s %18s %18s\n", label, cell[0], cell[1]);
 }
 
-static const char *rej_name(unsigned reason)
-{
-	const char *n = qpt_cm_rej_reason_name(reason);
-
-	return n ? n : "unknown reason";
-}
-
 /* CM requests that made no conversation. */
 static void text_attempts(GString *o, GPtrArray *att)
 {
@@ -257,7 +250,7 @@ static void text_attempts(GString *o, GPtrArray *att)
 		if (a->info.rej_frame)
 			g_string_append_printf(o, ", REJ frame %" PRIu64 ": reason %u (%s)\n",
 					       a->info.rej_frame, a->info.rej_reason,
-					       rej_name(a->info.rej_reason));
+					       qpt_cm_rej_reason_text(a->info.rej_reason));
 		else
 			g_string_append(o, ": no REP or REJ in the capture\n");
 	}
@@ -283,7 +276,7 @@ static void json_attempts(GString *o, GPtrArray *att)
 				       a->info.service_id, a->info.mra_frame, a->info.rej_frame);
 		if (a->info.rej_frame)
 			g_string_append_printf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
-					       a->info.rej_reason, rej_name(a->info.rej_reason));
+					       a->info.rej_reason, qpt_cm_rej_reason_text(a->info.rej_reason));
 		g_string_append_c(o, '}');
 	}
 	g_string_append_c(o, ']');
@@ -320,7 +313,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 		if (cm->rej_frame)
 			g_string_append_printf(o, "  CM REJ frame %" PRIu64 ": reason %u (%s)\n",
 					       cm->rej_frame, cm->rej_reason,
-					       rej_name(cm->rej_reason));
+					       qpt_cm_rej_reason_text(cm->rej_reason));
 		if (cm->has_ip) {
 			char s[64], d[64];
 			int af = cm->ip.ip_version == 4 ? AF_INET : AF_INET6;
@@ -542,7 +535,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 				       cm->service_id, cm->path_mtu, cm->psn[0], cm->psn[1]);
 		if (cm->rej_frame)
 			g_string_append_printf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
-					       cm->rej_reason, rej_name(cm->rej_reason));
+					       cm->rej_reason, qpt_cm_rej_reason_text(cm->rej_reason));
 		if (cm->req_frame)
 			g_string_append_printf(o, ",\"setup_time\":%.6f", secs(cm->req_ns));
 		if (cm->rtu_frame)
