@@ -88,12 +88,16 @@ struct qpt_flow;
 struct qpt_verdict;
 typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 			     const struct qpt_pkt *pkt, const struct qpt_verdict *v);
+struct qpt_analysis {
+	int64_t t0;	/* time of the first frame read (ns), when have_t0 */
+	bool have_t0;
+	/* the frame the engine is being given, for the flow's event
+	 * callback (with several files: which file, which frame in it) */
+	const struct qpt_frame *frame;
+};
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
-		      struct qpt_flow *fl, int64_t *t0, bool *have_t0,
+		      struct qpt_flow *fl, struct qpt_analysis *an,
 		      qpt_frame_fn fn, void *user);
-/* The frame the engine is being given (for its event callback), or NULL:
- * set by qpt_analyse_files(). */
-extern const struct qpt_frame *qpt_current_frame;
 int cmd_events(struct opts *o);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);

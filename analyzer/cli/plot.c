@@ -332,8 +332,7 @@ struct pass {
 	gchar **files;
 	struct qpt_flow *fl;
 	GHashTable *keys; /* second pass: struct hkey -> struct target */
-	int64_t t0;
-	bool have_t0;
+	struct qpt_analysis an;
 };
 
 static void pass_frame(void *user, const struct qpt_frame *f, int64_t ns,
@@ -353,8 +352,8 @@ static void pass_frame(void *user, const struct qpt_frame *f, int64_t ns,
 
 static int read_pass(struct pass *ps, bool progress)
 {
-	return qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->t0,
-				 &ps->have_t0, pass_frame, ps);
+	return qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->an,
+				 pass_frame, ps);
 }
 
 static void no_print(const gchar *s)
@@ -1135,7 +1134,7 @@ int cmd_plot(struct opts *o)
 	rc = read_pass(&ps, true);
 	if (rc)
 		status = rc;
-	if (!ps.have_t0) {
+	if (!ps.an.have_t0) {
 		if (!rc)
 			g_printerr("qptrace plot: %s: no frames\n", files[0]);
 		status = 2;
@@ -1198,7 +1197,7 @@ int cmd_plot(struct opts *o)
 	/* pass 2: the packets of those conversations (errors were reported) */
 	ps.fl = qpt_flow_new(&fo);
 	ps.keys = keys;
-	ps.have_t0 = false;
+	ps.an.have_t0 = false;
 	old = g_set_printerr_handler(no_print);
 	read_pass(&ps, false);
 	g_set_printerr_handler(old);
@@ -1219,7 +1218,7 @@ int cmd_plot(struct opts *o)
 			status = 2;
 			continue;
 		}
-		svg = render(p, c, ps.t0, o->files);
+		svg = render(p, c, ps.an.t0, o->files);
 		name = o->top > 0 ? out_name(o->output, p->id) :
 				    g_strdup(o->output ? o->output : "-");
 		rc = write_out(name, svg);

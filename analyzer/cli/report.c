@@ -34,18 +34,15 @@ struct run {
 	GString *out;
 	struct qpt_flow *fl;
 	const char *file;
-	int64_t t0;
-	bool have_t0;
+	struct qpt_analysis an;
 	bool events;
 	bool several; /* files merged: events also say which file and frame */
 };
 
-const struct qpt_frame *qpt_current_frame;
-
 /* With several files merged, an event's frame as one of a file's. */
 static const struct qpt_frame *event_frame(const struct qpt_event *ev, const struct run *r)
 {
-	const struct qpt_frame *f = qpt_current_frame;
+	const struct qpt_frame *f = r->an.frame;
 
 	return r->several && f && f->number == ev->frame ? f : NULL;
 }
@@ -103,7 +100,7 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 		g_string_append(o, "}\n");
 		return;
 	}
-	g_string_append_printf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->t0), ev->frame);
+	g_string_append_printf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
 	if (f)
 		g_string_append_printf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
 	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, qpt_verdict_name(ev->kind),
@@ -149,7 +146,7 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
 }
 
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
-		      struct qpt_flow *fl, int64_t *t0, bool *have_t0,
+		      struct qpt_flow *fl, struct qpt_analysis *an,
 		      qpt_frame_fn fn, void *user)
 {
 	struct qpt_input_opts io;
@@ -170,9 +167,9 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	while (qpt_input_next(in, &f, &status) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
-		if (!*have_t0) {
-			*t0 = ns;
-			*have_t0 = true;
+		if (!an->have_t0) {
+			an->t0 = ns;
+			an->have_t0 = true;
 		}
 		if (!f.matched)
 			continue;
@@ -181,9 +178,9 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 			p = &pkt;
 		}
-		qpt_current_frame = &f;
+		an->frame = &f;
 		qpt_flow_packet(fl, f.number, ns, p, &v);
-		qpt_current_frame = NULL;
+		an->frame = NULL;
 		if (fn)
 			fn(user, &f, ns, p, &v);
 	}
@@ -632,7 +629,7 @@ static void summary_out(struct run *r, const char *file)
 
 		if (r->o->conv >= 0 && c->id != r->o->conv)
 			continue;
-		text_conv(o, c, r->t0);
+		text_conv(o, c, r->an.t0);
 	}
 	text_attempts(o, att);
 	g_string_append_printf(o,
@@ -679,8 +676,8 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	r.fl = qpt_flow_new(&fo);
 	r.file = label;
 	r.several = files[0] && files[1];
-	status = qpt_analyse_files(o, files, true, r.fl, &r.t0, &r.have_t0, NULL, NULL);
-	if (r.have_t0 && !events)
+	status = qpt_analyse_files(o, files, true, r.fl, &r.an, NULL, NULL);
+	if (r.an.have_t0 && !events)
 		summary_out(&r, label);
 	fwrite(r.out->str, 1, r.out->len, stdout);
 	g_string_free(r.out, TRUE);
