@@ -166,7 +166,8 @@ struct qpt_event {
 	uint64_t original_frame;
 	uint32_t count;	 /* PSN_GAP: missing PSNs; GBN: resent packets */
 	uint32_t code;	 /* NAK code, RNR timer */
-	int64_t duration_ns; /* GBN: time lost; RNR retry: wait */
+	int64_t duration_ns; /* GBN: time lost; RNR NAK: the timer's wait;
+			      * RNR retry: the wait seen */
 	const char *detail;
 };
 typedef void (*qpt_event_fn)(const struct qpt_event *ev, void *user);

@@ -111,13 +111,16 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 		g_string_append_printf(o, " missing %u", ev->count);
 	if (ev->kind == QPT_VB_NAK)
 		g_string_append_printf(o, " %s", qpt_nak_name(ev->code));
-	if (ev->kind == QPT_VB_RNR_NAK || ev->kind == QPT_VB_RNR_RETRY)
+	if (ev->kind == QPT_VB_RNR_NAK)	/* its duration is the timer's wait */
+		g_string_append_printf(o, " timer %u (%.1f us)", ev->code,
+				       (double)ev->duration_ns / 1000.0);
+	if (ev->kind == QPT_VB_RNR_RETRY)
 		g_string_append_printf(o, " timer %u", ev->code);
 	if (ev->kind == QPT_VB_CM_REJECT)
 		g_string_append_printf(o, " reason %u", ev->code);
-	if (ev->duration_ns)
+	if (ev->duration_ns && ev->kind != QPT_VB_RNR_NAK)
 		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
-	if (ev->detail)
+	if (ev->detail && !(ev->kind == QPT_VB_NAK && !strcmp(ev->detail, qpt_nak_name(ev->code))))
 		g_string_append_printf(o, ": %s", ev->detail);
 	g_string_append_c(o, '\n');
 }
@@ -190,6 +193,12 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 }
 
 /* ---- summary: text ------------------------------------------------------- */
+
+/* "1 NAK", "2 NAKs", then SEP */
+static void counted(GString *o, uint64_t n, const char *noun, const char *sep)
+{
+	g_string_append_printf(o, "%" PRIu64 " %s%s%s", n, noun, n == 1 ? "" : "s", sep);
+}
 
 static uint64_t trouble(const struct qpt_conv *c)
 {
@@ -634,12 +643,16 @@ static void summary_out(struct run *r, const char *file)
 	text_attempts(o, att);
 	g_string_append_printf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
-			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), %u conversations; "
-			       "%" PRIu64 " retransmitted, %" PRIu64 " PSN gaps, %" PRIu64
-			       " NAKs, %" PRIu64 " RNR NAKs, %" PRIu64 " go-back-N, %" PRIu64
-			       " CNPs, %" PRIu64 " ECN-CE\n",
-			       t->frames, t->iba_packets, t->management, t->malformed,
-			       t->bad_icrc, convs->len, rexmit, gaps, naks, rnr, gbn, cnps, ce);
+			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
+			       t->frames, t->iba_packets, t->management, t->malformed, t->bad_icrc);
+	counted(o, convs->len, "conversation", "; ");
+	g_string_append_printf(o, "%" PRIu64 " retransmitted, ", rexmit);
+	counted(o, gaps, "PSN gap", ", ");
+	counted(o, naks, "NAK", ", ");
+	counted(o, rnr, "RNR NAK", ", ");
+	g_string_append_printf(o, "%" PRIu64 " go-back-N, ", gbn);
+	counted(o, cnps, "CNP", ", ");
+	g_string_append_printf(o, "%" PRIu64 " ECN-CE\n", ce);
 	if (t->untracked)
 		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
 				       t->untracked);
