@@ -120,7 +120,7 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 		g_string_append_printf(o, " reason %u", ev->code);
 	if (ev->duration_ns && ev->kind != QPT_VB_RNR_NAK)
 		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
-	if (ev->detail && !(ev->kind == QPT_VB_NAK && !strcmp(ev->detail, qpt_nak_name(ev->code))))
+	if (ev->detail && ev->kind != QPT_VB_NAK) /* a NAK's detail is its name, printed above */
 		g_string_append_printf(o, ": %s", ev->detail);
 	g_string_append_c(o, '\n');
 }
