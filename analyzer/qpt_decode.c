@@ -18,6 +18,7 @@
 #include "qpt_crc.h"
 #include "qpt_decode.h"
 #include "qpt_mad.h"
+#include "qpt_verdict.h"
 #include "qpt_read.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -49,31 +50,17 @@ const char *qpt_strerror(enum qpt_error e)
 
 const char *qpt_transport_name(enum qpt_transport t)
 {
-	switch (t) {
-	case QPT_TR_ROCEV2: return "RoCEv2";
-	case QPT_TR_ROCEV1: return "RoCEv1";
-	case QPT_TR_IB: return "IB";
-	default: return "none";
-	}
+	return qpt_name_of(qpt_transport_names, t, "none");
 }
 
 const char *qpt_nak_name(unsigned code)
 {
-	static const char *const n[] = { "PSN_SEQ_ERR", "INVALID_REQ",
-					 "REMOTE_ACCESS", "REMOTE_OP",
-					 "INVALID_RD" };
-
-	return code < 5 ? n[code] : "RESERVED";
+	return qpt_name_of(qpt_nak_names, code, "RESERVED");
 }
 
 const char *qpt_aeth_kind_name(enum qpt_aeth_kind k)
 {
-	switch (k) {
-	case QPT_AETH_ACK: return "ACK";
-	case QPT_AETH_RNR: return "RNR";
-	case QPT_AETH_NAK: return "NAK";
-	default: return "RESERVED";
-	}
+	return qpt_name_of(qpt_aeth_kind_names, k, "RESERVED");
 }
 
 double qpt_rnr_timer_us(unsigned timer)

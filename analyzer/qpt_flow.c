@@ -22,31 +22,14 @@
 #define MAX_READS 16  /* outstanding READ requests remembered per half */
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 
-static const char *const verdict_names[QPT_VB_COUNT] = {
-#define QPT_V_NAME(name, str) [QPT_VB_##name] = str,
-	QPT_VERDICTS(QPT_V_NAME)
-#undef QPT_V_NAME
-};
-
-const char *qpt_verdict_name(unsigned bit)
-{
-	return bit < QPT_VB_COUNT ? verdict_names[bit] : "?";
-}
-
 const char *qpt_trigger_name(unsigned trigger)
 {
-	static const char *const n[] = { "nak", "timeout", "read_retry", "resend" };
-
-	return trigger < G_N_ELEMENTS(n) ? n[trigger] : "?";
+	return qpt_name_of(qpt_trigger_names, trigger, "?");
 }
 
 const char *qpt_paired_by_name(enum qpt_paired_by p)
 {
-	switch (p) {
-	case QPT_PAIR_CM: return "cm";
-	case QPT_PAIR_TRAFFIC: return "traffic";
-	default: return "none";
-	}
+	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
 
 /* ---- latency histogram --------------------------------------------- */
@@ -335,12 +318,19 @@ static uint8_t pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[1
 	return 6;
 }
 
-static void emit(struct qpt_flow *fl, uint64_t frame, int64_t ns,
-		 const struct half *h, unsigned kind, uint32_t psn,
-		 uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
-		 const char *detail)
+/* Adds an event of this kind to the packet's verdict (and its flag). */
+static struct qpt_event *emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
+			      const struct half *h, unsigned kind, uint32_t psn,
+			      uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
+			      const char *detail)
 {
-	struct qpt_event ev = {
+	struct qpt_event *ev;
+
+	v->flags |= 1u << kind;
+	if (v->nevents == QPT_MAX_EVENTS)
+		return NULL; /* cannot happen: fewer kinds apply to one packet */
+	ev = &v->ev[v->nevents++];
+	*ev = (struct qpt_event){
 		.frame = frame,
 		.time_ns = ns,
 		.conv = h && h->conv ? h->conv->id : -1,
@@ -353,9 +343,7 @@ static void emit(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		.duration_ns = dur,
 		.detail = detail,
 	};
-
-	if (fl->o.on_event)
-		fl->o.on_event(&ev, fl->o.user);
+	return ev;
 }
 
 static struct qpt_conv *conv_new(struct qpt_flow *fl, struct half *h)
@@ -456,21 +444,16 @@ static struct half *twin_of(struct qpt_flow *fl, struct half *h)
 
 /* ---- merging two conversations when pairing comes late --------------- */
 
-#define DIR_COUNTERS(X)                                                        \
-	X(packets) X(payload_bytes) X(bytes) X(req_packets) X(resp_packets)     \
-	X(acks) X(coalesced_acks) X(dup_acks) X(retransmitted_packets)          \
-	X(psn_gaps) X(missing_psns) X(duplicates) X(out_of_order) X(rnr_naks)   \
-	X(rnr_retries) X(read_retries) X(timeouts) X(cnps) X(ecn_ce) X(fecn)    \
-	X(becn) X(bad_icrc) X(malformed) X(gbn_episodes)
-
 static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 {
 	bool had_packets = d->packets != 0;
 
-#define ADD(f) d->f += s->f;
-	DIR_COUNTERS(ADD)
-#undef ADD
-	for (int i = 0; i < 5; i++)
+	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
+		uint64_t *dv = (uint64_t *)(void *)((char *)d + qpt_counters[k].offset);
+
+		*dv += qpt_counter(s, k);
+	}
+	for (int i = 0; i < QPT_NAK_KINDS; i++)
 		d->naks[i] += s->naks[i];
 	for (int i = 0; i < QPT_OP_COUNT; i++) {
 		struct qpt_opstat *a = &d->ops[i];
@@ -809,7 +792,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		v->flags |= QPT_V(DUPLICATE);
 		v->original_frame = h->last_frame;
 		d->duplicates++;
-		emit(fl, frame, ns, h, QPT_VB_DUPLICATE, psn, h->last_frame, 0, 0, 0,
+		emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, h->last_frame, 0, 0, 0,
 		     "same PSN and bytes as the previous packet");
 		return;
 	}
@@ -858,7 +841,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 			/* the interrupted message completes when the gap is filled */
 			g->msg = h->msg;
 			h->msg.open = false;
-			emit(fl, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
+			emit(v, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
 			     "PSNs skipped: lost before the capture point or from the capture");
 		}
 		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
@@ -897,7 +880,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		    silence < fl->o.timeout_gap_ns) {
 			v->flags |= QPT_V(OUT_OF_ORDER);
 			d->out_of_order++;
-			emit(fl, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0, 0,
+			emit(v, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0, 0,
 			     "fills a PSN gap without a resend trigger");
 			return;
 		}
@@ -913,9 +896,10 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		struct read_req *r = read_find(h, psn);
 
 		if (r) { /* re-issued from inside the first READ's range */
-			v->flags |= QPT_V(READ_RETRY);
 			v->original_frame = r->frame;
 			d->read_retries++;
+			emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, r->frame, 0, 0, 0,
+			     "READ re-issued inside its response range");
 		}
 	}
 	if (h->rnr_pending && psn == h->rnr_psn) {
@@ -923,7 +907,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = h->rnr_frame;
 		d->rnr_retries++;
-		emit(fl, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
+		emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
 		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
 		/* A go-back-N episode starts with its first resent packet. */
@@ -951,7 +935,6 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 			h->cur.timeout = true;
 			h->cur.trigger_frame = prev_frame;
 			h->cur.start_ns = ns - silence;
-			v->flags |= QPT_V(TIMEOUT_RESEND);
 			d->timeouts++;
 		} else {
 			h->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
@@ -962,14 +945,13 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		}
 		h->nak_pending = false;
 		d->gbn_episodes++;
-		v->flags |= QPT_V(GBN_START);
-		emit(fl, frame, ns, h, QPT_VB_GBN_START, psn, h->cur.trigger_frame, 0,
-		     0, ns - h->cur.start_ns,
-		     h->cur.trigger == QPT_TRIGGER_NAK ? "go-back-N after NAK" :
-		     h->cur.trigger == QPT_TRIGGER_TIMEOUT ? "go-back-N after silence (timeout)" :
-		     h->cur.trigger == QPT_TRIGGER_READ_RETRY ?
-							"go-back-N: READ re-issued after a gap in its responses" :
-							"go-back-N without a captured NAK or a silence");
+		v->trigger = h->cur.trigger;
+		emit(v, frame, ns, h, QPT_VB_GBN_START, psn, h->cur.trigger_frame,
+		     (uint32_t)d->gbn_episodes, 0, ns - h->cur.start_ns,
+		     qpt_name_of(qpt_trigger_descr, h->cur.trigger, "?"));
+		if (h->cur.trigger == QPT_TRIGGER_TIMEOUT)
+			emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0,
+			     silence, "resend after a silence (local ACK timeout)");
 	}
 	if (h->in_episode) {
 		h->cur.resent_packets++;
@@ -978,7 +960,7 @@ static void request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p
 		    qpt_psn_diff(request_end(h, p), h->episode_top) > 0)
 			h->episode_top = request_end(h, p);
 	}
-	emit(fl, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
+	emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
 	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
 	     s ? "PSN sent before" : "PSN sent before (original not captured)");
 }
@@ -1023,8 +1005,9 @@ static void ack_requests(struct half *h, struct half *t,
 			lat_add(&td->ack_rtt, (double)(ns - hit->ns) / 1000.0);
 	}
 	if (is_ack && ackreqs > 1) {
-		v->flags |= QPT_V(COALESCED_ACK);
 		d->coalesced_acks++;
+		emit(v, frame, ns, h, QPT_VB_COALESCED_ACK, psn, 0, ackreqs, 0, 0,
+		     "one ACK for several requests that asked for one");
 	}
 	/* Recovered once the responder answers up to the highest PSN sent
 	 * before the episode (even with a resent response: READs). */
@@ -1067,8 +1050,8 @@ static void response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 
 		if (a->kind == QPT_AETH_NAK) {
 			v->flags |= QPT_V(NAK);
-			d->naks[MIN(a->value, 4u)]++;
-			emit(fl, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
+			d->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
+			emit(v, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
 			     qpt_nak_name(a->value));
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
 			    !t->nak_pending) {
@@ -1090,7 +1073,7 @@ static void response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		if (a->kind == QPT_AETH_RNR) {
 			v->flags |= QPT_V(RNR_NAK);
 			d->rnr_naks++;
-			emit(fl, frame, ns, h, QPT_VB_RNR_NAK, psn, 0, 0, a->value,
+			emit(v, frame, ns, h, QPT_VB_RNR_NAK, psn, 0, 0, a->value,
 			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
 			if (t) {
 				t->rnr_pending = true;
@@ -1109,7 +1092,7 @@ static void response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		    h->ack_synd == p->aeth.syndrome) {
 			v->flags |= QPT_V(DUP_ACK);
 			d->dup_acks++;
-			emit(fl, frame, ns, h, QPT_VB_DUP_ACK, psn, 0, 0, 0, 0,
+			emit(v, frame, ns, h, QPT_VB_DUP_ACK, psn, 0, 0, 0, 0,
 			     "same PSN and MSN as the previous ACK");
 		}
 		h->ack_valid = true;
@@ -1130,7 +1113,7 @@ static void response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		d->retransmitted_packets++;
 		if (s)
 			v->original_frame = s->frame;
-		emit(fl, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
+		emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
 		     0, 0, 0, "response resent by the responder");
 	} else {
 		struct slot *s = slot_of(&h->rwin, psn, true);
@@ -1246,7 +1229,7 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 	r = cm_find(fl, cm->remote_comm_id, cm->local_comm_id);
 	if (!r) {
 		v->flags |= QPT_V(CM_UNKNOWN);
-		emit(fl, frame, ns, NULL, QPT_VB_CM_UNKNOWN, 0, 0, 0, cm->msg, 0,
+		emit(v, frame, ns, NULL, QPT_VB_CM_UNKNOWN, 0, 0, 0, cm->msg, 0,
 		     qpt_cm_msg_name(cm->msg));
 		return;
 	}
@@ -1290,23 +1273,14 @@ static void cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t fr
 		}
 		break;
 	case QPT_CM_REJ: {
-		struct qpt_event ev = {
-			.frame = frame,
-			.time_ns = ns,
-			.conv = r->conv ? r->conv->id : -1,
-			.dir = -1,
-			.kind = QPT_VB_CM_REJECT,
-			.psn = p->bth.psn,
-			.original_frame = r->att.info.req_frame,
-			.code = cm->reason,
-			.detail = qpt_cm_rej_reason_text(cm->reason),
-		};
+		struct qpt_event *ev = emit(v, frame, ns, NULL, QPT_VB_CM_REJECT, p->bth.psn,
+					    r->att.info.req_frame, 0, cm->reason, 0,
+					    qpt_cm_rej_reason_text(cm->reason));
 
+		if (ev && r->conv)
+			ev->conv = r->conv->id;
 		r->att.info.rej_frame = frame;
 		r->att.info.rej_reason = cm->reason;
-		v->flags |= QPT_V(CM_REJECT);
-		if (fl->o.on_event)
-			fl->o.on_event(&ev, fl->o.user);
 		break;
 	}
 	case QPT_CM_MRA: r->att.info.mra_frame = frame; break;
@@ -1399,7 +1373,7 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		v->flags |= QPT_V(BAD_ICRC);
 	}
 	if (v->flags)
-		emit(fl, frame, ns, NULL,
+		emit(v, frame, ns, NULL,
 		     v->flags & QPT_V(MALFORMED) ? QPT_VB_MALFORMED : QPT_VB_BAD_ICRC,
 		     p->bth.psn, 0, 0, 0, 0,
 		     v->flags & QPT_V(MALFORMED) ? qpt_strerror(p->error) : "ICRC mismatch");
@@ -1439,7 +1413,7 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		if (oi->flags & QPT_O_CNP) {
 			v->flags |= QPT_V(CNP);
 			d->cnps++;
-			emit(fl, frame, ns, h, QPT_VB_CNP, p->bth.psn, 0, 0, 0, 0,
+			emit(v, frame, ns, h, QPT_VB_CNP, p->bth.psn, 0, 0, 0, 0,
 			     "congestion notification for this QP");
 		} else {
 			learn_mtu(h, p);
@@ -1465,7 +1439,7 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (p->ip_version && p->ip_ecn == 3) {
 		v->flags |= QPT_V(ECN_CE);
 		d->ecn_ce++;
-		emit(fl, frame, ns, h, QPT_VB_ECN_CE, p->bth.psn, 0, 0, 0, 0,
+		emit(v, frame, ns, h, QPT_VB_ECN_CE, p->bth.psn, 0, 0, 0, 0,
 		     "IP ECN Congestion Experienced");
 	}
 }

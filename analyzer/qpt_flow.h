@@ -13,53 +13,7 @@
 #include <glib.h>
 
 #include "qpt_decode.h"
-
-/* Per-packet verdict flags. */
-#define QPT_VERDICTS(X)                                                        \
-	X(RETRANSMISSION, "retransmission")                                    \
-	X(DUPLICATE, "duplicate")                                              \
-	X(PSN_GAP, "psn_gap")                                                  \
-	X(OUT_OF_ORDER, "out_of_order")                                        \
-	X(NAK, "nak")                                                          \
-	X(RNR_NAK, "rnr_nak")                                                  \
-	X(RNR_RETRY, "rnr_retry")                                              \
-	X(GBN_START, "gbn_episode")                                            \
-	X(TIMEOUT_RESEND, "timeout_resend")                                    \
-	X(READ_RETRY, "read_retry")                                            \
-	X(DUP_ACK, "duplicate_ack")                                            \
-	X(COALESCED_ACK, "coalesced_ack")                                      \
-	X(CNP, "cnp")                                                          \
-	X(ECN_CE, "ecn_ce")                                                    \
-	X(BAD_ICRC, "bad_icrc")                                                \
-	X(MALFORMED, "malformed")                                              \
-	X(CM_UNKNOWN, "cm_unknown_comm_id")                                    \
-	X(CM_REJECT, "cm_reject")
-
-enum {
-#define QPT_V_BIT(name, str) QPT_VB_##name,
-	QPT_VERDICTS(QPT_V_BIT)
-#undef QPT_V_BIT
-	QPT_VB_COUNT
-};
-#define QPT_V(name) (1u << QPT_VB_##name)
-const char *qpt_verdict_name(unsigned bit);
-
-struct qpt_verdict {
-	int32_t conv;	   /* conversation id, -1 when none */
-	int8_t dir;	   /* 0: a->b, 1: b->a, -1 none */
-	uint32_t flags;	   /* QPT_V(...) */
-	uint64_t original_frame; /* RETRANSMISSION/DUPLICATE: first sight, 0 unknown */
-	uint32_t gap_psns;	 /* PSN_GAP: PSNs skipped before this one */
-	uint32_t gap_first_psn;
-	uint64_t acks_frame;	 /* ACK/response: the request frame it answers (RTT) */
-	int64_t ack_rtt_ns;	 /* -1 when none */
-	uint64_t read_request_frame; /* READ response: its request */
-	uint32_t episode;	     /* 1-based go-back-N episode of the direction, 0 none */
-	uint64_t msg_first_frame;    /* on the packet completing a message */
-	uint32_t msg_len, msg_packets;
-	uint8_t msg_op; /* enum qpt_op */
-	uint64_t nak_frame; /* GBN_START/RNR_RETRY: the NAK that triggered it */
-};
+#include "qpt_verdict.h"
 
 /* Log histogram for latencies: exact min/max/mean, p50/p99 within about 1 %. */
 #define QPT_LAT_BINS_PER_DECADE 100
@@ -107,7 +61,7 @@ struct qpt_dir {
 	uint64_t req_packets, resp_packets, acks, coalesced_acks, dup_acks;
 	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
-	uint64_t naks[5];
+	uint64_t naks[QPT_NAK_KINDS];
 	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
 	int64_t first_ns, last_ns;
 	bool psn_seen;
@@ -116,13 +70,6 @@ struct qpt_dir {
 	struct qpt_lat ack_rtt, read_lat, atomic_lat;
 	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
 	uint64_t gbn_episodes;
-};
-
-struct qpt_endpoint {
-	uint8_t addr[16];
-	uint8_t family; /* 4, 6 (IP/GID) or 'L' (LID) */
-	uint32_t qpn;
-	bool qpn_known;
 };
 
 enum qpt_paired_by { QPT_PAIR_NONE, QPT_PAIR_CM, QPT_PAIR_TRAFFIC };
@@ -155,29 +102,10 @@ struct qpt_conv {
 	int32_t merged_into; /* that conversation's id, -1 when not merged */
 };
 
-/* Event emitted for each anomaly, in capture order. */
-struct qpt_event {
-	uint64_t frame;
-	int64_t time_ns;
-	int32_t conv;
-	int8_t dir;
-	unsigned kind; /* a QPT_VB_* bit index */
-	uint32_t psn;
-	uint64_t original_frame;
-	uint32_t count;	 /* PSN_GAP: missing PSNs; GBN: resent packets */
-	uint32_t code;	 /* NAK code, RNR timer */
-	int64_t duration_ns; /* GBN: time lost; RNR NAK: the timer's wait;
-			      * RNR retry: the wait seen */
-	const char *detail;
-};
-typedef void (*qpt_event_fn)(const struct qpt_event *ev, void *user);
-
 struct qpt_flow_opts {
 	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
-	qpt_event_fn on_event;
-	void *user;
 };
 
 struct qpt_totals {
@@ -188,7 +116,8 @@ struct qpt_totals {
 struct qpt_flow;
 struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts);
 void qpt_flow_free(struct qpt_flow *fl);
-/* Analyse one frame (decoded or not, so frames are counted). */
+/* Analyse one frame (decoded or not, so frames are counted); *v is the
+ * engine's whole answer for it, its events included. */
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t time_ns,
 		     const struct qpt_pkt *pkt, struct qpt_verdict *v);
 /* End of input: closes open episodes. */

@@ -12,51 +12,19 @@
 #include <string.h>
 
 #include "qpt_mad.h"
+#include "qpt_verdict.h"
 
 #define CM_DATA 24	  /* CM data starts after the MAD header */
 #define CM_REQ_PRIVATE 140 /* REQ private data, from the CM data start */
 
 const char *qpt_cm_msg_name(unsigned attr_id)
 {
-	switch (attr_id) {
-	case QPT_CM_CLASSPORTINFO: return "ClassPortInfo";
-	case QPT_CM_REQ: return "REQ";
-	case QPT_CM_MRA: return "MRA";
-	case QPT_CM_REJ: return "REJ";
-	case QPT_CM_REP: return "REP";
-	case QPT_CM_RTU: return "RTU";
-	case QPT_CM_DREQ: return "DREQ";
-	case QPT_CM_DREP: return "DREP";
-	case QPT_CM_SIDR_REQ: return "SIDR_REQ";
-	case QPT_CM_SIDR_REP: return "SIDR_REP";
-	case QPT_CM_LAP: return "LAP";
-	case QPT_CM_APR: return "APR";
-	default: return NULL;
-	}
+	return qpt_name_of(qpt_cm_msg_names, attr_id, NULL);
 }
 
 const char *qpt_cm_rej_reason_name(unsigned reason)
 {
-	static const char *const names[] = {
-		[1] = "no QP", [2] = "no EEC", [3] = "no resources", [4] = "timeout",
-		[5] = "unsupported request", [6] = "invalid comm ID",
-		[7] = "invalid comm instance", [8] = "invalid service ID",
-		[9] = "invalid transport type", [10] = "stale connection",
-		[11] = "RDC does not exist", [12] = "invalid GID", [13] = "invalid LID",
-		[14] = "invalid SL", [15] = "invalid traffic class",
-		[16] = "invalid hop limit", [17] = "invalid packet rate",
-		[18] = "invalid alternate GID", [19] = "invalid alternate LID",
-		[20] = "invalid alternate SL", [21] = "invalid alternate traffic class",
-		[22] = "invalid alternate hop limit", [23] = "invalid alternate packet rate",
-		[24] = "port CM redirect", [25] = "port redirect", [26] = "invalid path MTU",
-		[27] = "insufficient responder resources", [28] = "consumer defined",
-		[29] = "invalid RNR retry count", [30] = "duplicate local comm ID",
-		[31] = "unsupported class version", [32] = "invalid flow label",
-		[33] = "invalid alternate flow label",
-		[35] = "vendor option not supported",
-	};
-
-	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : NULL;
+	return qpt_name_of(qpt_cm_rej_reasons, reason, NULL);
 }
 
 const char *qpt_cm_rej_reason_text(unsigned reason)
@@ -68,39 +36,12 @@ const char *qpt_cm_rej_reason_text(unsigned reason)
 
 const char *qpt_mad_class_name(unsigned c)
 {
-	switch (c) {
-	case QPT_MAD_CLASS_SUBN_LID: return "SubnMgt";
-	case QPT_MAD_CLASS_SUBN_DR: return "SubnMgt(DR)";
-	case QPT_MAD_CLASS_SUBN_ADM: return "SubnAdm";
-	case QPT_MAD_CLASS_PERF: return "Perf";
-	case 0x05: return "BM";
-	case 0x06: return "DevMgt";
-	case QPT_MAD_CLASS_CM: return "CM";
-	case 0x08: return "SNMP";
-	default: return "MAD";
-	}
+	return qpt_name_of(qpt_mad_class_names, c, "MAD");
 }
 
 const char *qpt_mad_method_name(unsigned m)
 {
-	switch (m) {
-	case 0x01: return "Get";
-	case 0x02: return "Set";
-	case 0x03: return "Send";
-	case 0x05: return "Trap";
-	case 0x06: return "Report";
-	case 0x07: return "TrapRepress";
-	case 0x12: return "GetTable";
-	case 0x13: return "GetTraceTable";
-	case 0x14: return "GetMulti";
-	case 0x15: return "Delete";
-	case 0x81: return "GetResp";
-	case 0x86: return "ReportResp";
-	case 0x92: return "GetTableResp";
-	case 0x94: return "GetMultiResp";
-	case 0x95: return "DeleteResp";
-	default: return "?";
-	}
+	return qpt_name_of(qpt_mad_method_names, m, "?");
 }
 
 /* Reads of CM fields; any failure sets *ok false. */

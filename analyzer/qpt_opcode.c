@@ -6,6 +6,7 @@
  * nothing is typed twice.
  */
 #include "qpt_opcode.h"
+#include "qpt_verdict.h"
 
 #define HL(h)                                                                  \
 	((((h) & QPT_H_RDETH) ? 4 : 0) + (((h) & QPT_H_DETH) ? 8 : 0) +        \
@@ -175,32 +176,10 @@ int qpt_hdr_offset(uint8_t opcode, unsigned hdr_bit)
 
 const char *qpt_service_name(uint8_t opcode)
 {
-	switch (opcode & 0xe0) {
-	case QPT_SVC_RC: return "RC";
-	case QPT_SVC_UC: return "UC";
-	case QPT_SVC_RD: return "RD";
-	case QPT_SVC_UD: return "UD";
-	case QPT_SVC_CNP: return "CNP";
-	case QPT_SVC_XRC: return "XRC";
-	default: return "MANUF";
-	}
+	return qpt_name_of(qpt_service_names, opcode & 0xe0u, "MANUF");
 }
-
-static const char *const op_names[QPT_OP_COUNT] = {
-	[QPT_OP_NONE] = "NONE",
-	[QPT_OP_SEND] = "SEND",
-	[QPT_OP_SEND_IMM] = "SEND_IMM",
-	[QPT_OP_SEND_INV] = "SEND_INV",
-	[QPT_OP_WRITE] = "WRITE",
-	[QPT_OP_WRITE_IMM] = "WRITE_IMM",
-	[QPT_OP_READ] = "READ",
-	[QPT_OP_CMP_SWAP] = "CMP_SWAP",
-	[QPT_OP_FETCH_ADD] = "FETCH_ADD",
-	[QPT_OP_ATOMIC_WRITE] = "ATOMIC_WRITE",
-	[QPT_OP_FLUSH] = "FLUSH",
-};
 
 const char *qpt_op_name(enum qpt_op op)
 {
-	return (unsigned)op < QPT_OP_COUNT ? op_names[op] : "?";
+	return qpt_name_of(qpt_op_names, op, "?");
 }

@@ -266,22 +266,11 @@ typedef struct {
 static struct qpt_flow *flow;
 static gboolean flow_finished;
 static wmem_map_t *frame_map;  /* frame number -> roce_frame_t */
-static guint32 cur_events;     /* events of the packet being fed */
-static guint64 cur_frame;
-
-static void on_event(const struct qpt_event *ev, void *user _U_)
-{
-	if (ev->frame == cur_frame && ev->kind < 32)
-		cur_events |= 1u << ev->kind;
-}
-
 static void roce_init(void)
 {
-	struct qpt_flow_opts fo = { .on_event = on_event };
-
 	if (flow)
 		qpt_flow_free(flow);
-	flow = qpt_flow_new(&fo);
+	flow = qpt_flow_new(NULL);
 	flow_finished = FALSE;
 	frame_map = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
 }
@@ -354,12 +343,10 @@ static roce_frame_t *analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	if (fi || pinfo->fd->visited || !pref_analyze || pinfo->flags.in_error_pkt)
 		return fi;
 	fi = wmem_new0(wmem_file_scope(), roce_frame_t);
-	cur_events = 0;
-	cur_frame = pinfo->num;
 	qpt_flow_packet(flow, pinfo->num,
 			(int64_t)pinfo->abs_ts.secs * 1000000000 + pinfo->abs_ts.nsecs,
 			pkt, &fi->v);
-	fi->events = cur_events;
+	fi->events = fi->v.flags;
 	if (fi->v.acks_frame) {
 		roce_frame_t *req = (roce_frame_t *)wmem_map_lookup(
 			frame_map, GUINT_TO_POINTER((guint)fi->v.acks_frame));

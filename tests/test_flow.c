@@ -89,10 +89,13 @@ static struct qpt_pkt mk_cm(bool from_a, uint16_t msg, uint32_t local_id, uint32
 	return p;
 }
 
-static void on_ev(const struct qpt_event *ev, void *user)
+/* Keeps the CM_REJECT events of a verdict. */
+static void keep_rej(const struct qpt_verdict *v, GPtrArray *evs)
 {
-	if (ev->kind == QPT_VB_CM_REJECT)
-		g_ptr_array_add(user, g_memdup2(ev, sizeof(*ev)));
+	const struct qpt_event *ev = qpt_verdict_event(v, QPT_VB_CM_REJECT);
+
+	if (ev)
+		g_ptr_array_add(evs, g_memdup2(ev, sizeof(*ev)));
 }
 
 /* CM requests that made no connection: one rejected (after an MRA), one
@@ -102,7 +105,6 @@ static void on_ev(const struct qpt_event *ev, void *user)
 static void test_cm_failed(void)
 {
 	GPtrArray *evs = g_ptr_array_new_with_free_func(g_free), *att;
-	struct qpt_flow_opts o = { .on_event = on_ev };
 	struct qpt_flow *fl;
 	struct qpt_verdict v;
 	const struct qpt_cm_attempt *a;
@@ -112,14 +114,14 @@ static void test_cm_failed(void)
 	struct qpt_pkt p;
 	uint64_t frame = 0;
 
-	o.user = evs;
-	fl = qpt_flow_new(&o);
+	fl = qpt_flow_new(NULL);
 #define CM(FROM_A, MSG, LOCAL, REMOTE, WHY)                                \
 	do {                                                              \
 		p = mk_cm(FROM_A, MSG, LOCAL, REMOTE);                    \
 		p.cm.reason = WHY;                                        \
 		frame++;                                                  \
 		qpt_flow_packet(fl, frame, 1000 * (int64_t)frame, &p, &v); \
+		keep_rej(&v, evs);                                        \
 	} while (0)
 	CM(true, QPT_CM_REQ, 0x100, 0, 0);	/* 1: rejected */
 	CM(false, QPT_CM_MRA, 0x200, 0x100, 0); /* 2 */

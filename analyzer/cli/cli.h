@@ -91,9 +91,6 @@ typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 struct qpt_analysis {
 	int64_t t0;	/* time of the first frame read (ns), when have_t0 */
 	bool have_t0;
-	/* the frame the engine is being given, for the flow's event
-	 * callback (with several files: which file, which frame in it) */
-	const struct qpt_frame *frame;
 };
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, struct qpt_analysis *an,

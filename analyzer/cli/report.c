@@ -9,21 +9,6 @@
 #include "cli.h"
 #include "qpt_flow.h"
 
-static const char *const nak_keys[5] = { "PSN_SEQ_ERR", "INVALID_REQ",
-					 "REMOTE_ACCESS", "REMOTE_OP",
-					 "INVALID_RD" };
-
-static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len)
-{
-	if (e->family == 'L')
-		g_snprintf(buf, len, "LID %u", e->addr[0] << 8 | e->addr[1]);
-	else if (e->family == 4 ||
-		 !memcmp(e->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
-		inet_ntop(AF_INET, e->addr + 12, buf, (socklen_t)len); /* IPv4-mapped GID */
-	else
-		inet_ntop(AF_INET6, e->addr, buf, (socklen_t)len);
-}
-
 static double secs(int64_t ns)
 {
 	return (double)ns / 1e9;
@@ -39,34 +24,16 @@ struct run {
 	bool several; /* files merged: events also say which file and frame */
 };
 
-/* With several files merged, an event's frame as one of a file's. */
-static const struct qpt_frame *event_frame(const struct qpt_event *ev, const struct run *r)
+/* One event, as a JSON Lines object or a text line.  f is the frame it is
+ * on, named by file and frame in it when several files are merged. */
+static void event_out(const struct qpt_event *ev, const struct run *r,
+		      const struct qpt_frame *f)
 {
-	const struct qpt_frame *f = r->an.frame;
-
-	return r->several && f && f->number == ev->frame ? f : NULL;
-}
-
-static void event_out(const struct qpt_event *ev, struct run *r);
-
-static void on_event(const struct qpt_event *ev, void *user)
-{
-	struct run *r = user;
-
-	if (!r->events || (r->o->conv >= 0 && ev->conv != r->o->conv))
-		return;
-	event_out(ev, r);
-	if (r->out->len > 60000) {
-		fwrite(r->out->str, 1, r->out->len, stdout);
-		g_string_truncate(r->out, 0);
-	}
-}
-
-static void event_out(const struct qpt_event *ev, struct run *r)
-{
+	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = r->out;
-	const struct qpt_frame *f = event_frame(ev, r);
 
+	if (!r->several)
+		f = NULL;
 	if (r->o->json) {
 		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
 				       ev->frame, ev->time_ns / 1000000000,
@@ -77,19 +44,25 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 			g_string_append_printf(o, ",\"file_frame\":%" PRIu64, f->file_number);
 		}
 		g_string_append_printf(o, ",\"conv\":%d,\"dir\":%d,\"kind\":\"%s\",\"psn\":%u",
-				       ev->conv, ev->dir, qpt_verdict_name(ev->kind),
-				       ev->psn);
+				       ev->conv, ev->dir, vi->key, ev->psn);
 		if (ev->original_frame)
 			g_string_append_printf(o, ",\"original_frame\":%" PRIu64,
 					       ev->original_frame);
-		if (ev->kind == QPT_VB_PSN_GAP)
-			g_string_append_printf(o, ",\"missing\":%u", ev->count);
-		if (ev->kind == QPT_VB_NAK)
+		if (vi->count_key)
+			g_string_append_printf(o, ",\"%s\":%u", vi->count_key, ev->count);
+		switch (vi->code) {
+		case QPT_CODE_NAK:
 			g_string_append_printf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
-		if (ev->kind == QPT_VB_RNR_NAK || ev->kind == QPT_VB_RNR_RETRY)
+			break;
+		case QPT_CODE_RNR_NAK:
+		case QPT_CODE_RNR_TIMER:
 			g_string_append_printf(o, ",\"rnr_timer\":%u", ev->code);
-		if (ev->kind == QPT_VB_CM_REJECT)
+			break;
+		case QPT_CODE_REASON:
 			g_string_append_printf(o, ",\"reason\":%u", ev->code);
+			break;
+		case QPT_CODE_NONE: break;
+		}
 		if (ev->duration_ns)
 			g_string_append_printf(o, ",\"duration_us\":%.3f",
 					       (double)ev->duration_ns / 1000.0);
@@ -103,26 +76,43 @@ static void event_out(const struct qpt_event *ev, struct run *r)
 	g_string_append_printf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
 	if (f)
 		g_string_append_printf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
-	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, qpt_verdict_name(ev->kind),
-			       ev->psn);
+	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
 	if (ev->original_frame)
 		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
-	if (ev->kind == QPT_VB_PSN_GAP)
-		g_string_append_printf(o, " missing %u", ev->count);
-	if (ev->kind == QPT_VB_NAK)
-		g_string_append_printf(o, " %s", qpt_nak_name(ev->code));
-	if (ev->kind == QPT_VB_RNR_NAK)	/* its duration is the timer's wait */
+	if (vi->count_key)
+		g_string_append_printf(o, " %s %u", vi->count_key, ev->count);
+	switch (vi->code) {
+	case QPT_CODE_NAK: g_string_append_printf(o, " %s", qpt_nak_name(ev->code)); break;
+	case QPT_CODE_RNR_NAK: /* its duration is the timer's wait */
 		g_string_append_printf(o, " timer %u (%.1f us)", ev->code,
 				       (double)ev->duration_ns / 1000.0);
-	if (ev->kind == QPT_VB_RNR_RETRY)
-		g_string_append_printf(o, " timer %u", ev->code);
-	if (ev->kind == QPT_VB_CM_REJECT)
-		g_string_append_printf(o, " reason %u", ev->code);
-	if (ev->duration_ns && ev->kind != QPT_VB_RNR_NAK)
+		break;
+	case QPT_CODE_RNR_TIMER: g_string_append_printf(o, " timer %u", ev->code); break;
+	case QPT_CODE_REASON: g_string_append_printf(o, " reason %u", ev->code); break;
+	case QPT_CODE_NONE: break;
+	}
+	if (ev->duration_ns && vi->code != QPT_CODE_RNR_NAK)
 		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
-	if (ev->detail && ev->kind != QPT_VB_NAK) /* a NAK's detail is its name, printed above */
+	if (ev->detail && vi->detail_in_text)
 		g_string_append_printf(o, ": %s", ev->detail);
 	g_string_append_c(o, '\n');
+}
+
+/* The events of each analysed frame (events command). */
+static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
+		     const struct qpt_pkt *pkt, const struct qpt_verdict *v)
+{
+	struct run *r = user;
+
+	(void)ns;
+	(void)pkt;
+	for (unsigned i = 0; i < v->nevents; i++)
+		if (r->o->conv < 0 || v->ev[i].conv == r->o->conv)
+			event_out(&v->ev[i], r, f);
+	if (r->out->len > 60000) {
+		fwrite(r->out->str, 1, r->out->len, stdout);
+		g_string_truncate(r->out, 0);
+	}
 }
 
 /* Input options from the command line; false after reporting a bad one. */
@@ -181,9 +171,7 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 			p = &pkt;
 		}
-		an->frame = &f;
 		qpt_flow_packet(fl, f.number, ns, p, &v);
-		an->frame = NULL;
 		if (fn)
 			fn(user, &f, ns, p, &v);
 	}
@@ -208,7 +196,7 @@ static uint64_t trouble(const struct qpt_conv *c)
 		const struct qpt_dir *x = &c->dir[d];
 
 		t += x->retransmitted_packets + x->psn_gaps + x->rnr_naks + x->duplicates;
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < QPT_NAK_KINDS; i++)
 			t += x->naks[i];
 	}
 	return t;
@@ -240,15 +228,15 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 /* CM requests that made no conversation. */
 static void text_attempts(GString *o, GPtrArray *att)
 {
-	char f[64], t[64];
+	char f[QPT_ADDR_STRLEN], t[QPT_ADDR_STRLEN];
 
 	for (guint i = 0; i < att->len; i++) {
 		const struct qpt_cm_attempt *a = g_ptr_array_index(att, i);
 
 		if (!i)
 			g_string_append(o, "CM requests that made no connection:\n");
-		fmt_ep(&a->from, f, sizeof(f));
-		fmt_ep(&a->to, t, sizeof(t));
+		qpt_endpoint_addr(&a->from, f);
+		qpt_endpoint_addr(&a->to, t);
 		g_string_append_printf(o, "  REQ frame %" PRIu64 ": %s QP 0x%06x -> %s, service ID 0x%016" PRIx64,
 				       a->info.req_frame, f, a->from.qpn, t, a->info.service_id);
 		if (a->info.mra_frame)
@@ -266,14 +254,14 @@ static void text_attempts(GString *o, GPtrArray *att)
 
 static void json_attempts(GString *o, GPtrArray *att)
 {
-	char f[64], t[64];
+	char f[QPT_ADDR_STRLEN], t[QPT_ADDR_STRLEN];
 
 	g_string_append(o, ",\"cm_failed\":[");
 	for (guint i = 0; i < att->len; i++) {
 		const struct qpt_cm_attempt *a = g_ptr_array_index(att, i);
 
-		fmt_ep(&a->from, f, sizeof(f));
-		fmt_ep(&a->to, t, sizeof(t));
+		qpt_endpoint_addr(&a->from, f);
+		qpt_endpoint_addr(&a->to, t);
 		g_string_append_printf(o,
 				       "%s{\"req_frame\":%" PRIu64 ",\"from\":{\"addr\":\"%s\",\"qpn\":%u}"
 				       ",\"to\":{\"addr\":\"%s\"},\"service_id\":%" PRIu64
@@ -288,13 +276,41 @@ static void json_attempts(GString *o, GPtrArray *att)
 	g_string_append_c(o, ']');
 }
 
+/* Per operation: messages and their bytes, for the ops seen. */
+static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *b)
+{
+	for (int op = 1; op < QPT_OP_COUNT; op++) {
+		char label[64];
+
+		if (!a->ops[op].count && !b->ops[op].count)
+			continue;
+		g_snprintf(label, sizeof(label), "%s messages:", qpt_op_name(op));
+		row(o, label, a->ops[op].count, b->ops[op].count);
+		g_snprintf(label, sizeof(label), "%s message bytes:", qpt_op_name(op));
+		row(o, label, a->ops[op].bytes, b->ops[op].bytes);
+	}
+}
+
+/* NAKs by code: PSN sequence errors always, the others when seen. */
+static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir *b)
+{
+	for (unsigned i = 0; i < QPT_NAK_KINDS; i++) {
+		char label[64];
+
+		if (!a->naks[i] && !b->naks[i] && i)
+			continue;
+		g_snprintf(label, sizeof(label), "NAK %s:", qpt_nak_name(i));
+		row(o, label, a->naks[i], b->naks[i]);
+	}
+}
+
 static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 {
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
-	char e0[64], e1[64];
+	char e0[QPT_ADDR_STRLEN], e1[QPT_ADDR_STRLEN];
 
-	fmt_ep(&c->ep[0], e0, sizeof(e0));
-	fmt_ep(&c->ep[1], e1, sizeof(e1));
+	qpt_endpoint_addr(&c->ep[0], e0);
+	qpt_endpoint_addr(&c->ep[1], e1);
 	g_string_append_printf(o, "conversation %d: %s  a: %s QP ", c->id,
 			       c->transport[0] ? c->transport : "?", e0);
 	if (c->ep[0].qpn_known)
@@ -333,42 +349,17 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 		}
 	}
 	g_string_append_printf(o, "  %-28s %18s %18s\n", "", "a->b", "b->a");
-	row(o, "packets:", a->packets, b->packets);
-	row(o, "payload bytes:", a->payload_bytes, b->payload_bytes);
-	row(o, "request packets:", a->req_packets, b->req_packets);
-	row(o, "response/ack packets:", a->resp_packets, b->resp_packets);
-	for (int op = 1; op < QPT_OP_COUNT; op++) {
-		char label[64];
+	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
+		const struct qpt_counter_info *ci = &qpt_counters[k];
+		uint64_t va = qpt_counter(a, k), vb = qpt_counter(b, k);
 
-		if (!a->ops[op].count && !b->ops[op].count)
-			continue;
-		g_snprintf(label, sizeof(label), "%s messages:", qpt_op_name(op));
-		row(o, label, a->ops[op].count, b->ops[op].count);
-		g_snprintf(label, sizeof(label), "%s message bytes:", qpt_op_name(op));
-		row(o, label, a->ops[op].bytes, b->ops[op].bytes);
+		if (ci->label && (ci->always || va || vb))
+			row(o, ci->label, va, vb);
+		if (k == QPT_C_resp_packets)
+			text_ops(o, a, b);
+		if (k == QPT_C_out_of_order)
+			text_naks(o, a, b);
 	}
-	row(o, "retransmitted packets:", a->retransmitted_packets, b->retransmitted_packets);
-	row(o, "PSN gaps:", a->psn_gaps, b->psn_gaps);
-	row(o, "missing PSNs:", a->missing_psns, b->missing_psns);
-	row(o, "duplicates (capture):", a->duplicates, b->duplicates);
-	row(o, "out of order:", a->out_of_order, b->out_of_order);
-	for (int i = 0; i < 5; i++) {
-		char label[64];
-
-		if (!a->naks[i] && !b->naks[i] && i)
-			continue;
-		g_snprintf(label, sizeof(label), "NAK %s:", nak_keys[i]);
-		row(o, label, a->naks[i], b->naks[i]);
-	}
-	row(o, "RNR NAKs:", a->rnr_naks, b->rnr_naks);
-	row(o, "go-back-N episodes:", a->gbn_episodes, b->gbn_episodes);
-	row(o, "  of them timeouts:", a->timeouts, b->timeouts);
-	row(o, "duplicate ACKs:", a->dup_acks, b->dup_acks);
-	row(o, "coalesced ACKs:", a->coalesced_acks, b->coalesced_acks);
-	row(o, "CNPs sent:", a->cnps, b->cnps);
-	row(o, "ECN-CE packets:", a->ecn_ce, b->ecn_ce);
-	if (a->bad_icrc || b->bad_icrc)
-		row(o, "bad ICRC:", a->bad_icrc, b->bad_icrc);
 	row_lat(o, "ACK RTT us min/p50/max:", &a->ack_rtt, &b->ack_rtt);
 	row_lat(o, "READ latency us:", &a->read_lat, &b->read_lat);
 	row_lat(o, "atomic latency us:", &a->atomic_lat, &b->atomic_lat);
@@ -424,16 +415,10 @@ static void json_lat(GString *o, const char *key, const struct qpt_lat *l)
 			       l->max_us);
 }
 
-static void json_dir(GString *o, const struct qpt_dir *x)
+static void json_ops(GString *o, const struct qpt_dir *x)
 {
 	bool first = true;
 
-	g_string_append_printf(o,
-			       "{\"from\":%u,\"to\":%u,\"packets\":%" PRIu64
-			       ",\"payload_bytes\":%" PRIu64 ",\"request_packets\":%" PRIu64
-			       ",\"response_packets\":%" PRIu64,
-			       x->from, x->to, x->packets, x->payload_bytes,
-			       x->req_packets, x->resp_packets);
 	g_string_append(o, ",\"messages\":{");
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
 		if (!x->ops[op].count)
@@ -455,27 +440,26 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       s->min_size, s->max_size, s->packets);
 		first = false;
 	}
-	g_string_append_printf(o,
-			       "},\"retransmitted_packets\":%" PRIu64 ",\"psn_gaps\":%" PRIu64
-			       ",\"missing_psns\":%" PRIu64 ",\"duplicates\":%" PRIu64
-			       ",\"out_of_order\":%" PRIu64,
-			       x->retransmitted_packets, x->psn_gaps, x->missing_psns,
-			       x->duplicates, x->out_of_order);
-	g_string_append(o, ",\"naks\":{");
-	for (int i = 0; i < 5; i++)
-		g_string_append_printf(o, "%s\"%s\":%" PRIu64, i ? "," : "", nak_keys[i],
-				       x->naks[i]);
-	g_string_append_printf(o,
-			       "},\"rnr_naks\":%" PRIu64 ",\"rnr_retries\":%" PRIu64
-			       ",\"read_retries\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
-			       ",\"timeouts\":%" PRIu64 ",\"acks\":%" PRIu64
-			       ",\"coalesced_acks\":%" PRIu64 ",\"dup_acks\":%" PRIu64
-			       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"fecn\":%" PRIu64
-			       ",\"becn\":%" PRIu64 ",\"bad_icrc\":%" PRIu64,
-			       x->rnr_naks, x->rnr_retries, x->read_retries,
-			       x->gbn_episodes, x->timeouts, x->acks, x->coalesced_acks,
-			       x->dup_acks, x->cnps, x->ecn_ce, x->fecn, x->becn,
-			       x->bad_icrc);
+	g_string_append_c(o, '}');
+}
+
+static void json_dir(GString *o, const struct qpt_dir *x)
+{
+	g_string_append_printf(o, "{\"from\":%u,\"to\":%u", x->from, x->to);
+	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
+		if (qpt_counters[k].key)
+			g_string_append_printf(o, ",\"%s\":%" PRIu64, qpt_counters[k].key,
+					       qpt_counter(x, k));
+		if (k == QPT_C_resp_packets)
+			json_ops(o, x);
+		if (k == QPT_C_out_of_order) {
+			g_string_append(o, ",\"naks\":{");
+			for (unsigned i = 0; i < QPT_NAK_KINDS; i++)
+				g_string_append_printf(o, "%s\"%s\":%" PRIu64, i ? "," : "",
+						       qpt_nak_name(i), x->naks[i]);
+			g_string_append_c(o, '}');
+		}
+	}
 	if (x->psn_seen)
 		g_string_append_printf(o, ",\"first_psn\":%u,\"last_psn\":%u",
 				       x->first_psn, x->last_psn);
@@ -517,7 +501,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	qpt_json_escape(o, c->pair_evidence);
 	g_string_append(o, ",\"endpoints\":[");
 	for (int e = 0; e < 2; e++) {
-		fmt_ep(&c->ep[e], a, sizeof(a));
+		qpt_endpoint_addr(&c->ep[e], a);
 		g_string_append_printf(o, "%s{\"addr\":\"%s\",\"qpn\":", e ? "," : "", a);
 		if (c->ep[e].qpn_known)
 			g_string_append_printf(o, "%u}", c->ep[e].qpn);
@@ -599,7 +583,7 @@ static void summary_out(struct run *r, const char *file)
 			gbn += x->gbn_episodes;
 			cnps += x->cnps;
 			ce += x->ecn_ce;
-			for (int k = 0; k < 5; k++)
+			for (int k = 0; k < QPT_NAK_KINDS; k++)
 				naks += x->naks[k];
 		}
 	}
@@ -682,14 +666,14 @@ static void summary_out(struct run *r, const char *file)
 static int run_one(struct opts *o, gchar **files, bool events)
 {
 	struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
-	struct qpt_flow_opts fo = { .on_event = on_event, .user = &r };
 	gchar *label = g_strjoinv(" + ", files);
 	int status;
 
-	r.fl = qpt_flow_new(&fo);
+	r.fl = qpt_flow_new(NULL);
 	r.file = label;
 	r.several = files[0] && files[1];
-	status = qpt_analyse_files(o, files, true, r.fl, &r.an, NULL, NULL);
+	status = qpt_analyse_files(o, files, true, r.fl, &r.an,
+				   events ? on_frame : NULL, &r);
 	if (r.an.have_t0 && !events)
 		summary_out(&r, label);
 	fwrite(r.out->str, 1, r.out->len, stdout);

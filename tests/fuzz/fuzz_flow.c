@@ -178,14 +178,24 @@ struct ctx {
 	uint64_t events;
 };
 
-static void on_event(const struct qpt_event *ev, void *user)
+/* Every event the verdict carries is well formed and its flag is set. */
+static void check_events(const struct qpt_verdict *v, uint64_t frame, struct ctx *c)
 {
-	struct ctx *c = user;
+	uint32_t flags = 0;
 
-	c->events++;
-	if (!qpt_verdict_name(ev->kind))
+	if (v->nevents > QPT_MAX_EVENTS)
 		abort();
-	if (ev->detail && strlen(ev->detail) > 4096)
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *ev = &v->ev[i];
+
+		c->events++;
+		if (ev->kind >= QPT_VB_COUNT || ev->frame != frame)
+			abort();
+		if (ev->detail && strlen(ev->detail) > 4096)
+			abort();
+		flags |= 1u << ev->kind;
+	}
+	if ((flags & v->flags) != flags)
 		abort();
 }
 
@@ -240,8 +250,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h[0] & 8)
 		fopts.timeout_gap_ns = 1000;
 	bad_icrc = h[0] >> 4 & 1;
-	fopts.on_event = on_event;
-	fopts.user = &c;
 
 	fl = qpt_flow_new(&fopts);
 	for (;;) {
@@ -321,6 +329,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   &dopts);
 		memset(&v, 0x5a, sizeof v);
 		qpt_flow_packet(fl, ++number, t, &pkt, &v);
+		check_events(&v, number, &c);
 		if (debug)
 			fprintf(stderr, "frame %llu kind %d len %zu: %s transport %s icrc %d/%d"
 				" op 0x%02x qpn %u psn %u flags 0x%x conv %d\n",

@@ -1,0 +1,260 @@
+/* qpt_verdict.h - what the analysis says about a packet, described once
+ *
+ * Every verdict kind is one row of QPT_VERDICTS below: its JSON name (also
+ * the Wireshark field suffix, roce.analysis.<key>), its field label, its
+ * expert-info text, group and severity, its Info-column tag, how its value
+ * and details print, its plot series, and the per-direction counter that
+ * counts it.  Every front end (summary, events, packets, plot, grade, the
+ * plugin's hf[]/ei[] and tree) iterates this table: adding a verdict is
+ * adding a row here and setting it where the engine decides it.
+ *
+ * Every per-direction counter is one row of QPT_DIR_COUNTERS: JSON key,
+ * text row label, column title of `-z roce,qp`.
+ */
+#ifndef QPT_VERDICT_H
+#define QPT_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Expert-info group and severity, as Wireshark's PI_* (the plugin maps
+ * them one to one). */
+enum qpt_group { QPT_GRP_SEQUENCE, QPT_GRP_CHECKSUM, QPT_GRP_MALFORMED,
+		 QPT_GRP_RESPONSE_CODE, QPT_GRP_PROTOCOL };
+enum qpt_severity { QPT_SEV_CHAT, QPT_SEV_NOTE, QPT_SEV_WARN, QPT_SEV_ERROR };
+
+/* What a verdict's Wireshark field holds. */
+enum qpt_vvalue {
+	QPT_VAL_FLAG,	 /* boolean: the verdict applies */
+	QPT_VAL_COUNT,	 /* the event's count (PSN gap: missing PSNs) */
+	QPT_VAL_EPISODE, /* the event's count: the 1-based episode number */
+	QPT_VAL_CODE,	 /* the event's code (REJ reason) */
+};
+
+/* How the event's code prints in `events` text and JSON. */
+enum qpt_vcode {
+	QPT_CODE_NONE,
+	QPT_CODE_NAK,	   /* text " NAME", JSON "nak":"NAME" (qpt_nak_names) */
+	QPT_CODE_RNR_NAK,  /* text " timer N (D us)", JSON "rnr_timer":N */
+	QPT_CODE_RNR_TIMER, /* text " timer N", JSON "rnr_timer":N */
+	QPT_CODE_REASON,   /* text " reason N", JSON "reason":N */
+};
+
+/* X(ID, key, label, expert text, group, severity, Info tag, value,
+ *   count key, code, detail in text, plot series, counter key)
+ *
+ * key:     JSON event kind and roce.analysis.<key>
+ * label:   the Wireshark field's name, also the legend/gradebook word
+ * expert:  the constant expert-info text (details are in fields)
+ * info:    appended to the Info column ("" for none)
+ * count:   the JSON/text key of the event's count, NULL for none
+ * detail:  the event's detail prints in text (a NAK's is its name, shown)
+ * counter: the per-direction counter (QPT_DIR_COUNTERS key) or totals key
+ *          ("totals." prefix) that counts events of this kind
+ */
+#define QPT_VERDICTS(X)                                                                  \
+	X(RETRANSMISSION, "retransmission", "Retransmission",                            \
+	  "Retransmission", SEQUENCE, NOTE, " [Retransmission]", FLAG, NULL, NONE, true, \
+	  "retransmission", "retransmitted_packets")                                     \
+	X(DUPLICATE, "duplicate", "Duplicate (capture)",                                 \
+	  "Duplicate packet (same PSN and contents, seen twice by the capture)",        \
+	  SEQUENCE, NOTE, " [Duplicate]", FLAG, NULL, NONE, true, "duplicate",           \
+	  "duplicates")                                                                  \
+	X(PSN_GAP, "psn_gap", "PSN gap (missing PSNs)", "PSN gap", SEQUENCE, WARN,       \
+	  " [PSN gap]", COUNT, "missing", NONE, true, "psn_gap", "psn_gaps")             \
+	X(OUT_OF_ORDER, "out_of_order", "Out of order", "Out-of-order packet", SEQUENCE, \
+	  WARN, " [Out-of-order]", FLAG, NULL, NONE, true, NULL, "out_of_order")         \
+	X(NAK, "nak", "NAK", "NAK", SEQUENCE, WARN, " [NAK]", FLAG, NULL, NAK, false,    \
+	  "nak", "naks")                                                                 \
+	X(RNR_NAK, "rnr_nak", "RNR NAK", "RNR NAK (receiver not ready)", SEQUENCE, WARN, \
+	  " [RNR NAK]", FLAG, NULL, RNR_NAK, true, "rnr_nak", "rnr_naks")                \
+	X(RNR_RETRY, "rnr_retry", "Resend after RNR NAK", "Resend after an RNR NAK",     \
+	  SEQUENCE, NOTE, "", FLAG, NULL, RNR_TIMER, true, NULL,             \
+	  "rnr_retries")                                                                 \
+	X(GBN_START, "gbn_episode", "Go-back-N episode", "Go-back-N episode starts",     \
+	  SEQUENCE, WARN, " [Go-back-N]", EPISODE, NULL, NONE, true, "gbn_episode",      \
+	  "gbn_episodes")                                                                \
+	X(TIMEOUT_RESEND, "timeout_resend", "Resend after a timeout",                    \
+	  "Resend after a silence (local ACK timeout)", SEQUENCE, WARN, "",    \
+	  FLAG, NULL, NONE, true, NULL, "timeouts")                                      \
+	X(READ_RETRY, "read_retry", "READ retry", "READ request retried", SEQUENCE,      \
+	  NOTE, "", FLAG, NULL, NONE, true, NULL, "read_retries")           \
+	X(DUP_ACK, "duplicate_ack", "Duplicate ACK", "Duplicate ACK", SEQUENCE, NOTE,    \
+	  " [Dup ACK]", FLAG, NULL, NONE, true, NULL, "dup_acks")                        \
+	X(COALESCED_ACK, "coalesced_ack", "Coalesced ACK",                               \
+	  "ACK covering several requests that asked for one", SEQUENCE, CHAT, "", FLAG,  \
+	  NULL, NONE, true, NULL, "coalesced_acks")                                      \
+	X(CNP, "cnp", "Congestion notification", "Congestion Notification Packet",       \
+	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "cnp", "cnps")                     \
+	X(ECN_CE, "ecn_ce", "ECN Congestion Experienced", "ECN Congestion Experienced",  \
+	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "ecn_ce", "ecn_ce")                \
+	X(BAD_ICRC, "bad_icrc", "Bad ICRC", "Bad ICRC", CHECKSUM, ERROR, "", FLAG, NULL, \
+	  NONE, true, NULL, "bad_icrc")                                                  \
+	X(MALFORMED, "malformed", "Malformed", "Malformed RoCE/IB packet", MALFORMED,    \
+	  ERROR, "", FLAG, NULL, NONE, true, NULL, "totals.malformed")                   \
+	X(CM_UNKNOWN, "cm_unknown_comm_id", "CM message for an unknown communication ID", \
+	  "CM message for an unknown communication ID", SEQUENCE, NOTE, "", FLAG, NULL,  \
+	  NONE, true, NULL, "totals.cm_unknown_comm_id")                                 \
+	X(CM_REJECT, "cm_reject", "CM connection request rejected (reason)",             \
+	  "CM connection request rejected", RESPONSE_CODE, WARN, "", CODE,      \
+	  NULL, REASON, true, NULL, "totals.cm_rejects")
+
+enum {
+#define QPT_V_BIT(id, ...) QPT_VB_##id,
+	QPT_VERDICTS(QPT_V_BIT)
+#undef QPT_V_BIT
+	QPT_VB_COUNT
+};
+#define QPT_V(id) (1u << QPT_VB_##id)
+
+struct qpt_verdict_info {
+	const char *key, *label, *expert;
+	enum qpt_group group;
+	enum qpt_severity severity;
+	const char *info;
+	enum qpt_vvalue value;
+	const char *count_key;
+	enum qpt_vcode code;
+	bool detail_in_text;
+	const char *plot;
+	const char *counter;
+};
+extern const struct qpt_verdict_info qpt_verdicts[QPT_VB_COUNT];
+const char *qpt_verdict_name(unsigned kind); /* the key, "?" out of range */
+
+/* One anomaly found in a packet. */
+struct qpt_event {
+	uint64_t frame;
+	int64_t time_ns;
+	int32_t conv;
+	int8_t dir;
+	unsigned kind; /* a QPT_VB_* index */
+	uint32_t psn;
+	uint64_t original_frame; /* first sight; trigger frame (GBN); REQ (REJ) */
+	uint32_t count;	 /* PSN_GAP: missing PSNs; GBN: the episode number */
+	uint32_t code;	 /* NAK code, RNR timer, REJ reason */
+	int64_t duration_ns; /* GBN: time since its trigger; RNR NAK: the timer's
+			      * wait; RNR retry: the wait seen */
+	const char *detail;
+};
+
+#define QPT_MAX_EVENTS 8 /* more than a packet can have (one per kind group) */
+
+/* The engine's answer for one packet: its conversation, its verdict flags,
+ * the events (in the order found), and the links that Wireshark shows. */
+struct qpt_verdict {
+	int32_t conv;	   /* conversation id, -1 when none */
+	int8_t dir;	   /* 0: a->b, 1: b->a, -1 none */
+	uint32_t flags;	   /* QPT_V(...) of the events */
+	uint8_t nevents;
+	struct qpt_event ev[QPT_MAX_EVENTS];
+	uint64_t original_frame; /* RETRANSMISSION/DUPLICATE: first sight, 0 unknown */
+	uint32_t gap_psns;	 /* PSN_GAP: PSNs skipped before this one */
+	uint32_t gap_first_psn;
+	uint64_t acks_frame;	 /* ACK/response: the request frame it answers (RTT) */
+	int64_t ack_rtt_ns;	 /* -1 when none */
+	uint64_t read_request_frame; /* READ response: its request */
+	uint32_t episode;	     /* 1-based go-back-N episode of the direction, 0 none */
+	uint8_t trigger;	     /* GBN_START: enum qpt_trigger */
+	uint64_t msg_first_frame;    /* on the packet completing a message */
+	uint32_t msg_len, msg_packets;
+	uint8_t msg_op; /* enum qpt_op */
+	uint64_t nak_frame; /* GBN_START/RNR_RETRY: the frame that triggered it */
+};
+/* The event of that kind in v, or NULL. */
+const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned kind);
+
+/* ---- per-direction counters -------------------------------------------- */
+
+/* X(field, JSON key, text row label, -z roce,qp column, text: shown even
+ * when zero in both directions) in the order they print; a NULL key or
+ * label is not printed there (the counter is still merged and kept). */
+#define QPT_DIR_COUNTERS(X)                                                                \
+	X(packets, "packets", "packets:", "Packets", true)                                 \
+	X(payload_bytes, "payload_bytes", "payload bytes:", "Bytes", true)                 \
+	X(bytes, NULL, NULL, NULL, false) /* wire bytes: not printed */                    \
+	X(req_packets, "request_packets", "request packets:", NULL, true)                  \
+	X(resp_packets, "response_packets", "response/ack packets:", NULL, true)           \
+	X(retransmitted_packets, "retransmitted_packets", "retransmitted packets:",        \
+	  "Retrans", true)                                                                 \
+	X(psn_gaps, "psn_gaps", "PSN gaps:", "Gaps", true)                                 \
+	X(missing_psns, "missing_psns", "missing PSNs:", NULL, true)                       \
+	X(duplicates, "duplicates", "duplicates (capture):", NULL, true)                   \
+	X(out_of_order, "out_of_order", "out of order:", NULL, true)                       \
+	X(rnr_naks, "rnr_naks", "RNR NAKs:", "RNR", true)                                  \
+	X(rnr_retries, "rnr_retries", "RNR retries:", NULL, false)                         \
+	X(read_retries, "read_retries", "READ retries:", NULL, false)                      \
+	X(gbn_episodes, "gbn_episodes", "go-back-N episodes:", "GBN", true)                \
+	X(timeouts, "timeouts", "  of them timeouts:", NULL, true)                         \
+	X(acks, "acks", NULL, NULL, false)                                              \
+	X(coalesced_acks, "coalesced_acks", "coalesced ACKs:", NULL, true)                 \
+	X(dup_acks, "dup_acks", "duplicate ACKs:", NULL, true)                             \
+	X(cnps, "cnps", "CNPs sent:", "CNPs", true)                                        \
+	X(ecn_ce, "ecn_ce", "ECN-CE packets:", "ECN-CE", true)                             \
+	X(fecn, "fecn", "FECN packets:", NULL, false)                                      \
+	X(becn, "becn", "BECN packets:", NULL, false)                                      \
+	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false)                             \
+	X(malformed, NULL, NULL, NULL, false)
+
+struct qpt_counter_info {
+	const char *key, *label, *column;
+	size_t offset; /* of the uint64_t in struct qpt_dir */
+	bool always;
+};
+enum {
+#define QPT_C_IDX(f, ...) QPT_C_##f,
+	QPT_DIR_COUNTERS(QPT_C_IDX)
+#undef QPT_C_IDX
+	QPT_C_COUNT
+};
+extern const struct qpt_counter_info qpt_counters[QPT_C_COUNT];
+struct qpt_dir;
+uint64_t qpt_counter(const struct qpt_dir *d, unsigned c);
+
+/* ---- name tables ------------------------------------------------------- */
+
+/* value -> name, ended by { 0, NULL } (the layout of Wireshark's
+ * value_string: the plugin uses these tables as they are). */
+struct qpt_name {
+	uint32_t value;
+	const char *name;
+};
+/* The name of v in t, or dflt. */
+const char *qpt_name_of(const struct qpt_name *t, uint32_t v, const char *dflt);
+/* The value of name in t (exact), or -1. */
+int64_t qpt_value_of(const struct qpt_name *t, const char *name);
+
+#define QPT_NAK_KINDS 5 /* AETH NAK codes 0..4 that have names */
+extern const struct qpt_name qpt_nak_names[];	   /* "PSN_SEQ_ERR", ... */
+extern const struct qpt_name qpt_nak_descr[];	   /* "PSN Sequence Error", ... */
+extern const struct qpt_name qpt_aeth_kind_names[]; /* "ACK", "RNR", "NAK" */
+extern const struct qpt_name qpt_aeth_kind_descr[]; /* "ACK", "RNR NAK", ... */
+extern const struct qpt_name qpt_transport_names[]; /* "RoCEv2", "RoCEv1", "IB" */
+extern const struct qpt_name qpt_service_names[];   /* opcode & 0xe0: "RC", ... */
+extern const struct qpt_name qpt_op_names[];	   /* enum qpt_op: "SEND", ... */
+extern const struct qpt_name qpt_trigger_names[];   /* enum qpt_trigger */
+extern const struct qpt_name qpt_trigger_descr[];   /* its words */
+extern const struct qpt_name qpt_paired_by_names[]; /* enum qpt_paired_by */
+extern const struct qpt_name qpt_cm_msg_names[];    /* attribute ID: "REQ", ... */
+extern const struct qpt_name qpt_cm_rej_reasons[];  /* "no QP", ... */
+extern const struct qpt_name qpt_mad_class_names[]; /* short: "SubnMgt", ... */
+extern const struct qpt_name qpt_mad_class_descr[]; /* long: "Subnet Management ..." */
+extern const struct qpt_name qpt_mad_method_names[];
+
+/* ---- endpoints --------------------------------------------------------- */
+
+struct qpt_endpoint {
+	uint8_t addr[16];
+	uint8_t family; /* 4, 6 (IP/GID) or 'L' (LID) */
+	uint32_t qpn;
+	bool qpn_known;
+};
+#define QPT_ADDR_STRLEN 64
+/* "10.0.0.1" (IPv4, or an IPv4-mapped GID), "fe80::1" (IPv6/GID),
+ * "LID 5".  Returns buf. */
+char *qpt_endpoint_addr(const struct qpt_endpoint *e, char buf[QPT_ADDR_STRLEN]);
+/* An address of 16 bytes in the family's form, as above. */
+char *qpt_addr_format(const uint8_t addr[16], uint8_t family, char buf[QPT_ADDR_STRLEN]);
+
+#endif
