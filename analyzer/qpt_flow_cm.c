@@ -1,0 +1,151 @@
+/* qpt_flow_cm.c - CM connection tracking: REQ/REP pair two halves by
+ * their QPNs, REJ and unanswered REQs are failed attempts */
+#include <string.h>
+
+#include "qpt_flow_int.h"
+
+/* The connection a CM message belongs to, by either side's comm ID: the
+ * REQ sender's (the table key) or the REP sender's. */
+static struct cm_rec *cm_find(struct qpt_flow *fl, uint32_t a, uint32_t b)
+{
+	const uint32_t ids[2] = { a, b };
+
+	for (int i = 0; i < 2; i++) {
+		struct cm_rec *r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(ids[i]));
+
+		if (!r)
+			r = g_hash_table_lookup(fl->cm_rep, GUINT_TO_POINTER(ids[i]));
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
+		       int64_t ns, struct qpt_verdict *v)
+{
+	const struct qpt_cm *cm = &p->cm;
+	struct cm_rec *r;
+	uint8_t src[16], dst[16];
+	uint8_t fam = fl_pkt_addrs(p, src, dst);
+
+	if (cm->msg == QPT_CM_REQ) {
+		if (g_hash_table_size(fl->cm) >= fl->o.max_halves)
+			return;
+		r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(cm->local_comm_id));
+		if (r)
+			return; /* a resent REQ */
+		r = g_new0(struct cm_rec, 1);
+		r->att.from.family = r->att.to.family = fam;
+		memcpy(r->att.from.addr, src, 16);
+		memcpy(r->att.to.addr, dst, 16);
+		r->att.from.qpn = cm->local_qpn;
+		r->att.from.qpn_known = true;
+		r->att.info.req_frame = frame;
+		r->att.info.req_ns = ns;
+		r->att.info.req_comm_id = cm->local_comm_id;
+		r->att.info.service_id = cm->service_id;
+		r->att.info.path_mtu = qpt_mtu_bytes(cm->path_mtu);
+		r->att.info.psn[0] = cm->starting_psn;
+		if (p->flags & QPT_HAS_CMA_IP) {
+			r->att.info.has_ip = true;
+			r->att.info.ip = p->cma;
+		}
+		g_hash_table_insert(fl->cm, GUINT_TO_POINTER(cm->local_comm_id), r);
+		return;
+	}
+	if (cm->msg == QPT_CM_SIDR_REQ || cm->msg == QPT_CM_SIDR_REP ||
+	    cm->msg == QPT_CM_CLASSPORTINFO)
+		return;
+	r = cm_find(fl, cm->remote_comm_id, cm->local_comm_id);
+	if (!r) {
+		v->flags |= QPT_V(CM_UNKNOWN);
+		fl_emit(v, frame, ns, NULL, QPT_VB_CM_UNKNOWN, 0, 0, 0, cm->msg, 0,
+		     qpt_cm_msg_name(cm->msg));
+		return;
+	}
+	switch (cm->msg) {
+	case QPT_CM_REP: {
+		struct half *ha, *hb;
+
+		if (r->att.info.rep_frame)
+			break;
+		r->att.info.rep_frame = frame;
+		r->att.info.rep_ns = ns;
+		r->att.info.rep_comm_id = cm->local_comm_id;
+		g_hash_table_insert(fl->cm_rep, GUINT_TO_POINTER(cm->local_comm_id), r);
+		r->att.info.psn[1] = cm->starting_psn;
+		r->att.to.qpn = cm->local_qpn;
+		r->att.to.qpn_known = true;
+		ha = fl_half_for(fl, r->att.from.family, r->att.from.addr, r->att.to.addr,
+			      r->att.to.qpn);
+		hb = fl_half_for(fl, r->att.from.family, r->att.to.addr, r->att.from.addr,
+			      r->att.from.qpn);
+		if (!ha || !hb)
+			break;
+		r->conv = fl_pair(fl, ha, hb, QPT_PAIR_CM, "CM REQ/REP");
+		r->conv->has_cm = true;
+		if (r->att.info.path_mtu)
+			r->conv->mtu = r->att.info.path_mtu;
+		/* endpoint 0 is the REQ sender when the CM created the pair */
+		break;
+	}
+	case QPT_CM_RTU: r->att.info.rtu_frame = frame; r->att.info.rtu_ns = ns; break;
+	case QPT_CM_DREQ:
+		if (!r->att.info.dreq_frame) {
+			r->att.info.dreq_frame = frame;
+			r->att.info.dreq_ns = ns;
+		}
+		break;
+	case QPT_CM_DREP:
+		if (!r->att.info.drep_frame) {
+			r->att.info.drep_frame = frame;
+			r->att.info.drep_ns = ns;
+		}
+		break;
+	case QPT_CM_REJ: {
+		struct qpt_event *ev = fl_emit(v, frame, ns, NULL, QPT_VB_CM_REJECT, p->bth.psn,
+					    r->att.info.req_frame, 0, cm->reason, 0,
+					    qpt_cm_rej_reason_text(cm->reason));
+
+		if (ev && r->conv)
+			ev->conv = r->conv->id;
+		r->att.info.rej_frame = frame;
+		r->att.info.rej_reason = cm->reason;
+		break;
+	}
+	case QPT_CM_MRA: r->att.info.mra_frame = frame; break;
+	default: break;
+	}
+	if (r->conv) {
+		r->conv->cm = r->att.info;
+		v->conv = r->conv->id;
+	}
+}
+
+static gint by_req_frame(gconstpointer a, gconstpointer b)
+{
+	const struct qpt_cm_attempt *x = *(const struct qpt_cm_attempt *const *)a;
+	const struct qpt_cm_attempt *y = *(const struct qpt_cm_attempt *const *)b;
+
+	return x->info.req_frame < y->info.req_frame ? -1 :
+	       x->info.req_frame > y->info.req_frame;
+}
+
+GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl)
+{
+	GPtrArray *out = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer val;
+
+	g_hash_table_iter_init(&it, fl->cm);
+	while (g_hash_table_iter_next(&it, NULL, &val)) {
+		struct cm_rec *r = val;
+
+		/* an RTU means a REP came, whether captured or not */
+		if (!r->conv && !r->att.info.rep_frame && !r->att.info.rtu_frame)
+			g_ptr_array_add(out, &r->att);
+	}
+	g_ptr_array_sort(out, by_req_frame);
+	return out;
+}

@@ -1,0 +1,161 @@
+/* qpt_flow_int.h - the flow engine's own state, shared by its files
+ *
+ *   qpt_flow.c       entry point: a packet to its half, totals, events
+ *   qpt_flow_pair.c  halves and conversations: lookup, pairing, folding
+ *   qpt_flow_seq.c   sequence analysis: requests, responses, episodes
+ *   qpt_flow_cm.c    CM connection tracking
+ *   qpt_flow_lat.c   latency histograms
+ *
+ * Not part of the engine's interface (qpt_flow.h).
+ */
+#ifndef QPT_FLOW_INT_H
+#define QPT_FLOW_INT_H
+
+#include "qpt_flow.h"
+
+#define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
+#define WIN_MIN 16u   /* a window starts this small and doubles up to WIN_SIZE */
+#define MAX_GAPS 8    /* open PSN gaps remembered per half */
+#define MAX_READS 16  /* outstanding READ requests remembered per half */
+#define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
+#define HALF_CACHE 4096u
+
+struct half_key {
+	uint8_t src[16], dst[16];
+	uint32_t qpn;
+	uint32_t sqpn; /* UD: source QP from the DETH; else ~0 */
+};
+
+struct slot {
+	uint32_t psn;
+	bool used, ackreq, resent, acked;
+	uint64_t frame;
+	int64_t ns;
+	uint32_t fp;
+};
+
+/* PSN -> slot, direct-mapped; grows while a recent PSN would be evicted. */
+struct window {
+	struct slot *s;
+	uint32_t size;
+};
+
+struct read_req {
+	uint32_t psn, len, span; /* span 0: not yet known */
+	uint64_t frame;
+	int64_t ns;
+	bool answered;
+};
+
+/* A message being reassembled from FIRST/MIDDLE/LAST packets. */
+struct msg {
+	bool open;
+	uint8_t op;
+	uint64_t first_frame;
+	uint32_t len, pkts;
+};
+
+struct gap {
+	uint32_t first, count;
+	int64_t ns;
+	struct msg msg; /* the message the gap interrupted, completed by the fill */
+};
+
+struct half {
+	struct half_key key;
+	struct half *twin; /* the last fl_twin_of() answer (halves are never freed) */
+	uint8_t family;
+	struct qpt_conv *conv;
+	int dir;
+	uint8_t service; /* opcode & 0xe0 of its first request/response */
+
+	/* requests carried */
+	bool req_started;
+	uint32_t expected; /* next new PSN */
+	uint32_t acked;	   /* highest PSN acknowledged by the twin */
+	bool any_acked;
+	struct window win;
+	struct read_req reads[MAX_READS];
+	unsigned nreads;
+	struct gap gaps[MAX_GAPS];
+	unsigned ngaps;
+	struct msg msg;
+
+	/* last request, for capture duplicates and silences */
+	bool last_valid;
+	uint32_t last_psn, last_fp;
+	uint64_t last_frame;
+	int64_t last_ns;
+
+	/* recovery */
+	bool nak_pending, rnr_pending, in_episode;
+	uint64_t nak_frame, rnr_frame;
+	int64_t nak_ns, rnr_ns;
+	uint32_t nak_psn, rnr_psn, rnr_timer;
+	uint32_t episode_top; /* highest PSN sent before the episode */
+	bool episode_resent_top; /* ... or, when all that was answered before it,
+				  * the highest PSN it resends */
+	struct qpt_episode cur;
+
+	/* responses carried */
+	bool resp_started;
+	uint32_t resp_max; /* highest READ response / atomic ACK PSN sent */
+	struct window rwin;
+	bool ack_valid;
+	uint32_t ack_psn, ack_msn;
+	uint8_t ack_synd;
+};
+
+struct qpt_flow {
+	struct qpt_flow_opts o;
+	GHashTable *halves;  /* half_key -> struct half */
+	GHashTable *by_addr; /* "src,dst" -> GPtrArray of halves */
+	GHashTable *cm;	     /* REQ local comm ID -> struct cm_rec */
+	GHashTable *cm_rep;  /* REP local comm ID -> the same struct cm_rec */
+	GPtrArray *convs;
+	/* Halves by a hash of the key, direct-mapped in front of the table:
+	 * most frames find theirs here without hashing the 40-byte key. */
+	struct half *recent[HALF_CACHE];
+	struct qpt_totals t;
+	uint64_t nhalves;
+};
+
+/* A CM connection by its REQ: att.from is the REQ's sender, att.to its
+ * receiver (with the REP's QPN once one came). */
+struct cm_rec {
+	struct qpt_cm_attempt att;
+	struct qpt_conv *conv;
+};
+
+void fl_lat_add(struct qpt_lat *l, double us);
+void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s);
+uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16]);
+struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
+			      const struct half *h, unsigned kind, uint32_t psn,
+			      uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
+			      const char *detail);
+struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
+struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
+			     bool create);
+struct half *fl_twin_of(struct qpt_flow *fl, struct half *h);
+struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
+			     struct half *resp, enum qpt_paired_by by,
+			     const char *evidence);
+struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
+				   uint32_t psn);
+struct qpt_dir *fl_dir_of(struct half *h);
+void fl_episode_close(struct half *h, uint64_t frame, int64_t ns);
+void fl_learn_mtu(struct half *h, const struct qpt_pkt *p);
+void fl_set_transport(struct half *h, uint8_t opcode);
+void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
+void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
+struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
+			     const uint8_t *dst, uint32_t qpn);
+void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
+		       int64_t ns, struct qpt_verdict *v);
+bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn);
+void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h);
+
+#endif

@@ -1,0 +1,459 @@
+/* qpt_flow_pair.c - halves and conversations (see qpt_flow_int.h)
+ *
+ * A half is found by its key (addresses, destination QP, UD source QP);
+ * two halves are paired into one conversation by CM, by traffic (a
+ * response answering the other half's requests) or by UD datagrams both
+ * ways.  Ids are given in order of first appearance; when two halves seen
+ * apart are paired late, the later conversation is folded into the
+ * earlier one. */
+#include <string.h>
+
+#include "qpt_flow_int.h"
+
+/* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
+static guint key_hash(gconstpointer p)
+{
+	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
+
+	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
+	memcpy(w, p, sizeof(w));
+	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+	return (guint)(h ^ (h >> 32));
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+	return !memcmp(a, b, sizeof(struct half_key));
+}
+
+static guint pair_hash(gconstpointer p)
+{
+	const uint8_t *b = p;
+	guint h = 2166136261u;
+
+	for (size_t i = 0; i < 32; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+static gboolean pair_equal(gconstpointer a, gconstpointer b)
+{
+	return !memcmp(a, b, 32);
+}
+
+static void half_free(gpointer p)
+{
+	struct half *h = p;
+
+	g_free(h->win.s);
+	g_free(h->rwin.s);
+	g_free(h);
+}
+
+static void conv_free(gpointer p)
+{
+	struct qpt_conv *c = p;
+
+	for (int d = 0; d < 2; d++) {
+		g_free(c->dir[d].ack_rtt.bins);
+		g_free(c->dir[d].read_lat.bins);
+		g_free(c->dir[d].atomic_lat.bins);
+		if (c->dir[d].episodes)
+			g_array_free(c->dir[d].episodes, TRUE);
+	}
+	g_free(c);
+}
+
+struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
+{
+	struct qpt_flow *fl = g_new0(struct qpt_flow, 1);
+
+	if (opts)
+		fl->o = *opts;
+	if (!fl->o.max_halves)
+		fl->o.max_halves = 65536;
+	if (!fl->o.dup_window_ns)
+		fl->o.dup_window_ns = 50000;
+	if (!fl->o.timeout_gap_ns)
+		fl->o.timeout_gap_ns = 500000;
+	fl->halves = g_hash_table_new_full(key_hash, key_equal, NULL, half_free);
+	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
+					    (GDestroyNotify)g_ptr_array_unref);
+	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
+	fl->convs = g_ptr_array_new_with_free_func(conv_free);
+	return fl;
+}
+
+void qpt_flow_free(struct qpt_flow *fl)
+{
+	if (!fl)
+		return;
+	g_hash_table_destroy(fl->halves);
+	g_hash_table_destroy(fl->by_addr);
+	g_hash_table_destroy(fl->cm_rep);
+	g_hash_table_destroy(fl->cm);
+	g_ptr_array_free(fl->convs, TRUE);
+	g_free(fl);
+}
+
+uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
+{
+	memset(src, 0, 16);
+	memset(dst, 0, 16);
+	if (p->ip_version) {
+		memcpy(src, p->ip_src, 16);
+		memcpy(dst, p->ip_dst, 16);
+		return p->ip_version;
+	}
+	if (p->flags & QPT_HAS_LRH) {
+		src[0] = p->lrh.slid >> 8;
+		src[1] = p->lrh.slid & 0xff;
+		dst[0] = p->lrh.dlid >> 8;
+		dst[1] = p->lrh.dlid & 0xff;
+		return 'L';
+	}
+	memcpy(src, p->grh.sgid, 16);
+	memcpy(dst, p->grh.dgid, 16);
+	return 6;
+}
+
+struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
+{
+	struct qpt_conv *c = g_new0(struct qpt_conv, 1);
+
+	c->id = (int32_t)fl->convs->len;
+	c->merged_into = -1;
+	g_ptr_array_add(fl->convs, c);
+	fl->t.conversations++;
+	c->pair_evidence = "";
+	for (int e = 0; e < 2; e++) {
+		c->ep[e].family = h->family;
+		memcpy(c->ep[e].addr, e == 0 ? h->key.src : h->key.dst, 16);
+	}
+	c->ep[1].qpn = h->key.qpn;
+	c->ep[1].qpn_known = true;
+	if (h->key.sqpn != ~0u) {
+		c->ep[0].qpn = h->key.sqpn;
+		c->ep[0].qpn_known = true;
+	}
+	c->dir[0].from = 0;
+	c->dir[0].to = 1;
+	c->dir[1].from = 1;
+	c->dir[1].to = 0;
+	h->conv = c;
+	h->dir = 0;
+	return c;
+}
+
+static unsigned recent_slot(const struct half_key *k)
+{
+	uint32_t a, b;
+
+	memcpy(&a, k->src + 12, 4); /* IPv4 addresses and the ends of IPv6/GIDs */
+	memcpy(&b, k->dst + 12, 4);
+	return ((k->qpn ^ k->sqpn ^ a ^ (b << 7)) * 0x9e3779b1u) >> 20 & (HALF_CACHE - 1);
+}
+
+struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
+			     bool create)
+{
+	struct half_key k;
+	struct half *h, **slot;
+	uint8_t fam;
+	GPtrArray *list;
+
+	memset(&k, 0, sizeof(k));
+	fam = fl_pkt_addrs(p, k.src, k.dst);
+	k.qpn = p->bth.dqpn;
+	k.sqpn = (p->bth.opcode & 0xe0) == QPT_SVC_UD && p->flags & QPT_H_DETH ?
+			 p->deth.sqpn :
+			 ~0u;
+	slot = &fl->recent[recent_slot(&k)];
+	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k)))
+		return *slot;
+	h = g_hash_table_lookup(fl->halves, &k);
+	if (!h && create) {
+		if (fl->nhalves >= fl->o.max_halves)
+			return NULL;
+		h = g_new0(struct half, 1);
+		h->key = k;
+		h->family = fam;
+		h->service = 0xff;
+		g_hash_table_insert(fl->halves, &h->key, h);
+		fl->nhalves++;
+		list = g_hash_table_lookup(fl->by_addr, k.src);
+		if (!list) {
+			list = g_ptr_array_new();
+			g_hash_table_insert(fl->by_addr, g_memdup2(k.src, 32), list);
+		}
+		g_ptr_array_add(list, h);
+	}
+	if (h)
+		*slot = h;
+	return h;
+}
+
+struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
+{
+	struct half_key k;
+
+	if (!h->conv || h->key.sqpn != ~0u)
+		return NULL;
+	if (!h->conv->ep[h->dir].qpn_known)
+		return NULL;
+	/* the twin's addresses are h's swapped: only the QPN can differ */
+	if (h->twin && h->twin->key.qpn == h->conv->ep[h->dir].qpn)
+		return h->twin;
+	memset(&k, 0, sizeof(k));
+	memcpy(k.src, h->key.dst, 16);
+	memcpy(k.dst, h->key.src, 16);
+	k.qpn = h->conv->ep[h->dir].qpn;
+	k.sqpn = ~0u;
+	h->twin = g_hash_table_lookup(fl->halves, &k);
+	return h->twin;
+}
+
+static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
+{
+	bool had_packets = d->packets != 0;
+
+	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
+		uint64_t *dv = (uint64_t *)(void *)((char *)d + qpt_counters[k].offset);
+
+		*dv += qpt_counter(s, k);
+	}
+	for (int i = 0; i < QPT_NAK_KINDS; i++)
+		d->naks[i] += s->naks[i];
+	for (int i = 0; i < QPT_OP_COUNT; i++) {
+		struct qpt_opstat *a = &d->ops[i];
+		const struct qpt_opstat *b = &s->ops[i];
+
+		if (!b->count)
+			continue;
+		a->min_size = a->count ? MIN(a->min_size, b->min_size) : b->min_size;
+		a->max_size = MAX(a->max_size, b->max_size);
+		a->count += b->count;
+		a->bytes += b->bytes;
+		a->packets += b->packets;
+	}
+	if (s->packets) {
+		if (!had_packets || s->first_ns < d->first_ns)
+			d->first_ns = s->first_ns;
+		d->last_ns = MAX(d->last_ns, s->last_ns);
+	}
+	if (s->psn_seen && !d->psn_seen) {
+		d->psn_seen = true;
+		d->first_psn = s->first_psn;
+		d->last_psn = s->last_psn;
+		d->psn_span = s->psn_span;
+	}
+	fl_lat_merge(&d->ack_rtt, &s->ack_rtt);
+	fl_lat_merge(&d->read_lat, &s->read_lat);
+	fl_lat_merge(&d->atomic_lat, &s->atomic_lat);
+	if (s->episodes) {
+		if (!d->episodes)
+			d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+		g_array_append_vals(d->episodes, s->episodes->data, s->episodes->len);
+	}
+}
+
+/* Folds conversation o into c: o's direction od becomes c's direction cd;
+ * every half that pointed at o follows. */
+static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
+		      struct qpt_conv *o, int od)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	dir_merge(&c->dir[cd], &o->dir[od]);
+	o->merged = true;
+	o->merged_into = c->id;
+	fl->t.conversations--;
+	g_hash_table_iter_init(&it, fl->halves);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct half *x = v;
+
+		if (x->conv == o) {
+			x->conv = c;
+			x->dir = cd;
+		}
+	}
+}
+
+/* Make req (A->B to qb) and resp (B->A to qa) the two halves of one
+ * conversation.  When both already had one, the older (lower id) one
+ * stays, so that ids already shown for earlier packets remain valid. */
+struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
+			     struct half *resp, enum qpt_paired_by by,
+			     const char *evidence)
+{
+	struct qpt_conv *c;
+
+	if (req->conv && resp->conv && req->conv != resp->conv) {
+		if (resp->conv->id < req->conv->id)
+			conv_fold(fl, resp->conv, 1 - resp->dir, req->conv, req->dir);
+		else
+			conv_fold(fl, req->conv, 1 - req->dir, resp->conv, resp->dir);
+	} else if (!req->conv && resp->conv) {
+		req->conv = resp->conv;
+		req->dir = 1 - resp->dir;
+	} else if (!req->conv) {
+		fl_conv_new(fl, req);
+	}
+	c = req->conv;
+	if (resp->conv != c) {
+		resp->conv = c;
+		resp->dir = 1 - req->dir;
+	}
+	c->ep[req->dir].qpn = resp->key.qpn;
+	c->ep[req->dir].qpn_known = true;
+	c->ep[resp->dir].qpn = req->key.qpn;
+	c->ep[resp->dir].qpn_known = true;
+	if (by > c->paired_by || c->paired_by == QPT_PAIR_NONE) {
+		c->paired_by = by;
+		c->pair_evidence = evidence;
+	}
+	return c;
+}
+
+/* The halves going the other way between h's two addresses. */
+static GPtrArray *reverse_halves(struct qpt_flow *fl, const struct half *h)
+{
+	uint8_t k[32];
+
+	memcpy(k, h->key.dst, 16);
+	memcpy(k + 16, h->key.src, 16);
+	return g_hash_table_lookup(fl->by_addr, k);
+}
+
+/* A response with this PSN arrived on h, unpaired: find the request half
+ * (h->dst -> h->src) whose PSNs it answers. */
+struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
+				   uint32_t psn)
+{
+	GPtrArray *list = reverse_halves(fl, h);
+	struct half *best = NULL;
+	int32_t best_d = 0;
+
+	for (guint i = 0; list && i < list->len; i++) {
+		struct half *r = g_ptr_array_index(list, i);
+		int32_t d;
+
+		if (r == h || !r->req_started || r->key.sqpn != ~0u)
+			continue;
+		if (r->conv && fl_twin_of(fl, r))
+			continue; /* already paired */
+		d = qpt_psn_diff(r->expected, psn);
+		/* PSN must be one the requester sent (READ spans reach ahead). */
+		if (d < 0 || d > 65536)
+			continue;
+		if (!best || d < best_d) {
+			best = r;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
+			     const uint8_t *dst, uint32_t qpn)
+{
+	struct qpt_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	if (fam == 'L') {
+		p.flags = QPT_HAS_LRH;
+		p.lrh.slid = (uint16_t)(src[0] << 8 | src[1]);
+		p.lrh.dlid = (uint16_t)(dst[0] << 8 | dst[1]);
+	} else {
+		p.ip_version = fam;
+		memcpy(p.ip_src, src, 16);
+		memcpy(p.ip_dst, dst, 16);
+	}
+	p.bth.dqpn = qpn;
+	p.bth.opcode = 0;
+	return fl_half_get(fl, &p, true);
+}
+
+/* A first request on h whose PSN continues what an unpaired response
+ * half (h->dst -> h->src, ACKs seen before any request, as when the
+ * capture starts mid-connection) acknowledged: the same connection. */
+bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn)
+{
+	GPtrArray *list = reverse_halves(fl, h);
+	struct half *found = NULL;
+
+	for (guint i = 0; list && i < list->len; i++) {
+		struct half *r = g_ptr_array_index(list, i);
+		int32_t d;
+
+		if (r == h || !r->conv || r->req_started || !r->ack_valid ||
+		    r->key.sqpn != ~0u || r->conv->ep[r->dir].qpn_known)
+			continue;
+		d = qpt_psn_diff(psn, r->ack_psn);
+		if (d < 1 || d > 64)
+			continue;
+		if (found)
+			return false; /* ambiguous: wait for stronger evidence */
+		found = r;
+	}
+	if (!found)
+		return false;
+	fl_pair(fl, h, found, QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
+	return true;
+}
+
+/* A UD datagram names both QPs (DETH source QP): the reverse flow, if
+ * seen, is the other direction of the same conversation. */
+void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h)
+{
+	struct half_key k;
+	struct half *r;
+
+	if (h->key.sqpn != ~0u) {
+		memset(&k, 0, sizeof(k));
+		memcpy(k.src, h->key.dst, 16);
+		memcpy(k.dst, h->key.src, 16);
+		k.qpn = h->key.sqpn;
+		k.sqpn = h->key.qpn;
+		r = g_hash_table_lookup(fl->halves, &k);
+		if (r && r->conv) {
+			h->conv = r->conv;
+			h->dir = 1 - r->dir;
+			if (r->conv->paired_by == QPT_PAIR_NONE) {
+				r->conv->paired_by = QPT_PAIR_TRAFFIC;
+				r->conv->pair_evidence = "UD datagrams both ways (DETH source QPs)";
+			}
+			return;
+		}
+	}
+	fl_conv_new(fl, h);
+}
+
+int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
+{
+	/* a chain of merges always points to a smaller or live id */
+	while (id >= 0 && (guint)id < fl->convs->len) {
+		const struct qpt_conv *c = g_ptr_array_index(fl->convs, id);
+
+		if (c->merged_into < 0)
+			break;
+		id = c->merged_into;
+	}
+	return id;
+}
+
+GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)
+{
+	GPtrArray *out = g_ptr_array_new();
+
+	for (guint i = 0; i < fl->convs->len; i++) {
+		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+
+		if (!c->merged)
+			g_ptr_array_add(out, c);
+	}
+	return out;
+}

@@ -1,0 +1,568 @@
+/* qpt_flow_seq.c - PSN/ACK sequence analysis of one half (see qpt_flow_int.h)
+ *
+ * Requests: new PSNs, gaps, capture duplicates, retransmissions and their
+ * go-back-N episodes, READ retries, RNR retries, messages.  Responses:
+ * ACKs (RTT, coalesced, duplicate), NAKs, RNR NAKs, READ responses and
+ * atomic ACKs (latencies), and the end of an episode. */
+#include <string.h>
+
+#include "qpt_flow_int.h"
+
+struct qpt_dir *fl_dir_of(struct half *h)
+{
+	return h->conv ? &h->conv->dir[h->dir] : NULL;
+}
+
+static void win_grow(struct window *w)
+{
+	uint32_t n = w->size * 2;
+	struct slot *t = g_new0(struct slot, n);
+
+	/* distinct modulo size, so distinct modulo 2 * size */
+	for (uint32_t i = 0; i < w->size; i++)
+		if (w->s[i].used)
+			t[w->s[i].psn & (n - 1)] = w->s[i];
+	g_free(w->s);
+	w->s = t;
+	w->size = n;
+}
+
+static struct slot *slot_of(struct window *w, uint32_t psn, bool create)
+{
+	struct slot *s;
+
+	if (!w->s) {
+		if (!create)
+			return NULL;
+		w->size = WIN_MIN;
+		w->s = g_new0(struct slot, WIN_MIN);
+	}
+	s = &w->s[psn & (w->size - 1)];
+	if (s->used && s->psn == psn)
+		return s;
+	if (!create)
+		return NULL;
+	while (s->used && w->size < WIN_SIZE &&
+	       ABS(qpt_psn_diff(psn, s->psn)) < (int32_t)WIN_SIZE) {
+		win_grow(w);
+		s = &w->s[psn & (w->size - 1)];
+	}
+	memset(s, 0, sizeof(*s));
+	s->psn = psn;
+	s->used = true;
+	return s;
+}
+
+void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+
+	if (!h->in_episode)
+		return;
+	h->in_episode = false;
+	h->cur.end_frame = frame;
+	h->cur.end_ns = ns;
+	if (!d)
+		return;
+	if (!d->episodes)
+		d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+	if (d->episodes->len < QPT_MAX_EPISODES)
+		g_array_append_val(d->episodes, h->cur);
+}
+
+static struct read_req *read_find(struct half *h, uint32_t psn)
+{
+	for (unsigned i = 0; i < h->nreads; i++) {
+		struct read_req *r = &h->reads[i];
+		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		int32_t d = qpt_psn_diff(psn, r->psn);
+
+		if (d >= 0 && (uint32_t)d < span)
+			return r;
+	}
+	return NULL;
+}
+
+/* The last PSN a request takes: a READ's responses span its length. */
+static uint32_t request_end(const struct half *h, const struct qpt_pkt *p)
+{
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, span = 1;
+
+	if (qpt_opcodes[p->bth.opcode].flags & QPT_O_READ && mtu && p->reth.dmalen)
+		span = (p->reth.dmalen + mtu - 1) / mtu;
+	return qpt_psn_add(p->bth.psn, (int32_t)span - 1);
+}
+
+static void read_add(struct half *h, uint32_t psn, uint32_t len, uint32_t mtu,
+		     uint64_t frame, int64_t ns)
+{
+	struct read_req *r;
+
+	if (h->nreads == MAX_READS) {
+		memmove(h->reads, h->reads + 1, sizeof(h->reads[0]) * (MAX_READS - 1));
+		h->nreads--;
+	}
+	r = &h->reads[h->nreads++];
+	memset(r, 0, sizeof(*r));
+	r->psn = psn;
+	r->len = len;
+	r->frame = frame;
+	r->ns = ns;
+	if (mtu)
+		r->span = len ? (len + mtu - 1) / mtu : 1;
+}
+
+void fl_learn_mtu(struct half *h, const struct qpt_pkt *p)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+
+	if (!h->conv || !(oi->flags & (QPT_O_FIRST | QPT_O_MIDDLE)) ||
+	    (oi->flags & QPT_O_LAST))
+		return;
+	if (qpt_mtu_bytes(1) <= p->payload_len && p->payload_len <= 4096 &&
+	    !(p->payload_len & (p->payload_len - 1)))
+		h->conv->mtu = p->payload_len;
+}
+
+void fl_set_transport(struct half *h, uint8_t opcode)
+{
+	if (h->service == 0xff && (opcode & 0xe0) != QPT_SVC_CNP)
+		h->service = opcode & 0xe0;
+	if (h->conv && !h->conv->transport[0] && h->service != 0xff)
+		g_strlcpy(h->conv->transport, qpt_service_name(h->service),
+			  sizeof(h->conv->transport));
+}
+
+/* Adds a request packet seen for the first time to message m; a message
+ * is counted once, when its LAST (or ONLY) packet is first seen. */
+static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *p,
+			uint64_t frame, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_opstat *os;
+	uint32_t len;
+
+	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
+		return;
+	if (oi->flags & QPT_O_FIRST || !m->open) {
+		m->open = true;
+		m->first_frame = frame;
+		m->len = 0;
+		m->pkts = 0;
+		m->op = oi->op;
+	}
+	m->len += p->payload_len;
+	m->pkts++;
+	if (oi->op != QPT_OP_SEND && oi->op != QPT_OP_WRITE)
+		m->op = oi->op; /* the LAST with Immediate / Invalidate names it */
+	if (!(oi->flags & QPT_O_LAST))
+		return;
+	m->open = false;
+	len = m->len;
+	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
+		len = p->reth.dmalen;
+	os = &d->ops[m->op];
+	os->min_size = os->count ? MIN(os->min_size, len) : len;
+	os->max_size = MAX(os->max_size, len);
+	os->count++;
+	os->bytes += len;
+	os->packets += m->pkts;
+	v->msg_first_frame = m->first_frame;
+	v->msg_len = len;
+	v->msg_packets = m->pkts;
+	v->msg_op = m->op;
+}
+
+/* The gap this never-seen PSN fills, or NULL. */
+static struct gap *gap_of(struct half *h, uint32_t psn)
+{
+	for (unsigned i = 0; i < h->ngaps; i++) {
+		int32_t off = qpt_psn_diff(psn, h->gaps[i].first);
+
+		if (off >= 0 && (uint32_t)off < h->gaps[i].count)
+			return &h->gaps[i];
+	}
+	return NULL;
+}
+
+void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		    uint64_t frame, int64_t ns, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_dir *d = fl_dir_of(h);
+	uint32_t psn = p->bth.psn;
+	uint32_t fp = p->icrc ^ (p->payload_len * 2654435761u);
+	int64_t silence = h->last_valid ? ns - h->last_ns : 0;
+	uint64_t prev_frame = h->last_valid ? h->last_frame : 0;
+	bool ud = (p->bth.opcode & 0xe0) == QPT_SVC_UD;
+	struct slot *s;
+	struct gap *fill;
+	int32_t cmp;
+
+	d->req_packets++;
+	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
+		message_add(&h->msg, d, p, frame, v);
+		return;
+	}
+	/* The same bytes twice in a row within microseconds: a capture copy. */
+	if (h->last_valid && h->last_psn == psn && h->last_fp == fp &&
+	    silence <= fl->o.dup_window_ns) {
+		v->flags |= QPT_V(DUPLICATE);
+		v->original_frame = h->last_frame;
+		d->duplicates++;
+		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, h->last_frame, 0, 0, 0,
+		     "same PSN and bytes as the previous packet");
+		return;
+	}
+	h->last_valid = true;
+	h->last_psn = psn;
+	h->last_fp = fp;
+	h->last_frame = frame;
+	h->last_ns = ns;
+
+	if (!h->req_started) {
+		h->req_started = true;
+		h->expected = psn;
+		d->psn_seen = true;
+		d->first_psn = psn;
+		d->last_psn = psn;
+	}
+	cmp = qpt_psn_diff(psn, h->expected);
+	if (cmp >= 0) {
+		/* New PSN.  After a READ whose span is unknown, any PSN within
+		 * its possible span is not a gap. */
+		struct read_req *r = h->nreads ? &h->reads[h->nreads - 1] : NULL;
+		uint32_t skipped = (uint32_t)cmp;
+
+		if (r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
+		    (uint32_t)qpt_psn_diff(psn, r->psn) <= MAX(1u, (r->len + 255) / 256) &&
+		    qpt_psn_add(r->psn, 1) == h->expected) {
+			r->span = (uint32_t)qpt_psn_diff(psn, r->psn);
+			skipped = 0;
+		}
+		if (skipped) {
+			struct gap *g;
+
+			v->flags |= QPT_V(PSN_GAP);
+			v->gap_psns = skipped;
+			v->gap_first_psn = h->expected;
+			d->psn_gaps++;
+			d->missing_psns += skipped;
+			if (h->ngaps == MAX_GAPS) {
+				memmove(h->gaps, h->gaps + 1, sizeof(h->gaps[0]) * (MAX_GAPS - 1));
+				h->ngaps--;
+			}
+			g = &h->gaps[h->ngaps++];
+			g->first = h->expected;
+			g->count = skipped;
+			g->ns = ns;
+			/* the interrupted message completes when the gap is filled */
+			g->msg = h->msg;
+			h->msg.open = false;
+			fl_emit(v, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
+			     "PSNs skipped: lost before the capture point or from the capture");
+		}
+		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
+			fl_episode_close(h, frame, ns);
+		s = slot_of(&h->win, psn, true);
+		s->frame = frame;
+		s->ns = ns;
+		s->fp = fp;
+		s->ackreq = p->bth.ackreq;
+		h->expected = qpt_psn_add(psn, 1);
+		if (oi->flags & QPT_O_READ) {
+			uint32_t mtu = h->conv ? h->conv->mtu : 0;
+
+			read_add(h, psn, p->reth.dmalen, mtu, frame, ns);
+			if (h->reads[h->nreads - 1].span)
+				h->expected = qpt_psn_add(psn, (int32_t)h->reads[h->nreads - 1].span);
+		}
+		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
+		d->last_psn = qpt_psn_add(h->expected, -1);
+		message_add(&h->msg, d, p, frame, v);
+		return;
+	}
+
+	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
+	s = slot_of(&h->win, psn, false);
+	fill = s ? NULL : gap_of(h, psn);
+	if (fill) {
+		/* First sight of a PSN that a gap skipped: its bytes count once. */
+		struct slot *n = slot_of(&h->win, psn, true);
+
+		n->frame = frame;
+		n->ns = ns;
+		n->fp = fp;
+		message_add(&fill->msg, d, p, frame, v);
+		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
+		    silence < fl->o.timeout_gap_ns) {
+			v->flags |= QPT_V(OUT_OF_ORDER);
+			d->out_of_order++;
+			fl_emit(v, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0, 0,
+			     "fills a PSN gap without a resend trigger");
+			return;
+		}
+		n->resent = true;
+	}
+	v->flags |= QPT_V(RETRANSMISSION);
+	d->retransmitted_packets++;
+	if (s) {
+		v->original_frame = s->frame;
+		s->resent = true;
+	}
+	if (oi->flags & QPT_O_READ && !s) {
+		struct read_req *r = read_find(h, psn);
+
+		if (r) { /* re-issued from inside the first READ's range */
+			v->original_frame = r->frame;
+			d->read_retries++;
+			fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, r->frame, 0, 0, 0,
+			     "READ re-issued inside its response range");
+		}
+	}
+	if (h->rnr_pending && psn == h->rnr_psn) {
+		h->rnr_pending = false;
+		v->flags |= QPT_V(RNR_RETRY);
+		v->nak_frame = h->rnr_frame;
+		d->rnr_retries++;
+		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
+		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
+	} else if (!h->in_episode) {
+		/* A go-back-N episode starts with its first resent packet. */
+		h->in_episode = true;
+		memset(&h->cur, 0, sizeof(h->cur));
+		h->cur.first_resent_frame = frame;
+		h->cur.from_psn = psn;
+		h->episode_top = qpt_psn_add(h->expected, -1);
+		/* Everything sent before was answered already (a READ's
+		 * responses went missing before later ones came): recovered
+		 * once what this episode resends is answered, see below. */
+		h->episode_resent_top =
+			h->any_acked && qpt_psn_diff(h->acked, h->episode_top) >= 0 &&
+			qpt_psn_diff(h->acked, h->episode_top) < 65536;
+		if (h->episode_resent_top)
+			h->episode_top = request_end(h, p);
+		if (h->nak_pending) {
+			h->cur.trigger = QPT_TRIGGER_NAK;
+			h->cur.trigger_frame = h->nak_frame;
+			h->cur.start_ns = h->nak_ns;
+			v->nak_frame = h->nak_frame;
+		} else if (silence >= fl->o.timeout_gap_ns) {
+			/* from the last packet before the silence */
+			h->cur.trigger = QPT_TRIGGER_TIMEOUT;
+			h->cur.timeout = true;
+			h->cur.trigger_frame = prev_frame;
+			h->cur.start_ns = ns - silence;
+			d->timeouts++;
+		} else {
+			h->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
+						 QPT_TRIGGER_READ_RETRY :
+						 QPT_TRIGGER_RESEND;
+			h->cur.trigger_frame = frame;
+			h->cur.start_ns = ns;
+		}
+		h->nak_pending = false;
+		d->gbn_episodes++;
+		v->trigger = h->cur.trigger;
+		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, h->cur.trigger_frame,
+		     (uint32_t)d->gbn_episodes, 0, ns - h->cur.start_ns,
+		     qpt_name_of(qpt_trigger_descr, h->cur.trigger, "?"));
+		if (h->cur.trigger == QPT_TRIGGER_TIMEOUT)
+			fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0,
+			     silence, "resend after a silence (local ACK timeout)");
+	}
+	if (h->in_episode) {
+		h->cur.resent_packets++;
+		v->episode = (uint32_t)d->gbn_episodes;
+		if (h->episode_resent_top &&
+		    qpt_psn_diff(request_end(h, p), h->episode_top) > 0)
+			h->episode_top = request_end(h, p);
+	}
+	fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
+	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
+	     s ? "PSN sent before" : "PSN sent before (original not captured)");
+}
+
+static void ack_requests(struct half *h, struct half *t,
+			 const struct qpt_pkt *p, uint64_t frame, int64_t ns,
+			 struct qpt_verdict *v, bool is_ack)
+{
+	struct qpt_dir *d = fl_dir_of(h), *td = fl_dir_of(t);
+	uint32_t psn = p->bth.psn;
+	/* the first ACK covers every request since the first one */
+	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) :
+			td && td->psn_seen ? td->first_psn : psn;
+	int32_t n = qpt_psn_diff(psn, from);
+	unsigned ackreqs = 0;
+	struct slot *hit = NULL;
+
+	if (n < 0 || n > (int32_t)WIN_SIZE * 64)
+		n = -1; /* stale or foreign: nothing new acknowledged */
+	for (int32_t i = 0; i <= n && i < (int32_t)WIN_SIZE; i++) {
+		uint32_t q = qpt_psn_add(psn, -i);
+		struct slot *s = slot_of(&t->win, q, false);
+
+		if (!s || s->acked)
+			continue;
+		s->acked = true;
+		if (s->ackreq)
+			ackreqs++;
+		if (!hit)
+			hit = s;
+	}
+	if (n >= 0) {
+		t->acked = psn;
+		t->any_acked = true;
+	}
+	if (hit && !hit->resent) { /* Karn: no RTT from resent requests */
+		v->acks_frame = hit->frame;
+		v->ack_rtt_ns = ns - hit->ns;
+		if (is_ack && td)
+			fl_lat_add(&td->ack_rtt, (double)(ns - hit->ns) / 1000.0);
+	}
+	if (is_ack && ackreqs > 1) {
+		d->coalesced_acks++;
+		fl_emit(v, frame, ns, h, QPT_VB_COALESCED_ACK, psn, 0, ackreqs, 0, 0,
+		     "one ACK for several requests that asked for one");
+	}
+	/* Recovered once the responder answers up to the highest PSN sent
+	 * before the episode (even with a resent response: READs). */
+	if (t->in_episode && qpt_psn_diff(psn, t->episode_top) >= 0 &&
+	    qpt_psn_diff(psn, t->episode_top) < 65536)
+		fl_episode_close(t, frame, ns);
+}
+
+void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     uint64_t frame, int64_t ns, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_dir *d;
+	struct half *t = fl_twin_of(fl, h);
+	uint32_t psn = p->bth.psn;
+
+	if (!t) {
+		struct half *r = fl_find_requester(fl, h, psn);
+
+		if (r) {
+			fl_pair(fl, r, h,
+			     QPT_PAIR_TRAFFIC,
+			     oi->flags & QPT_O_READ ? "READ response PSN answers READ request" :
+			     oi->flags & QPT_O_ATOMIC ? "atomic ACK PSN answers atomic request" :
+							"ACK PSN answers requests");
+			fl_set_transport(r, r->service == 0xff ? p->bth.opcode : r->service);
+			t = r;
+		}
+	}
+	if (!h->conv)
+		fl_conv_new(fl, h);
+	fl_set_transport(h, p->bth.opcode);
+	v->conv = h->conv->id;
+	v->dir = (int8_t)h->dir;
+	d = fl_dir_of(h);
+	d->resp_packets++;
+
+	if (p->flags & QPT_H_AETH) {
+		const struct qpt_aeth *a = &p->aeth;
+
+		if (a->kind == QPT_AETH_NAK) {
+			v->flags |= QPT_V(NAK);
+			d->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
+			fl_emit(v, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
+			     qpt_nak_name(a->value));
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
+			    !t->nak_pending) {
+				t->nak_pending = true;
+				t->nak_frame = frame;
+				t->nak_ns = ns;
+				t->nak_psn = psn;
+			}
+			/* A sequence error NAK acknowledges every PSN before it. */
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR) {
+				struct qpt_pkt q = *p;
+
+				q.bth.psn = qpt_psn_add(psn, -1);
+				ack_requests(h, t, &q, frame, ns, v, false);
+			}
+			h->ack_valid = false;
+			return;
+		}
+		if (a->kind == QPT_AETH_RNR) {
+			v->flags |= QPT_V(RNR_NAK);
+			d->rnr_naks++;
+			fl_emit(v, frame, ns, h, QPT_VB_RNR_NAK, psn, 0, 0, a->value,
+			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
+			if (t) {
+				t->rnr_pending = true;
+				t->rnr_frame = frame;
+				t->rnr_ns = ns;
+				t->rnr_psn = psn;
+				t->rnr_timer = a->value;
+			}
+			h->ack_valid = false;
+			return;
+		}
+	}
+	if (oi->flags & QPT_O_ACK) {
+		d->acks++;
+		if (h->ack_valid && h->ack_psn == psn && h->ack_msn == p->aeth.msn &&
+		    h->ack_synd == p->aeth.syndrome) {
+			v->flags |= QPT_V(DUP_ACK);
+			d->dup_acks++;
+			fl_emit(v, frame, ns, h, QPT_VB_DUP_ACK, psn, 0, 0, 0, 0,
+			     "same PSN and MSN as the previous ACK");
+		}
+		h->ack_valid = true;
+		h->ack_psn = psn;
+		h->ack_msn = p->aeth.msn;
+		h->ack_synd = p->aeth.syndrome;
+		if (t)
+			ack_requests(h, t, p, frame, ns, v, true);
+		return;
+	}
+
+	/* READ responses and atomic ACKs: the responder's own sequence. */
+	fl_learn_mtu(h, p);
+	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
+		struct slot *s = slot_of(&h->rwin, psn, false);
+
+		v->flags |= QPT_V(RETRANSMISSION);
+		d->retransmitted_packets++;
+		if (s)
+			v->original_frame = s->frame;
+		fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
+		     0, 0, 0, "response resent by the responder");
+	} else {
+		struct slot *s = slot_of(&h->rwin, psn, true);
+
+		s->frame = frame;
+		s->ns = ns;
+		h->resp_started = true;
+		h->resp_max = psn;
+	}
+	if (t) {
+		struct read_req *r = oi->flags & QPT_O_READ ? read_find(t, psn) : NULL;
+
+		if (r) {
+			v->read_request_frame = r->frame;
+			if (!r->answered && psn == r->psn) {
+				r->answered = true;
+				fl_lat_add(&fl_dir_of(t)->read_lat, (double)(ns - r->ns) / 1000.0);
+			}
+			if (oi->flags & QPT_O_LAST && !r->span) {
+				r->span = (uint32_t)qpt_psn_diff(psn, r->psn) + 1;
+				/* the requester's next PSN follows the READ's span */
+				if (t->expected == qpt_psn_add(r->psn, 1))
+					t->expected = qpt_psn_add(r->psn, (int32_t)r->span);
+			}
+		}
+		if (oi->flags & QPT_O_ATOMIC) {
+			struct slot *s = slot_of(&t->win, psn, false);
+
+			if (s && !s->resent)
+				fl_lat_add(&fl_dir_of(t)->atomic_lat, (double)(ns - s->ns) / 1000.0);
+		}
+		/* Responses carrying an AETH acknowledge up to their PSN. */
+		if (p->flags & QPT_H_AETH)
+			ack_requests(h, t, p, frame, ns, v, false);
+	}
+}
