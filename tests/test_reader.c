@@ -70,9 +70,9 @@ static void read_all(void)
 	uint32_t n = 0, bad = 0;
 	int rc;
 
-	r = qpt_reader_open(path, NULL);
+	r = qpt_reader_open(path, NULL, NULL);
 	g_assert_nonnull(r);
-	while ((rc = qpt_reader_next(r, &f)) == 1)
+	while ((rc = qpt_reader_next(r, &f, NULL)) == 1)
 		bad += !frame_ok(n++, &f);
 	g_assert_cmpint(rc, ==, 0);
 	g_assert_cmpuint(n, ==, NFRAMES);
@@ -85,12 +85,12 @@ static void read_all(void)
 /* The threaded input with decoding forced into one thread ("reader" or
  * "analyser", as QPTRACE_DECODE_IN says). */
 static struct qpt_input *open_decoding_in(char **files, const struct qpt_input_opts *o,
-					  const char *where, int *status)
+					  const char *where, GPtrArray *errors)
 {
 	struct qpt_input *in;
 
 	g_setenv("QPTRACE_DECODE_IN", where, TRUE);
-	in = qpt_input_open(files, o, status);
+	in = qpt_input_open(files, o, errors);
 	g_unsetenv("QPTRACE_DECODE_IN");
 	g_assert_nonnull(in);
 	return in;
@@ -107,10 +107,10 @@ static void input_all(gconstpointer where)
 	struct qpt_input *in;
 	struct qpt_frame f;
 	uint32_t n = 0, bad = 0;
-	int status = 0;
+	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 
-	in = open_decoding_in(files, &o, where, &status);
-	while (qpt_input_next(in, &f, &status) > 0) {
+	in = open_decoding_in(files, &o, where, errors);
+	while (qpt_input_next(in, &f, errors) > 0) {
 		if (!strcmp(where, "reader"))
 			bad += !f.pkt || f.data || f.pkt->caplen != FRAME_LEN ||
 			       f.pkt->linktype != 1 || f.number != n + 1;
@@ -119,7 +119,8 @@ static void input_all(gconstpointer where)
 		n++;
 	}
 	qpt_input_close(in);
-	g_assert_cmpint(status, ==, 0);
+	g_assert_cmpuint(errors->len, ==, 0);
+	g_ptr_array_free(errors, TRUE);
 	g_assert_cmpuint(n, ==, NFRAMES);
 	g_assert_cmpuint(bad, ==, 0);
 	g_unlink(path);
@@ -141,10 +142,10 @@ static void input_merge(gconstpointer where)
 	struct qpt_input *in;
 	struct qpt_frame f;
 	uint32_t n = 0, bad = 0, matched = 0;
-	int status = 0;
+	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 
-	in = open_decoding_in(files, &o, where, &status);
-	while (qpt_input_next(in, &f, &status) > 0) {
+	in = open_decoding_in(files, &o, where, errors);
+	while (qpt_input_next(in, &f, errors) > 0) {
 		uint32_t i = n / 2;
 		bool second = n & 1;
 		struct qpt_frame want = { .ts_sec = 1700000000 + i / 1000,
@@ -170,7 +171,8 @@ static void input_merge(gconstpointer where)
 		n++;
 	}
 	qpt_input_close(in);
-	g_assert_cmpint(status, ==, 0);
+	g_assert_cmpuint(errors->len, ==, 0);
+	g_ptr_array_free(errors, TRUE);
 	g_assert_cmpuint(n, ==, 2 * NFRAMES);
 	g_assert_cmpuint(matched, ==, 20000);
 	g_assert_cmpuint(bad, ==, 0);
@@ -184,19 +186,23 @@ static void input_merge(gconstpointer where)
 static void truncated_child(void)
 {
 	char *path = write_capture("cut.pcap");
-	struct qpt_reader *r = qpt_reader_open(path, NULL);
+	struct qpt_reader *r = qpt_reader_open(path, NULL, NULL);
 	struct qpt_frame f;
 	uint32_t n = 0, bad = 0;
+	GError *err = NULL;
 	int rc;
 
 	g_assert_nonnull(r);
-	while (n < 100 && (rc = qpt_reader_next(r, &f)) == 1)
+	while (n < 100 && (rc = qpt_reader_next(r, &f, &err)) == 1)
 		bad += !frame_ok(n++, &f);
 	/* Cut the file to a third while it is being read. */
 	g_assert_cmpint(truncate(path, (off_t)(NFRAMES / 3) * (16 + FRAME_LEN)), ==, 0);
-	while ((rc = qpt_reader_next(r, &f)) == 1)
+	while ((rc = qpt_reader_next(r, &f, &err)) == 1)
 		bad += !frame_ok(n++, &f);
-	g_print("frames %u bad %u rc %d\n", n, bad, rc);
+	/* the reader prints nothing: the error comes back */
+	g_print("frames %u bad %u rc %d error %d: %s\n", n, bad, rc,
+		err ? err->code : -1, err ? err->message : "none");
+	g_clear_error(&err);
 	qpt_reader_close(r);
 	g_unlink(path);
 	g_free(path);
@@ -208,8 +214,8 @@ static void truncated(void)
 	g_test_trap_assert_passed();
 	/* The cut leaves frames 1..6665 whole and 6666 short: every frame handed
 	 * out is intact, and reading stops there with libpcap's error. */
-	g_test_trap_assert_stdout("*frames 6665 bad 0 rc -1*");
-	g_test_trap_assert_stderr("*qptrace: *cut.pcap: after frame 6665: *truncated*");
+	g_test_trap_assert_stdout("*frames 6665 bad 0 rc -1 error 4: *cut.pcap: after frame 6665: *truncated*");
+	g_test_trap_assert_stderr("");
 }
 
 int main(int argc, char **argv)

@@ -26,11 +26,26 @@ struct qpt_frame {
 	uint64_t file_number; /* number inside its own file */
 };
 
-/* Opens file ("-" for stdin).  On failure prints one line naming the file
- * and the problem to stderr and returns NULL. */
-struct qpt_reader *qpt_reader_open(const char *file, const char *bpf);
-/* 1 with a frame, 0 at the end, -1 on a read error (already reported). */
-int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f);
+/* Errors of the reader: one message naming the file and the problem. */
+#define QPT_READER_ERROR qpt_reader_error_quark()
+GQuark qpt_reader_error_quark(void);
+enum qpt_reader_error {
+	QPT_READER_ERROR_OPEN,	   /* cannot open (missing, permissions, ...) */
+	QPT_READER_ERROR_FORMAT,   /* not a capture libpcap reads */
+	QPT_READER_ERROR_LINKTYPE, /* a link type without RoCE/IB */
+	QPT_READER_ERROR_FILTER,   /* the BPF expression does not compile */
+	QPT_READER_ERROR_READ,	   /* cut or corrupt mid-file */
+};
+/* Adds e to errors (a GPtrArray of GError, or NULL: e is freed). */
+void qpt_errors_add(GPtrArray *errors, GError *e);
+/* Prints each error as one "qptrace: MESSAGE" line on stderr and empties
+ * the array; 2 when there was any, else 0. */
+int qpt_errors_print(GPtrArray *errors);
+
+/* Opens file ("-" for stdin); NULL and *error set on failure. */
+struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **error);
+/* 1 with a frame, 0 at the end, -1 on a read error (*error set). */
+int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error);
 void qpt_reader_close(struct qpt_reader *r);
 /* Bytes read so far and the file's size (0 when unknown, e.g. stdin). */
 void qpt_reader_position(struct qpt_reader *r, uint64_t *done, uint64_t *size);
@@ -49,13 +64,13 @@ struct qpt_input_opts {
 	 * itself, while the analysing thread is behind: see qpt_frame.pkt. */
 	const struct qpt_decode_opts *decode;
 };
-/* Opens every file; those that fail are reported and skipped (*status 2).
- * NULL when none could be opened. */
+/* Opens every file; those that fail are skipped, their errors added to
+ * errors (see qpt_errors_add).  NULL when none could be opened. */
 struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
-				 int *status);
-/* 1 with a frame, 0 at the end of every file; read errors are reported,
- * set *status to 2 and end that file only. */
-int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status);
+				 GPtrArray *errors);
+/* 1 with a frame, 0 at the end of every file; a read error ends that file
+ * only and is added to errors (by the end of the input at the latest). */
+int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors);
 void qpt_input_close(struct qpt_input *in);
 /* Parses --from/--to: seconds since the epoch, +seconds from the first
  * frame, or an ISO 8601 date and time. */
@@ -83,7 +98,8 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
  * every matched frame decoded and fed to fl, then fn (may be NULL) with the
  * verdict.  *t0 is the first frame's time (matched or not), set before the
  * engine sees a frame.  Returns 0, or 2 when a file could not be read (the
- * others are).  With progress, a progress line unless --quiet. */
+ * others are).  With progress, a progress line unless --quiet.  Errors are
+ * printed on stderr, or with keep_errors added there instead. */
 struct qpt_flow;
 struct qpt_verdict;
 typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
@@ -94,7 +110,7 @@ struct qpt_analysis {
 };
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, struct qpt_analysis *an,
-		      qpt_frame_fn fn, void *user);
+		      qpt_frame_fn fn, void *user, GPtrArray *keep_errors);
 int cmd_events(struct opts *o);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);

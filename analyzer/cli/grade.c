@@ -648,30 +648,18 @@ struct capture {
 	bool opened;
 };
 
-static GString *captured_err;
-static void capture_printerr(const gchar *s)
+/* The reader's message without the file name it starts with (the report
+ * names the file already). */
+static char *take_error(const char *file, GError *e)
 {
-	if (captured_err)
-		g_string_append(captured_err, s);
-}
+	const char *m = e ? e->message : "read error";
+	size_t n = strlen(file);
+	char *s;
 
-static char *take_error(const char *file)
-{
-	char *s, *p;
-	char *prefix = g_strdup_printf("qptrace: %s: ", file);
-
-	s = g_strdup(captured_err->str);
-	g_string_truncate(captured_err, 0);
-	g_strstrip(s);
-	if (g_str_has_prefix(s, prefix))
-		memmove(s, s + strlen(prefix), strlen(s) - strlen(prefix) + 1);
-	if ((p = strchr(s, '\n')))
-		*p = '\0';
-	g_free(prefix);
-	if (!*s) {
-		g_free(s);
-		s = g_strdup("read error");
-	}
+	if (!strncmp(m, file, n) && m[n] == ':' && m[n + 1] == ' ')
+		m += n + 2;
+	s = g_strdup(m);
+	g_clear_error(&e);
 	return s;
 }
 
@@ -725,7 +713,7 @@ static void read_capture(struct capture *cap, const struct opts *o, const struct
 	bool *prog_ok = g_new0(bool, nc);
 	bool compiled = false;
 	GHashTable *read_resp = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-	GPrintFunc old;
+	GError *rerr = NULL;
 	int rc;
 
 	cap->frames = g_array_new(FALSE, TRUE, sizeof(struct frec));
@@ -737,12 +725,9 @@ static void read_capture(struct capture *cap, const struct opts *o, const struct
 		cap->tcp[i] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	cap->fl = qpt_flow_new(&fo);
 
-	captured_err = g_string_new("");
-	old = g_set_printerr_handler(capture_printerr);
-	rd = qpt_reader_open(cap->file, o->filter);
-	g_set_printerr_handler(old);
+	rd = qpt_reader_open(cap->file, o->filter, &rerr);
 	if (!rd) {
-		cap->error = take_error(cap->file);
+		cap->error = take_error(cap->file, rerr);
 		goto out;
 	}
 	cap->opened = true;
@@ -751,9 +736,7 @@ static void read_capture(struct capture *cap, const struct opts *o, const struct
 		const struct qpt_opcode_info *oi;
 		int64_t ns;
 
-		old = g_set_printerr_handler(capture_printerr);
-		rc = qpt_reader_next(rd, &f);
-		g_set_printerr_handler(old);
+		rc = qpt_reader_next(rd, &f, &rerr);
 		if (rc <= 0)
 			break;
 		cap->nframes++;
@@ -827,7 +810,7 @@ static void read_capture(struct capture *cap, const struct opts *o, const struct
 		}
 	}
 	if (rc < 0)
-		cap->error = take_error(cap->file);
+		cap->error = take_error(cap->file, rerr);
 	qpt_reader_close(rd);
 	/* A READ's packets are its response packets. */
 	for (guint i = 0; i < cap->msgs->len; i++) {
@@ -852,8 +835,6 @@ out:
 	g_free(progs);
 	g_free(prog_ok);
 	g_hash_table_destroy(read_resp);
-	g_string_free(captured_err, TRUE);
-	captured_err = NULL;
 }
 
 static void capture_free(struct capture *cap, guint nc)

@@ -350,15 +350,12 @@ static void pass_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		record(t->p, t->dir, f->number, ns, pkt, v);
 }
 
-static int read_pass(struct pass *ps, bool progress)
+/* One reading of the files; the first pass reports their errors, a
+ * second one (errors) keeps them quiet. */
+static int read_pass(struct pass *ps, bool progress, GPtrArray *errors)
 {
 	return qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->an,
-				 pass_frame, ps);
-}
-
-static void no_print(const gchar *s)
-{
-	(void)s;
+				 pass_frame, ps, errors);
 }
 
 /* ---- SVG helpers ------------------------------------------------------- */
@@ -1098,7 +1095,7 @@ int cmd_plot(struct opts *o)
 	gchar **files = g_strdupv(o->files);
 	gchar *spooled = NULL;
 	int status = 0, rc;
-	GPrintFunc old;
+	GPtrArray *quiet;
 
 	if (o->top < 0 || (o->top > 0 && o->conv >= 0)) {
 		g_printerr("qptrace plot: %s\n", o->top < 0 ? "--top needs N >= 1" :
@@ -1131,7 +1128,7 @@ int cmd_plot(struct opts *o)
 
 	/* pass 1: which conversations, with which endpoints */
 	ps.fl = qpt_flow_new(&fo);
-	rc = read_pass(&ps, true);
+	rc = read_pass(&ps, true, NULL);
 	if (rc)
 		status = rc;
 	if (!ps.an.have_t0) {
@@ -1198,9 +1195,9 @@ int cmd_plot(struct opts *o)
 	ps.fl = qpt_flow_new(&fo);
 	ps.keys = keys;
 	ps.an.have_t0 = false;
-	old = g_set_printerr_handler(no_print);
-	read_pass(&ps, false);
-	g_set_printerr_handler(old);
+	quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+	read_pass(&ps, false, quiet); /* reported by the first pass */
+	g_ptr_array_free(quiet, TRUE);
 	convs = qpt_flow_conversations(ps.fl);
 	for (guint i = 0; i < plots->len; i++) {
 		struct plot *p = plots->pdata[i];

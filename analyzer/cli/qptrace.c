@@ -44,6 +44,7 @@ static int cmd_packets(struct opts *o)
 	GString *out = g_string_sized_new(1 << 16);
 	struct qpt_input_opts io;
 	struct qpt_pkt pkt;
+	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 	int status = 0;
 
 	if (!qpt_input_opts_from(o, &io))
@@ -52,14 +53,15 @@ static int cmd_packets(struct opts *o)
 	/* Each file on its own: frame numbers are those of the file. */
 	for (gchar **file = o->files; *file; file++) {
 		gchar *one[2] = { *file, NULL };
-		struct qpt_input *in = qpt_input_open(one, &io, &status);
+		struct qpt_input *in = qpt_input_open(one, &io, errors);
 		struct counts c = { 0 };
 		struct qpt_frame f;
 		double t0 = -1;
 
+		status |= qpt_errors_print(errors);
 		if (!in)
 			continue;
-		while (qpt_input_next(in, &f, &status) > 0) {
+		while (qpt_input_next(in, &f, errors) > 0) {
 			c.frames++;
 			if (t0 < 0)
 				t0 = (double)f.ts_sec + f.ts_nsec / 1e9;
@@ -83,6 +85,8 @@ static int cmd_packets(struct opts *o)
 		}
 		fwrite(out->str, 1, out->len, stdout);
 		g_string_truncate(out, 0);
+		fflush(stdout);
+		status |= qpt_errors_print(errors);
 		if (!o->quiet && !o->json)
 			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
 				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
@@ -93,6 +97,7 @@ static int cmd_packets(struct opts *o)
 	}
 	fflush(stdout);
 	g_string_free(out, TRUE);
+	g_ptr_array_free(errors, TRUE);
 	return status;
 }
 

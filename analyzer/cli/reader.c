@@ -32,7 +32,27 @@ struct qpt_reader {
 	char *iobuf;	       /* the stream's buffer */
 };
 
-struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
+G_DEFINE_QUARK(qpt-reader-error-quark, qpt_reader_error)
+
+void qpt_errors_add(GPtrArray *errors, GError *e)
+{
+	if (errors)
+		g_ptr_array_add(errors, e);
+	else
+		g_error_free(e);
+}
+
+int qpt_errors_print(GPtrArray *errors)
+{
+	int status = errors->len ? 2 : 0;
+
+	for (guint i = 0; i < errors->len; i++)
+		g_printerr("qptrace: %s\n", ((GError *)errors->pdata[i])->message);
+	g_ptr_array_set_size(errors, 0);
+	return status;
+}
+
+struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **error)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
 	struct qpt_reader *r;
@@ -47,14 +67,16 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 		struct stat st;
 
 		if (fd < 0) {
-			g_printerr("qptrace: %s: %s\n", file, g_strerror(errno));
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN, "%s: %s",
+				    file, g_strerror(errno));
 			return NULL;
 		}
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			size = (uint64_t)st.st_size;
 		fp = fdopen(fd, "rb");
 		if (!fp) {
-			g_printerr("qptrace: %s: %s\n", file, g_strerror(errno));
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN, "%s: %s",
+				    file, g_strerror(errno));
 			close(fd);
 			return NULL;
 		}
@@ -87,17 +109,19 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
 		if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
-			g_printerr("qptrace: %s\n", err);
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s", err);
 		else
-			g_printerr("qptrace: %s: %s\n", file, err);
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s: %s",
+				    file, err);
 		return NULL;
 	}
 	lt = pcap_datalink(p);
 	if (!qpt_linktype_supported((uint32_t)lt)) {
 		const char *name = pcap_datalink_val_to_name(lt);
 
-		g_printerr("qptrace: %s: unsupported link type %d (%s)\n", file, lt,
-			   name ? name : "unknown");
+		g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_LINKTYPE,
+			    "%s: unsupported link type %d (%s)", file, lt,
+			    name ? name : "unknown");
 		pcap_close(p);
 		g_free(iobuf);
 		return NULL;
@@ -110,8 +134,8 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	r->iobuf = iobuf;
 	if (bpf && *bpf) {
 		if (pcap_compile(p, &r->prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
-			g_printerr("qptrace: %s: bad filter '%s': %s\n", file, bpf,
-				   pcap_geterr(p));
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FILTER,
+				    "%s: bad filter '%s': %s", file, bpf, pcap_geterr(p));
 			qpt_reader_close(r);
 			return NULL;
 		}
@@ -120,7 +144,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf)
 	return r;
 }
 
-int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f)
+int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
@@ -133,8 +157,9 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f)
 
 		/* libpcap reads a pcapng file only while its interfaces share one
 		 * link type and snapshot length: say how to get around that. */
-		g_printerr("qptrace: %s: after frame %" G_GUINT64_FORMAT ": %s%s\n",
-			   r->file, r->number, err,
+		g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+			    "%s: after frame %" G_GUINT64_FORMAT ": %s%s",
+			    r->file, r->number, err,
 			   strstr(err, "an interface has a") ?
 				   " (libpcap reads pcapng only with one link type and "
 				   "snapshot length for all interfaces: give qptrace one "
@@ -228,7 +253,7 @@ struct batch {
 	size_t used, cap;
 	guint n;
 	bool end;   /* the last batch: no frames follow */
-	int status; /* with end: 2 when a file could not be read to its end */
+	GPtrArray *errors; /* with end: why files could not be read to their end */
 };
 
 static void start_thread(struct qpt_input *in);
@@ -302,7 +327,7 @@ bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
 }
 
 struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
-				 int *status)
+				 GPtrArray *errors)
 {
 	struct qpt_input *in = own_lines(sizeof(*in));
 	GArray *opened;
@@ -311,10 +336,11 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
 	in->o.progress = o->progress && isatty(2);
 	opened = g_array_new(FALSE, TRUE, sizeof(struct input_file));
 	for (gchar **f = files; *f; f++) {
-		struct input_file x = { .r = qpt_reader_open(*f, o->bpf) };
+		GError *e = NULL;
+		struct input_file x = { .r = qpt_reader_open(*f, o->bpf, &e) };
 
 		if (!x.r) {
-			*status = 2;
+			qpt_errors_add(errors, e);
 			continue;
 		}
 		g_array_append_val(opened, x);
@@ -372,7 +398,7 @@ static void progress(struct qpt_input *in)
 
 /* The merge itself, in the reading thread: the next frame (valid until the
  * next call) or NULL at the end; *file is its index. */
-static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, int *status)
+static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray *errors)
 {
 	struct qpt_frame *f;
 	struct input_file *best = NULL;
@@ -383,13 +409,14 @@ static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, int *stat
 		int64_t ns;
 
 		if (!x->has_pending && x->r) {
-			int rc = qpt_reader_next(x->r, &x->pending);
+			GError *e = NULL;
+			int rc = qpt_reader_next(x->r, &x->pending, &e);
 
 			if (rc > 0) {
 				x->has_pending = true;
 			} else {
 				if (rc < 0)
-					*status = 2;
+					qpt_errors_add(errors, e);
 				qpt_reader_close(x->r);
 				x->r = NULL;
 			}
@@ -468,9 +495,9 @@ static gpointer reader_thread(gpointer data)
 	struct batch *b = next_batch(in, NULL);
 	struct qpt_frame *f;
 	guint file = 0;
-	int status = 0;
+	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 
-	while (!g_atomic_int_get(&in->stop) && (f = merge_next(in, &file, &status))) {
+	while (!g_atomic_int_get(&in->stop) && (f = merge_next(in, &file, errors))) {
 		struct bframe *e;
 
 		if (f->matched && !b->decoded && b->used + f->caplen > b->cap && b->n)
@@ -510,7 +537,7 @@ static gpointer reader_thread(gpointer data)
 		thread_times("reading", what);
 	}
 	b->end = true;
-	b->status = status;
+	b->errors = errors;
 	g_async_queue_push(in->full, b);
 	return NULL;
 }
@@ -531,7 +558,7 @@ static void start_thread(struct qpt_input *in)
 	in->thread = g_thread_new("qptrace-reader", reader_thread, in);
 }
 
-int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
+int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 {
 	for (;;) {
 		if (in->c.done)
@@ -556,8 +583,15 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, int *status)
 		}
 		if (in->c.cur) {
 			if (in->c.cur->end) {
-				if (in->c.cur->status)
-					*status = in->c.cur->status;
+				GPtrArray *e = in->c.cur->errors;
+
+				for (guint i = 0; e && i < e->len; i++)
+					qpt_errors_add(errors, e->pdata[i]);
+				if (e) {
+					g_ptr_array_set_free_func(e, NULL);
+					g_ptr_array_free(e, TRUE);
+					in->c.cur->errors = NULL;
+				}
 				in->c.done = true;
 				continue;
 			}
@@ -574,6 +608,8 @@ static void free_batch(gpointer p)
 
 	g_free(b->buf);
 	g_free(b->pkt);
+	if (b->errors)
+		g_ptr_array_free(b->errors, TRUE);
 	g_aligned_free(b);
 }
 

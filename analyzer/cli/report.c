@@ -140,7 +140,7 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
 
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, struct qpt_analysis *an,
-		      qpt_frame_fn fn, void *user)
+		      qpt_frame_fn fn, void *user, GPtrArray *keep_errors)
 {
 	struct qpt_input_opts io;
 	struct qpt_input *in;
@@ -148,16 +148,23 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	struct qpt_pkt pkt;
 	const struct qpt_pkt *p;
 	struct qpt_verdict v;
+	GPtrArray *errors = keep_errors ? keep_errors :
+			    g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 	int status = 0;
 
 	if (!qpt_input_opts_from(o, &io))
 		return 2;
 	io.progress = progress && !o->quiet;
 	io.decode = &o->dec;
-	in = qpt_input_open(files, &io, &status);
-	if (!in)
+	in = qpt_input_open(files, &io, errors);
+	if (!keep_errors)
+		status = qpt_errors_print(errors);
+	if (!in) {
+		if (!keep_errors)
+			g_ptr_array_free(errors, TRUE);
 		return 2;
-	while (qpt_input_next(in, &f, &status) > 0) {
+	}
+	while (qpt_input_next(in, &f, errors) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
 		if (!an->have_t0) {
@@ -177,6 +184,10 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	}
 	qpt_input_close(in);
 	qpt_flow_finish(fl);
+	if (keep_errors)
+		return errors->len ? 2 : 0;
+	status |= qpt_errors_print(errors);
+	g_ptr_array_free(errors, TRUE);
 	return status;
 }
 
@@ -673,7 +684,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	r.file = label;
 	r.several = files[0] && files[1];
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an,
-				   events ? on_frame : NULL, &r);
+				   events ? on_frame : NULL, &r, NULL);
 	if (r.an.have_t0 && !events)
 		summary_out(&r, label);
 	fwrite(r.out->str, 1, r.out->len, stdout);
