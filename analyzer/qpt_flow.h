@@ -111,6 +111,8 @@ struct qpt_flow_opts {
 struct qpt_totals {
 	uint64_t frames, iba_packets, tracked, untracked, management, malformed,
 		bad_icrc, conversations;
+	uint64_t cm_unknown_comm_id, cm_rejects; /* CM messages of no known
+						  * connection; REJs */
 };
 
 struct qpt_flow;

@@ -60,6 +60,7 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 	r = cm_find(fl, cm->remote_comm_id, cm->local_comm_id);
 	if (!r) {
 		v->flags |= QPT_V(CM_UNKNOWN);
+		fl->t.cm_unknown_comm_id++;
 		fl_emit(v, frame, ns, NULL, QPT_VB_CM_UNKNOWN, 0, 0, 0, cm->msg, 0,
 		     qpt_cm_msg_name(cm->msg));
 		return;
@@ -104,7 +105,10 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 		}
 		break;
 	case QPT_CM_REJ: {
-		struct qpt_event *ev = fl_emit(v, frame, ns, NULL, QPT_VB_CM_REJECT, p->bth.psn,
+		struct qpt_event *ev;
+
+		fl->t.cm_rejects++;
+		ev = fl_emit(v, frame, ns, NULL, QPT_VB_CM_REJECT, p->bth.psn,
 					    r->att.info.req_frame, 0, cm->reason, 0,
 					    qpt_cm_rej_reason_text(cm->reason));
 

@@ -124,4 +124,8 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 void qpt_format_addr(const struct qpt_pkt *pkt, bool src, char *buf, size_t len);
 void qpt_json_escape(GString *out, const char *s);
 
+/* Writes out to standard output and empties it; 0, or 2 after one line on
+ * stderr naming what (e.g. "standard output") and the error. */
+int qpt_write_out(GString *out, const char *what);
+
 #endif

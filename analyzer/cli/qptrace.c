@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "qpt_verdict.h"
 
 struct counts {
 	uint64_t frames, iba, malformed, bad_icrc, other;
@@ -36,6 +37,11 @@ static bool parse_ports(struct opts *o)
 	o->dec.udp_ports = o->port_buf;
 	return true;
 }
+
+/* A file operand that names a command and does not exist: the command was
+ * put after the files (`qptrace x.pcap events`), which is not read as one. */
+struct command;
+static bool files_not_commands(const struct opts *o, const struct command *cmd);
 
 static int cmd_packets(struct opts *o)
 {
@@ -101,98 +107,221 @@ static int cmd_packets(struct opts *o)
 	return status;
 }
 
-static const struct {
+/* Which commands take an option (a bit per command, in commands[] order). */
+enum { C_SUMMARY = 1 << 0, C_EVENTS = 1 << 1, C_PACKETS = 1 << 2, C_GRADE = 1 << 3,
+       C_PLOT = 1 << 4, C_VERDICTS = 1 << 5 };
+#define C_READ (C_SUMMARY | C_EVENTS | C_PACKETS | C_GRADE | C_PLOT)
+#define C_FLOW (C_SUMMARY | C_EVENTS | C_PLOT)
+
+static int cmd_verdicts(struct opts *o);
+
+static const struct command {
 	const char *name;
 	const char *summary;
 	int (*run)(struct opts *o);
+	unsigned bit;
+	bool takes_files;
 } commands[] = {
-	{ "summary", "QP conversations, tcptrace style (the default)", cmd_summary },
-	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events },
-	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets },
-	{ "grade", "grade lab captures against a rubric", cmd_grade },
-	{ "plot", "time-sequence graph of a conversation (SVG)", cmd_plot },
+	{ "summary", "QP conversations, tcptrace style (the default)", cmd_summary, C_SUMMARY, true },
+	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events, C_EVENTS, true },
+	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets, C_PACKETS, true },
+	{ "grade", "grade lab captures against a rubric", cmd_grade, C_GRADE, true },
+	{ "plot", "time-sequence graph of a conversation (SVG)", cmd_plot, C_PLOT, true },
+	{ "verdicts", "the verdict kinds the analysis gives, with their counters", cmd_verdicts, C_VERDICTS, false },
 };
+
+/* Every option once, with the commands that take it. */
+struct opt_row {
+	unsigned cmds;
+	GOptionEntry e;
+};
+
+static GOptionEntry *entries_for(const struct opt_row *rows, size_t n, unsigned cmd)
+{
+	GArray *a = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].cmds & cmd)
+			g_array_append_val(a, rows[i].e);
+	return (GOptionEntry *)(void *)g_array_free(a, FALSE);
+}
+
+/* `qptrace verdicts`: the verdict table, as every front end shows it. */
+static int cmd_verdicts(struct opts *o)
+{
+	GString *out = g_string_new("");
+
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
+
+		if (o->json) {
+			g_string_append(out, "{\"kind\":");
+			qpt_json_escape(out, vi->key);
+			g_string_append(out, ",\"label\":");
+			qpt_json_escape(out, vi->label);
+			g_string_append(out, ",\"expert\":");
+			qpt_json_escape(out, vi->expert);
+			g_string_append(out, ",\"field\":\"roce.analysis.");
+			g_string_append(out, vi->key);
+			g_string_append(out, "\",\"counter\":");
+			qpt_json_escape(out, vi->counter);
+			g_string_append(out, "}\n");
+		} else {
+			g_string_append_printf(out, "%-20s %-28s %s\n", vi->key, vi->counter,
+					       vi->expert);
+		}
+	}
+	return qpt_write_out(out, "standard output");
+}
+
+static void usage_description(GString *desc)
+{
+	g_string_append(desc, "Commands:\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		g_string_append_printf(desc, "  %-10s %s\n", commands[i].name,
+				       commands[i].summary);
+	g_string_append(desc, "\nFILE is a pcap or pcapng capture, - for standard input.\n"
+			      "`qptrace help COMMAND` or `qptrace COMMAND --help` shows the "
+			      "options of that command.\n");
+}
+
+static bool files_not_commands(const struct opts *o, const struct command *cmd)
+{
+	for (gchar **f = o->files; f && *f; f++)
+		for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+			if (!strcmp(*f, commands[i].name) && !g_file_test(*f, G_FILE_TEST_EXISTS)) {
+				g_printerr("qptrace %s: '%s' is a command, not a file: the command "
+					   "comes first (qptrace %s [OPTION...] FILE...)\n",
+					   cmd->name, *f, *f);
+				return false;
+			}
+	return true;
+}
 
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
-	const GOptionEntry entries[] = {
-		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
-		  "Print every header field", NULL },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &o.json,
-		  "Print JSON (JSON Lines for packets)", NULL },
-		{ "filter", 'f', 0, G_OPTION_ARG_STRING, &o.filter,
-		  "Read only frames matching the BPF expression", "EXPR" },
-		{ "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
-		  "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" },
-		{ "conv", 'c', 0, G_OPTION_ARG_INT, &o.conv,
-		  "Only this conversation (summary, events)", "ID" },
-		{ "each", 0, 0, G_OPTION_ARG_NONE, &o.each,
-		  "Analyse each file on its own (default: one merged timeline)", NULL },
-		{ "from", 0, 0, G_OPTION_ARG_STRING, &o.from,
-		  "Only frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601)", "T" },
-		{ "to", 0, 0, G_OPTION_ARG_STRING, &o.to,
-		  "Only frames at or before T", "T" },
-		{ "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
-		  "Do not verify ICRC/VCRC", NULL },
-		{ "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
-		  "Rubric to grade against (grade)", "FILE" },
-		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
-		  "Write to FILE (plot; with --top: FILE-conv<ID>.svg each)", "FILE" },
-		{ "top", 0, 0, G_OPTION_ARG_INT, &o.top,
-		  "Plot the N conversations with the most retransmissions (plot)", "N" },
-		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
-		  "No per-file counts or progress on stderr", NULL },
-		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,
-		  NULL, "FILE..." },
-		{ NULL },
+	gboolean version = FALSE;
+	const struct opt_row rows[] = {
+		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
+			       "Print every header field", NULL } },
+		{ (C_READ & ~C_PLOT) | C_VERDICTS, { "json", 0, 0, G_OPTION_ARG_NONE, &o.json,
+					 "Print JSON (JSON Lines for packets and events)", NULL } },
+		{ C_READ, { "filter", 'f', 0, G_OPTION_ARG_STRING, &o.filter,
+			    "Read only frames matching the BPF expression", "EXPR" } },
+		{ C_READ, { "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
+			    "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" } },
+		{ C_FLOW, { "conv", 'c', 0, G_OPTION_ARG_INT, &o.conv,
+			    "Only this conversation", "ID" } },
+		{ C_SUMMARY | C_EVENTS, { "each", 0, 0, G_OPTION_ARG_NONE, &o.each,
+					  "Analyse each file on its own (default: one merged timeline)", NULL } },
+		{ C_FLOW | C_PACKETS, { "from", 0, 0, G_OPTION_ARG_STRING, &o.from,
+					"Only frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601)", "T" } },
+		{ C_FLOW | C_PACKETS, { "to", 0, 0, G_OPTION_ARG_STRING, &o.to,
+					"Only frames at or before T", "T" } },
+		{ C_READ, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
+			    "Do not verify ICRC/VCRC", NULL } },
+		{ C_GRADE, { "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
+			     "Rubric to grade against", "FILE" } },
+		{ C_PLOT, { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+			    "Write to FILE (with --top: FILE-conv<ID>.svg each)", "FILE" } },
+		{ C_PLOT, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
+			    "Plot the N conversations with the most retransmissions", "N" } },
+		{ C_READ, { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
+			    "No per-file counts or progress on stderr", NULL } },
+		{ ~0u, { "version", 'V', 0, G_OPTION_ARG_NONE, &version,
+			 "Print the version and exit", NULL } },
+		{ C_READ, { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,
+			    NULL, NULL } }, /* named in the usage line */
 	};
+	const struct command *cmd = NULL;
 	GOptionContext *ctx;
+	GOptionEntry *entries;
 	GError *err = NULL;
-	GString *desc = g_string_new("Commands:\n");
-	const char *cmd = "summary";
-	int (*run)(struct opts *) = NULL;
+	GString *desc = g_string_new("");
+	gchar *param, *prgname = NULL;
+	bool help = false;
 	int status;
 
-	setlocale(LC_ALL, "C");
+	/* C rules (numbers, sorting), UTF-8 messages (GLib's quotes) */
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "C");
 	o.conv = -1;
-	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-		g_string_append_printf(desc, "  %-10s %s\n", commands[i].name,
-				       commands[i].summary);
-	g_string_append(desc, "\nFILE is a pcap or pcapng capture, - for standard input.\n");
 
+	if (argc > 1 && !strcmp(argv[1], "help")) {
+		help = true;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc > 1 && argv[1][0] != '-') {
 		for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
 			if (!strcmp(argv[1], commands[i].name))
-				run = commands[i].run;
-		if (run) {
-			cmd = argv[1];
+				cmd = &commands[i];
+		if (cmd) {
 			argv[1] = argv[0];
 			argv++;
 			argc--;
+		} else if (help) {
+			g_printerr("qptrace help: no command '%s' (try qptrace --help)\n", argv[1]);
+			g_string_free(desc, TRUE);
+			return 2;
 		}
 	}
-	if (!run)
-		run = commands[0].run;
-
-	ctx = g_option_context_new("[COMMAND] FILE...");
-	g_option_context_set_summary(ctx, "Decode and explain RoCE / InfiniBand captures.");
-	g_option_context_set_description(ctx, desc->str);
+	/* `qptrace --help`: the commands, not summary's options */
+	for (int i = 1; !cmd && !help && i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
+		    !strcmp(argv[i], "-?"))
+			help = true;
+	if (!cmd && !help)
+		cmd = &commands[0]; /* summary */
+	if (cmd) {
+		entries = entries_for(rows, G_N_ELEMENTS(rows), cmd->bit);
+		param = g_strdup(cmd->takes_files ? "FILE..." : "");
+		prgname = g_strdup_printf("qptrace %s", cmd->name);
+		g_set_prgname(prgname);
+		ctx = g_option_context_new(param);
+		g_option_context_set_summary(ctx, cmd->summary);
+	} else {
+		entries = g_new0(GOptionEntry, 2); /* the options of every command */
+		entries[0] = rows[G_N_ELEMENTS(rows) - 2].e;
+		param = g_strdup("FILE...");
+		g_set_prgname("qptrace [COMMAND]");
+		ctx = g_option_context_new(param);
+		g_option_context_set_summary(ctx, "Decode and explain RoCE / InfiniBand captures.");
+		usage_description(desc);
+		g_option_context_set_description(ctx, desc->str);
+	}
 	g_option_context_add_main_entries(ctx, entries, NULL);
-	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-		g_printerr("qptrace %s: %s\n", cmd, err->message);
+	if (help) {
+		gchar *h = g_option_context_get_help(ctx, TRUE, NULL);
+
+		g_print("%s", h);
+		g_free(h);
+		status = 0;
+	} else if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+		g_printerr("qptrace %s: %s\n", cmd->name, err->message);
 		g_error_free(err);
 		status = 2;
-	} else if (!o.files || !o.files[0]) {
-		g_printerr("qptrace %s: no capture file given (try --help)\n", cmd);
+	} else if (version) {
+		g_print("qptrace %s\n", QPT_VERSION);
+		if (QPT_WIRESHARK_VERSION[0])
+			g_print("Wireshark plugin built for Wireshark %s\n", QPT_WIRESHARK_VERSION);
+		status = 0;
+	} else if (cmd->takes_files && (!o.files || !o.files[0])) {
+		g_printerr("qptrace %s: no capture file given (try qptrace help %s)\n",
+			   cmd->name, cmd->name);
 		status = 2;
-	} else if (!parse_ports(&o)) {
+	} else if (!parse_ports(&o) || !files_not_commands(&o, cmd)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
-		status = run(&o);
+		status = cmd->run(&o);
 	}
 	g_option_context_free(ctx);
+	g_free(entries);
+	g_free(param);
+	g_free(prgname);
 	g_string_free(desc, TRUE);
 	g_strfreev(o.files);
 	g_strfreev(o.ports);

@@ -619,10 +619,12 @@ static void summary_out(struct run *r, const char *file)
 				       ",\"conversations\":%u,\"retransmitted_packets\":%" PRIu64
 				       ",\"psn_gaps\":%" PRIu64 ",\"naks\":%" PRIu64
 				       ",\"rnr_naks\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
-				       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 "}}\n",
+				       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
+				       ",\"cm_unknown_comm_id\":%" PRIu64 ",\"cm_rejects\":%" PRIu64 "}}\n",
 				       t->frames, t->iba_packets, t->management, t->malformed,
 				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
-				       naks, rnr, gbn, cnps, ce);
+				       naks, rnr, gbn, cnps, ce, t->cm_unknown_comm_id,
+				       t->cm_rejects);
 		g_ptr_array_free(convs, TRUE);
 		g_ptr_array_free(att, TRUE);
 		return;

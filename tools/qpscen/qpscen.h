@@ -180,6 +180,7 @@ void rc_ce(rc_t *r, uint32_t psn);         /* mark ECN-CE on request with this P
 void rc_rnr(rc_t *r, int msg_index);
 void rc_opts(rc_t *r, int ack_every, int window_msgs, int use_timeout);
 void rc_dup(rc_t *r, uint32_t psn);        /* capture this request twice */
+void rc_lose_ack(rc_t *r, uint32_t psn);   /* this ACK captured, lost after the tap */
 void rc_start(rc_t *r, uint64_t t);
 void rc_resp_sport(rc_t *r, uint16_t sport);
 void sim_run(ctx_t *c);

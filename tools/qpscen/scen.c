@@ -799,6 +799,16 @@ static void s_dup_capture(ctx_t *c)
     run_rc(c, r);
 }
 
+static void s_dup_ack(ctx_t *c)
+{
+    rc_t *r = std_rc(c, 0x01A000, "traffic");
+    for (int i = 0; i < 3; i++)
+        rc_msg(r, MO_WRITE, 1024);
+    rc_opts(r, 1, 1, 1);
+    rc_lose_ack(r, 0x01A001);   /* the ACK of message 2: captured, then lost */
+    run_rc(c, r);
+}
+
 static void s_coalesced_acks(ctx_t *c)
 {
     rc_t *r = std_rc(c, 0x018000, "traffic");
@@ -925,6 +935,7 @@ const scen_t scenarios[] = {
     { "rnr", "RC SEND answered by RNR NAK (timer 0x0e), retried after 1.28 ms", LT_ETH, s_rnr },
     { "dup_capture", "one frame captured twice 1 us apart (identical bytes)", LT_ETH, s_dup_capture },
     { "coalesced_acks", "RC WRITE ONLY stream with one ACK per 8 packets", LT_ETH, s_coalesced_acks },
+    { "dup_ack", "RC WRITE, an ACK lost after the capture point: timeout, resend, the same ACK again", LT_ETH, s_dup_ack },
     { "psn_wrap", "RC WRITE/READ stream crossing PSN 0xFFFFFF -> 0", LT_ETH, s_psn_wrap },
     { "cnp_ecn", "RC WRITE stream with a congestion episode: ECN-CE marks and rate-limited CNPs", LT_ETH, s_cnp_ecn },
     { "ud", "UD SENDs between two QP pairs", LT_ETH, s_ud },

@@ -33,6 +33,7 @@ struct rc {
     uint32_t mtu, next_psn;
     GArray *msgs, *pk;
     GArray *drop_req, *drop_resp, *ce, *dup;
+    GArray *lose_ack; /* ACK PSNs captured but lost after the capture point, once */
     int rnr_msg, rnr_done, ack_every, window, use_timeout;
     uint64_t timeout_ns, rnr_ns;
     /* requester */
@@ -115,6 +116,7 @@ rc_t *rc_new(ctx_t *c, conv_t *cv, const path_t *path, const ep_t *a, const ep_t
     r->drop_resp = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     r->ce = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     r->dup = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    r->lose_ack = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     r->rnr_msg = -1;
     r->ack_every = 1;
     r->timeout_ns = 4000000;   /* 4 ms */
@@ -130,6 +132,7 @@ void rc_free(rc_t *r)
     g_array_free(r->drop_resp, TRUE);
     g_array_free(r->ce, TRUE);
     g_array_free(r->dup, TRUE);
+    g_array_free(r->lose_ack, TRUE);
     g_free(r);
 }
 
@@ -138,6 +141,7 @@ void rc_drop_req(rc_t *r, uint32_t psn) { psn &= PSN_MASK; g_array_append_val(r-
 void rc_drop_resp(rc_t *r, uint32_t psn) { psn &= PSN_MASK; g_array_append_val(r->drop_resp, psn); }
 void rc_ce(rc_t *r, uint32_t psn) { psn &= PSN_MASK; g_array_append_val(r->ce, psn); }
 void rc_dup(rc_t *r, uint32_t psn) { psn &= PSN_MASK; g_array_append_val(r->dup, psn); }
+void rc_lose_ack(rc_t *r, uint32_t psn) { psn &= PSN_MASK; g_array_append_val(r->lose_ack, psn); }
 void rc_rnr(rc_t *r, int msg_index) { r->rnr_msg = msg_index; }
 void rc_opts(rc_t *r, int ack_every, int window_msgs, int use_timeout)
 {
@@ -388,6 +392,11 @@ static void send_ack(rc_t *r, uint64_t t, uint8_t syn, uint32_t psn, uint8_t opc
     p.atack_orig = orig;
     uint64_t tt = b_next(r, t, 300);
     sched_emit(tt, &p, r->cv, 1, 0);
+    for (guint i = 0; i < r->lose_ack->len; i++)
+        if (g_array_index(r->lose_ack, uint32_t, i) == psn) {
+            g_array_remove_index(r->lose_ack, i); /* captured, never arrives */
+            return;
+        }
     sched(arrive(r, tt, &r->a_arr), EV_A_ACK, r, syn, psn);
 }
 
