@@ -109,91 +109,103 @@ static enum qpt_error fail(struct qpt_pkt *pkt, enum qpt_error e)
 	return pkt->error;
 }
 
-/* Decode the extended headers of pkt->bth.opcode starting at off. */
+/* ---- extended headers: one decode function each (QPT_EXT_HEADERS) ---- */
+
+static bool dec_RDETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	if (!qpt_be32(b, off, &pkt->rdeth_eecnxt))
+		return false;
+	pkt->rdeth_eecnxt &= 0xffffff;
+	return true;
+}
+
+static bool dec_DETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	return qpt_be32(b, off, &pkt->deth.qkey) && qpt_be24(b, off + 5, &pkt->deth.sqpn);
+}
+
+static bool dec_XRCETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	if (!qpt_be32(b, off, &pkt->xrceth_srq))
+		return false;
+	pkt->xrceth_srq &= 0xffffff;
+	return true;
+}
+
+static bool dec_FETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	if (!qpt_be32(b, off, &pkt->feth))
+		return false;
+	/* IBA 1.5 FETH: Selectivity Level bits 5:4, Placement Type 3:0 of the
+	 * last byte. */
+	pkt->feth_sel_level = (pkt->feth >> 4) & 3;
+	pkt->feth_placement = pkt->feth & 0xf;
+	return true;
+}
+
+static bool dec_RETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	return qpt_be64(b, off, &pkt->reth.va) && qpt_be32(b, off + 8, &pkt->reth.rkey) &&
+	       qpt_be32(b, off + 12, &pkt->reth.dmalen);
+}
+
+static bool dec_ATOMICETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	struct qpt_atomiceth *a = &pkt->atomiceth;
+
+	return qpt_be64(b, off, &a->va) && qpt_be32(b, off + 8, &a->rkey) &&
+	       qpt_be64(b, off + 12, &a->swap) && qpt_be64(b, off + 20, &a->compare);
+}
+
+static bool dec_AETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	static const enum qpt_aeth_kind kinds[4] = { QPT_AETH_ACK, QPT_AETH_RNR,
+						     QPT_AETH_RESERVED, QPT_AETH_NAK };
+	uint8_t u8;
+
+	if (!qpt_u8(b, off, &u8) || !qpt_be24(b, off + 1, &pkt->aeth.msn))
+		return false;
+	pkt->aeth.syndrome = u8;
+	pkt->aeth.value = u8 & 0x1f;
+	pkt->aeth.kind = kinds[(u8 >> 5) & 3];
+	return true;
+}
+
+static bool dec_ATOMICACKETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	return qpt_be64(b, off, &pkt->atomicacketh_orig);
+}
+
+static bool dec_IMMDT(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	return qpt_be32(b, off, &pkt->immdt);
+}
+
+static bool dec_IETH(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
+{
+	return qpt_be32(b, off, &pkt->ieth);
+}
+
+static bool (*const ext_decode[QPT_H_COUNT])(struct qpt_pkt *, const struct qpt_buf *,
+					     uint32_t) = {
+#define EXT_DEC_ROW(a, id, name, len) [QPT_HI_##id] = dec_##id,
+	QPT_EXT_HEADERS(EXT_DEC_ROW, 0)
+#undef EXT_DEC_ROW
+};
+
+/* Decode the extended headers of pkt->bth.opcode starting at off, in wire
+ * order; each one decoded sets its QPT_H_* flag. */
 static bool decode_ext(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t off)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[pkt->bth.opcode];
-	uint8_t u8;
 
-	if (oi->hdrs & QPT_H_RDETH) {
-		if (!qpt_be32(b, off, &pkt->rdeth_eecnxt))
+	for (unsigned i = 0; i < QPT_H_COUNT; i++) {
+		if (!(oi->hdrs & (1u << i)))
+			continue;
+		if (!ext_decode[i](pkt, b, off))
 			return false;
-		pkt->rdeth_eecnxt &= 0xffffff;
-		pkt->flags |= QPT_H_RDETH;
-		off += 4;
-	}
-	if (oi->hdrs & QPT_H_DETH) {
-		if (!qpt_be32(b, off, &pkt->deth.qkey) ||
-		    !qpt_be24(b, off + 5, &pkt->deth.sqpn))
-			return false;
-		pkt->flags |= QPT_H_DETH;
-		off += 8;
-	}
-	if (oi->hdrs & QPT_H_XRCETH) {
-		if (!qpt_be32(b, off, &pkt->xrceth_srq))
-			return false;
-		pkt->xrceth_srq &= 0xffffff;
-		pkt->flags |= QPT_H_XRCETH;
-		off += 4;
-	}
-	if (oi->hdrs & QPT_H_FETH) {
-		if (!qpt_be32(b, off, &pkt->feth))
-			return false;
-		/* IBA 1.5 FETH: Selectivity Level bits 5:4, Placement Type 3:0
-		 * of the last byte. */
-		pkt->feth_sel_level = (pkt->feth >> 4) & 3;
-		pkt->feth_placement = pkt->feth & 0xf;
-		pkt->flags |= QPT_H_FETH;
-		off += 4;
-	}
-	if (oi->hdrs & QPT_H_RETH) {
-		if (!qpt_be64(b, off, &pkt->reth.va) ||
-		    !qpt_be32(b, off + 8, &pkt->reth.rkey) ||
-		    !qpt_be32(b, off + 12, &pkt->reth.dmalen))
-			return false;
-		pkt->flags |= QPT_H_RETH;
-		off += 16;
-	}
-	if (oi->hdrs & QPT_H_ATOMICETH) {
-		struct qpt_atomiceth *a = &pkt->atomiceth;
-
-		if (!qpt_be64(b, off, &a->va) || !qpt_be32(b, off + 8, &a->rkey) ||
-		    !qpt_be64(b, off + 12, &a->swap) ||
-		    !qpt_be64(b, off + 20, &a->compare))
-			return false;
-		pkt->flags |= QPT_H_ATOMICETH;
-		off += 28;
-	}
-	if (oi->hdrs & QPT_H_AETH) {
-		if (!qpt_u8(b, off, &u8) || !qpt_be24(b, off + 1, &pkt->aeth.msn))
-			return false;
-		pkt->aeth.syndrome = u8;
-		pkt->aeth.value = u8 & 0x1f;
-		switch ((u8 >> 5) & 3) {
-		case 0: pkt->aeth.kind = QPT_AETH_ACK; break;
-		case 1: pkt->aeth.kind = QPT_AETH_RNR; break;
-		case 2: pkt->aeth.kind = QPT_AETH_RESERVED; break;
-		default: pkt->aeth.kind = QPT_AETH_NAK; break;
-		}
-		pkt->flags |= QPT_H_AETH;
-		off += 4;
-	}
-	if (oi->hdrs & QPT_H_ATOMICACKETH) {
-		if (!qpt_be64(b, off, &pkt->atomicacketh_orig))
-			return false;
-		pkt->flags |= QPT_H_ATOMICACKETH;
-		off += 8;
-	}
-	if (oi->hdrs & QPT_H_IMMDT) {
-		if (!qpt_be32(b, off, &pkt->immdt))
-			return false;
-		pkt->flags |= QPT_H_IMMDT;
-		off += 4;
-	}
-	if (oi->hdrs & QPT_H_IETH) {
-		if (!qpt_be32(b, off, &pkt->ieth))
-			return false;
-		pkt->flags |= QPT_H_IETH;
+		pkt->flags |= 1u << i;
+		off += qpt_hdr_len(1u << i);
 	}
 	return true;
 }

@@ -8,13 +8,7 @@
 #include "qpt_opcode.h"
 #include "qpt_verdict.h"
 
-#define HL(h)                                                                  \
-	((((h) & QPT_H_RDETH) ? 4 : 0) + (((h) & QPT_H_DETH) ? 8 : 0) +        \
-	 (((h) & QPT_H_XRCETH) ? 4 : 0) + (((h) & QPT_H_FETH) ? 4 : 0) +       \
-	 (((h) & QPT_H_RETH) ? 16 : 0) + (((h) & QPT_H_ATOMICETH) ? 28 : 0) +  \
-	 (((h) & QPT_H_AETH) ? 4 : 0) + (((h) & QPT_H_ATOMICACKETH) ? 8 : 0) + \
-	 (((h) & QPT_H_IMMDT) ? 4 : 0) + (((h) & QPT_H_IETH) ? 4 : 0))
-
+#define HL(h) QPT_HDRS_LEN(h)
 #define E(T, TN, low, sn, nm, fl, hd, opv, fixed)                              \
 	[(T) | (low)] = {                                                      \
 		.name = TN " " nm,                                             \
@@ -133,9 +127,9 @@ static const struct {
 	const char *name;
 	uint8_t len;
 } hdr_desc[QPT_H_COUNT] = {
-	{ "RDETH", 4 }, { "DETH", 8 },	  { "XRCETH", 4 },	 { "FETH", 4 },
-	{ "RETH", 16 }, { "AtomicETH", 28 }, { "AETH", 4 },	 { "AtomicAckETH", 8 },
-	{ "ImmDt", 4 }, { "IETH", 4 },
+#define HDR_ROW(a, id, nm, ln) [QPT_HI_##id] = { nm, ln },
+	QPT_EXT_HEADERS(HDR_ROW, 0)
+#undef HDR_ROW
 };
 
 static unsigned bit_index(unsigned bit)

@@ -22,20 +22,36 @@ enum qpt_service {
 	QPT_SVC_MANUF = 0xc0, /* 0xc0..0xff manufacturer specific */
 };
 
-/* Extended header bits, in wire order. */
+/* The extended headers, one row each, in wire order: X(ID, name, bytes).
+ * A new header is a row here, its decode function (qpt_decode.c,
+ * ext_decode[]) and its print function (cli/print_pkt.c, ext_print[]). */
+#define QPT_EXT_HEADERS(X, a)                                                  \
+	X(a, RDETH, "RDETH", 4)                                                \
+	X(a, DETH, "DETH", 8)                                                  \
+	X(a, XRCETH, "XRCETH", 4)                                              \
+	X(a, FETH, "FETH", 4) /* FLUSH */                                      \
+	X(a, RETH, "RETH", 16)                                                 \
+	X(a, ATOMICETH, "AtomicETH", 28)                                       \
+	X(a, AETH, "AETH", 4)                                                  \
+	X(a, ATOMICACKETH, "AtomicAckETH", 8)                                  \
+	X(a, IMMDT, "ImmDt", 4)                                                \
+	X(a, IETH, "IETH", 4)
+
+/* Header index (QPT_HI_*) and bit (QPT_H_*). */
 enum {
-	QPT_H_RDETH = 1u << 0,	 /* 4 bytes */
-	QPT_H_DETH = 1u << 1,	 /* 8 */
-	QPT_H_XRCETH = 1u << 2,	 /* 4 */
-	QPT_H_FETH = 1u << 3,	 /* 4, FLUSH */
-	QPT_H_RETH = 1u << 4,	 /* 16 */
-	QPT_H_ATOMICETH = 1u << 5, /* 28 */
-	QPT_H_AETH = 1u << 6,	 /* 4 */
-	QPT_H_ATOMICACKETH = 1u << 7, /* 8 */
-	QPT_H_IMMDT = 1u << 8,	 /* 4 */
-	QPT_H_IETH = 1u << 9,	 /* 4 */
-	QPT_H_COUNT = 10,
+#define QPT_HI_ROW(a, id, name, len) QPT_HI_##id,
+	QPT_EXT_HEADERS(QPT_HI_ROW, 0)
+#undef QPT_HI_ROW
+	QPT_H_COUNT
 };
+enum {
+#define QPT_H_ROW(a, id, name, len) QPT_H_##id = 1u << QPT_HI_##id,
+	QPT_EXT_HEADERS(QPT_H_ROW, 0)
+#undef QPT_H_ROW
+};
+/* The bytes the headers in mask h take (a constant expression). */
+#define QPT_HDRS_LEN_ROW(h, id, name, len) +(((h) & QPT_H_##id) ? (len) : 0)
+#define QPT_HDRS_LEN(h) (0 QPT_EXT_HEADERS(QPT_HDRS_LEN_ROW, h))
 
 /* Semantic bits. */
 enum {

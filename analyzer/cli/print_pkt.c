@@ -88,6 +88,8 @@ static const char *opcode_name(uint8_t op)
 
 /* ---- one line ------------------------------------------------------- */
 
+static void print_ext(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
+
 static void line_cm(GString *o, const struct qpt_pkt *pkt)
 {
 	const struct qpt_cm *cm = &pkt->cm;
@@ -150,40 +152,7 @@ static void print_line(GString *o, const struct qpt_frame *f,
 	} else if (pkt->flags & QPT_HAS_LRH && pkt->error == QPT_E_OK) {
 		g_string_append_printf(o, " raw LNH=%u", pkt->lrh.lnh);
 	}
-	if (pkt->flags & QPT_H_RETH)
-		g_string_append_printf(o, " RETH va=0x%" PRIx64 " rkey=0x%08x dmalen=%u",
-				       pkt->reth.va, pkt->reth.rkey, pkt->reth.dmalen);
-	if (pkt->flags & QPT_H_ATOMICETH)
-		g_string_append_printf(o,
-				       " AtomicETH va=0x%" PRIx64 " rkey=0x%08x swap=0x%" PRIx64
-				       " cmp=0x%" PRIx64,
-				       pkt->atomiceth.va, pkt->atomiceth.rkey,
-				       pkt->atomiceth.swap, pkt->atomiceth.compare);
-	if (pkt->flags & QPT_H_AETH) {
-		const struct qpt_aeth *a = &pkt->aeth;
-
-		if (a->kind == QPT_AETH_ACK)
-			g_string_append_printf(o, " AETH ACK credits=%u", a->value);
-		else if (a->kind == QPT_AETH_RNR)
-			g_string_append_printf(o, " AETH RNR-NAK timer=%u (%.2f ms)",
-					       a->value, qpt_rnr_timer_us(a->value) / 1000);
-		else if (a->kind == QPT_AETH_NAK)
-			g_string_append_printf(o, " AETH NAK %s", qpt_nak_name(a->value));
-		else
-			g_string_append_printf(o, " AETH reserved 0x%02x", a->syndrome);
-		g_string_append_printf(o, " MSN=%u", a->msn);
-	}
-	if (pkt->flags & QPT_H_ATOMICACKETH)
-		g_string_append_printf(o, " orig=0x%" PRIx64, pkt->atomicacketh_orig);
-	if (pkt->flags & QPT_H_DETH)
-		g_string_append_printf(o, " DETH qkey=0x%08x srcqp=0x%06x", pkt->deth.qkey,
-				       pkt->deth.sqpn);
-	if (pkt->flags & QPT_H_XRCETH)
-		g_string_append_printf(o, " XRCETH srq=0x%06x", pkt->xrceth_srq);
-	if (pkt->flags & QPT_H_IMMDT)
-		g_string_append_printf(o, " imm=0x%08x", pkt->immdt);
-	if (pkt->flags & QPT_H_IETH)
-		g_string_append_printf(o, " inv_rkey=0x%08x", pkt->ieth);
+	print_ext(o, pkt, QPT_PRINT_LINE);
 	if (pkt->flags & QPT_HAS_CM)
 		line_cm(o, pkt);
 	else if (pkt->flags & QPT_HAS_MAD)
@@ -317,37 +286,7 @@ static void print_verbose(GString *o, const struct qpt_frame *f,
 				       h->pad, h->tver, h->pkey, h->fecn, h->becn,
 				       h->resv8a, h->dqpn, h->ackreq, h->resv7, h->psn);
 	}
-	if (pkt->flags & QPT_H_RDETH)
-		g_string_append_printf(o, "  RDETH EE context 0x%06x\n", pkt->rdeth_eecnxt);
-	if (pkt->flags & QPT_H_DETH)
-		g_string_append_printf(o, "  DETH Q_Key 0x%08x SrcQP 0x%06x\n",
-				       pkt->deth.qkey, pkt->deth.sqpn);
-	if (pkt->flags & QPT_H_XRCETH)
-		g_string_append_printf(o, "  XRCETH XRC SRQ 0x%06x\n", pkt->xrceth_srq);
-	if (pkt->flags & QPT_H_FETH)
-		g_string_append_printf(o, "  FETH selectivity level %u placement type %u\n",
-				       pkt->feth_sel_level, pkt->feth_placement);
-	if (pkt->flags & QPT_H_RETH)
-		g_string_append_printf(o, "  RETH VA 0x%016" PRIx64 " R_Key 0x%08x DMA length %u\n",
-				       pkt->reth.va, pkt->reth.rkey, pkt->reth.dmalen);
-	if (pkt->flags & QPT_H_ATOMICETH)
-		g_string_append_printf(o,
-				       "  AtomicETH VA 0x%016" PRIx64 " R_Key 0x%08x swap/add 0x%016" PRIx64
-				       " compare 0x%016" PRIx64 "\n",
-				       pkt->atomiceth.va, pkt->atomiceth.rkey,
-				       pkt->atomiceth.swap, pkt->atomiceth.compare);
-	if (pkt->flags & QPT_H_AETH)
-		g_string_append_printf(o, "  AETH syndrome 0x%02x (%s %u) MSN %u\n",
-				       pkt->aeth.syndrome,
-				       qpt_aeth_kind_name(pkt->aeth.kind),
-				       pkt->aeth.value, pkt->aeth.msn);
-	if (pkt->flags & QPT_H_ATOMICACKETH)
-		g_string_append_printf(o, "  AtomicAckETH original data 0x%016" PRIx64 "\n",
-				       pkt->atomicacketh_orig);
-	if (pkt->flags & QPT_H_IMMDT)
-		g_string_append_printf(o, "  ImmDt 0x%08x\n", pkt->immdt);
-	if (pkt->flags & QPT_H_IETH)
-		g_string_append_printf(o, "  IETH R_Key 0x%08x\n", pkt->ieth);
+	print_ext(o, pkt, QPT_PRINT_VERBOSE);
 	if (pkt->flags & QPT_HAS_MAD) {
 		const struct qpt_mad *m = &pkt->mad;
 
@@ -420,6 +359,192 @@ static void json_str_member(GString *o, const char *k, const char *v)
 {
 	json_key(o, true, k);
 	qpt_json_escape(o, v);
+}
+
+/* ---- extended headers: one print function each (QPT_EXT_HEADERS) ------ */
+
+static void pr_RDETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " RDETH eecnxt=0x%06x", p->rdeth_eecnxt);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  RDETH EE context 0x%06x\n", p->rdeth_eecnxt);
+	else {
+		json_obj_begin(o, "rdeth");
+		json_first(o, "eecnxt", p->rdeth_eecnxt);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_DETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " DETH qkey=0x%08x srcqp=0x%06x", p->deth.qkey,
+				       p->deth.sqpn);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  DETH Q_Key 0x%08x SrcQP 0x%06x\n", p->deth.qkey,
+				       p->deth.sqpn);
+	else {
+		json_obj_begin(o, "deth");
+		json_first(o, "qkey", p->deth.qkey);
+		JU(o, "sqpn", p->deth.sqpn);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_XRCETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " XRCETH srq=0x%06x", p->xrceth_srq);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  XRCETH XRC SRQ 0x%06x\n", p->xrceth_srq);
+	else {
+		json_obj_begin(o, "xrceth");
+		json_first(o, "srq", p->xrceth_srq);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_FETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " FETH sel=%u placement=%u", p->feth_sel_level,
+				       p->feth_placement);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  FETH selectivity level %u placement type %u\n",
+				       p->feth_sel_level, p->feth_placement);
+	else {
+		json_obj_begin(o, "feth");
+		json_first(o, "sel_level", p->feth_sel_level);
+		JU(o, "placement", p->feth_placement);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_RETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " RETH va=0x%" PRIx64 " rkey=0x%08x dmalen=%u",
+				       p->reth.va, p->reth.rkey, p->reth.dmalen);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  RETH VA 0x%016" PRIx64 " R_Key 0x%08x DMA length %u\n",
+				       p->reth.va, p->reth.rkey, p->reth.dmalen);
+	else {
+		json_obj_begin(o, "reth");
+		json_first(o, "va", p->reth.va);
+		JU(o, "rkey", p->reth.rkey);
+		JU(o, "dmalen", p->reth.dmalen);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_ATOMICETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	const struct qpt_atomiceth *a = &p->atomiceth;
+
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o,
+				       " AtomicETH va=0x%" PRIx64 " rkey=0x%08x swap=0x%" PRIx64
+				       " cmp=0x%" PRIx64,
+				       a->va, a->rkey, a->swap, a->compare);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o,
+				       "  AtomicETH VA 0x%016" PRIx64 " R_Key 0x%08x swap/add 0x%016" PRIx64
+				       " compare 0x%016" PRIx64 "\n",
+				       a->va, a->rkey, a->swap, a->compare);
+	else {
+		json_obj_begin(o, "atomiceth");
+		json_first(o, "va", a->va);
+		JU(o, "rkey", a->rkey);
+		JU(o, "swap", a->swap);
+		JU(o, "compare", a->compare);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_AETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	const struct qpt_aeth *a = &p->aeth;
+
+	if (m == QPT_PRINT_LINE) {
+		if (a->kind == QPT_AETH_ACK)
+			g_string_append_printf(o, " AETH ACK credits=%u", a->value);
+		else if (a->kind == QPT_AETH_RNR)
+			g_string_append_printf(o, " AETH RNR-NAK timer=%u (%.2f ms)",
+					       a->value, qpt_rnr_timer_us(a->value) / 1000);
+		else if (a->kind == QPT_AETH_NAK)
+			g_string_append_printf(o, " AETH NAK %s", qpt_nak_name(a->value));
+		else
+			g_string_append_printf(o, " AETH reserved 0x%02x", a->syndrome);
+		g_string_append_printf(o, " MSN=%u", a->msn);
+	} else if (m == QPT_PRINT_VERBOSE) {
+		g_string_append_printf(o, "  AETH syndrome 0x%02x (%s %u) MSN %u\n",
+				       a->syndrome, qpt_aeth_kind_name(a->kind), a->value,
+				       a->msn);
+	} else {
+		json_obj_begin(o, "aeth");
+		json_first(o, "syndrome", a->syndrome);
+		JU(o, "msn", a->msn);
+		json_str_member(o, "kind", qpt_aeth_kind_name(a->kind));
+		if (a->kind == QPT_AETH_ACK)
+			JU(o, "credits", a->value);
+		else if (a->kind == QPT_AETH_RNR)
+			JU(o, "rnr_timer", a->value);
+		else if (a->kind == QPT_AETH_NAK) {
+			JU(o, "nak_code", a->value);
+			json_str_member(o, "nak", qpt_nak_name(a->value));
+		}
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_ATOMICACKETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " orig=0x%" PRIx64, p->atomicacketh_orig);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  AtomicAckETH original data 0x%016" PRIx64 "\n",
+				       p->atomicacketh_orig);
+	else {
+		json_obj_begin(o, "atomicacketh");
+		json_first(o, "orig", p->atomicacketh_orig);
+		g_string_append_c(o, '}');
+	}
+}
+
+static void pr_IMMDT(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " imm=0x%08x", p->immdt);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  ImmDt 0x%08x\n", p->immdt);
+	else
+		JU(o, "immdt", p->immdt);
+}
+
+static void pr_IETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
+{
+	if (m == QPT_PRINT_LINE)
+		g_string_append_printf(o, " inv_rkey=0x%08x", p->ieth);
+	else if (m == QPT_PRINT_VERBOSE)
+		g_string_append_printf(o, "  IETH R_Key 0x%08x\n", p->ieth);
+	else
+		JU(o, "ieth", p->ieth);
+}
+
+static void (*const ext_print[QPT_H_COUNT])(GString *, const struct qpt_pkt *,
+					    enum qpt_print_mode) = {
+#define EXT_PR_ROW(a, id, name, len) [QPT_HI_##id] = pr_##id,
+	QPT_EXT_HEADERS(EXT_PR_ROW, 0)
+#undef EXT_PR_ROW
+};
+
+/* The decoded extended headers, in wire order. */
+static void print_ext(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m)
+{
+	for (unsigned i = 0; i < QPT_H_COUNT; i++)
+		if (pkt->flags & (1u << i))
+			ext_print[i](o, pkt, m);
 }
 
 static void print_json(GString *o, const struct qpt_frame *f,
@@ -499,69 +624,7 @@ static void print_json(GString *o, const struct qpt_frame *f,
 		JU(o, "psn", h->psn);
 		g_string_append_c(o, '}');
 	}
-	if (pkt->flags & QPT_H_RDETH) {
-		json_obj_begin(o, "rdeth");
-		json_first(o, "eecnxt", pkt->rdeth_eecnxt);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_DETH) {
-		json_obj_begin(o, "deth");
-		json_first(o, "qkey", pkt->deth.qkey);
-		JU(o, "sqpn", pkt->deth.sqpn);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_XRCETH) {
-		json_obj_begin(o, "xrceth");
-		json_first(o, "srq", pkt->xrceth_srq);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_FETH) {
-		json_obj_begin(o, "feth");
-		json_first(o, "sel_level", pkt->feth_sel_level);
-		JU(o, "placement", pkt->feth_placement);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_RETH) {
-		json_obj_begin(o, "reth");
-		json_first(o, "va", pkt->reth.va);
-		JU(o, "rkey", pkt->reth.rkey);
-		JU(o, "dmalen", pkt->reth.dmalen);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_ATOMICETH) {
-		json_obj_begin(o, "atomiceth");
-		json_first(o, "va", pkt->atomiceth.va);
-		JU(o, "rkey", pkt->atomiceth.rkey);
-		JU(o, "swap", pkt->atomiceth.swap);
-		JU(o, "compare", pkt->atomiceth.compare);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_AETH) {
-		const struct qpt_aeth *ae = &pkt->aeth;
-
-		json_obj_begin(o, "aeth");
-		json_first(o, "syndrome", ae->syndrome);
-		JU(o, "msn", ae->msn);
-		json_str_member(o, "kind", qpt_aeth_kind_name(ae->kind));
-		if (ae->kind == QPT_AETH_ACK)
-			JU(o, "credits", ae->value);
-		else if (ae->kind == QPT_AETH_RNR)
-			JU(o, "rnr_timer", ae->value);
-		else if (ae->kind == QPT_AETH_NAK) {
-			JU(o, "nak_code", ae->value);
-			json_str_member(o, "nak", qpt_nak_name(ae->value));
-		}
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_ATOMICACKETH) {
-		json_obj_begin(o, "atomicacketh");
-		json_first(o, "orig", pkt->atomicacketh_orig);
-		g_string_append_c(o, '}');
-	}
-	if (pkt->flags & QPT_H_IMMDT)
-		JU(o, "immdt", pkt->immdt);
-	if (pkt->flags & QPT_H_IETH)
-		JU(o, "ieth", pkt->ieth);
+	print_ext(o, pkt, QPT_PRINT_JSON);
 	if (pkt->flags & QPT_HAS_MAD) {
 		const struct qpt_mad *m = &pkt->mad;
 
