@@ -72,6 +72,8 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
  * only and is added to errors (by the end of the input at the latest). */
 int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors);
 void qpt_input_close(struct qpt_input *in);
+/* The names of the files that could be opened, joined by " + ". */
+gchar *qpt_input_label(const struct qpt_input *in);
 /* Parses --from/--to: seconds since the epoch, +seconds from the first
  * frame, or an ISO 8601 date and time. */
 bool qpt_parse_time(const char *s, int64_t *ns, bool *relative);
@@ -107,6 +109,9 @@ typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 struct qpt_analysis {
 	int64_t t0;	/* time of the first frame read (ns), when have_t0 */
 	bool have_t0;
+	bool opened; /* some file could be opened (and label is set) */
+	gchar *label; /* the files opened, joined by " + " (the caller frees) */
+	bool stop;    /* set by the frame function: read no further (a write failed) */
 };
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, struct qpt_analysis *an,

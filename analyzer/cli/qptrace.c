@@ -51,6 +51,7 @@ static int cmd_packets(struct opts *o)
 	struct qpt_input_opts io;
 	struct qpt_pkt pkt;
 	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+	bool write_failed = false;
 	int status = 0;
 
 	if (!qpt_input_opts_from(o, &io))
@@ -84,14 +85,13 @@ static int cmd_packets(struct opts *o)
 			if (pkt.icrc_checked && !pkt.icrc_ok)
 				c.bad_icrc++;
 			qpt_print_pkt(out, &f, &pkt, mode, t0);
-			if (out->len > (1 << 16) - 4096) {
-				fwrite(out->str, 1, out->len, stdout);
-				g_string_truncate(out, 0);
+			if (out->len > (1 << 16) - 4096 && qpt_write_out(out, "standard output")) {
+				write_failed = true; /* nobody reads what follows */
+				break;
 			}
 		}
-		fwrite(out->str, 1, out->len, stdout);
-		g_string_truncate(out, 0);
-		fflush(stdout);
+		if (write_failed || qpt_write_out(out, "standard output"))
+			write_failed = true;
 		status |= qpt_errors_print(errors);
 		if (!o->quiet && !o->json)
 			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
@@ -100,11 +100,12 @@ static int cmd_packets(struct opts *o)
 				   *file, c.frames, c.iba, c.malformed, c.bad_icrc,
 				   c.other);
 		qpt_input_close(in);
+		if (write_failed)
+			break;
 	}
-	fflush(stdout);
 	g_string_free(out, TRUE);
 	g_ptr_array_free(errors, TRUE);
-	return status;
+	return write_failed ? 2 : status;
 }
 
 /* Which commands take an option (a bit per command, in commands[] order). */

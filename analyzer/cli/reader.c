@@ -602,6 +602,15 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 	}
 }
 
+gchar *qpt_input_label(const struct qpt_input *in)
+{
+	GString *s = g_string_new("");
+
+	for (guint i = 0; i < in->nfiles; i++)
+		g_string_append_printf(s, "%s%s", i ? " + " : "", in->c.names[i]);
+	return g_string_free(s, FALSE);
+}
+
 static void free_batch(gpointer p)
 {
 	struct batch *b = p;

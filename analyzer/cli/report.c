@@ -22,6 +22,7 @@ struct run {
 	struct qpt_analysis an;
 	bool events;
 	bool several; /* files merged: events also say which file and frame */
+	bool write_failed;
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -109,9 +110,9 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	for (unsigned i = 0; i < v->nevents; i++)
 		if (r->o->conv < 0 || v->ev[i].conv == r->o->conv)
 			event_out(&v->ev[i], r, f);
-	if (r->out->len > 60000) {
-		fwrite(r->out->str, 1, r->out->len, stdout);
-		g_string_truncate(r->out, 0);
+	if (r->out->len > 60000 && qpt_write_out(r->out, "standard output")) {
+		r->write_failed = true;
+		r->an.stop = true; /* nobody reads what follows */
 	}
 }
 
@@ -164,7 +165,9 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			g_ptr_array_free(errors, TRUE);
 		return 2;
 	}
-	while (qpt_input_next(in, &f, errors) > 0) {
+	an->opened = true;
+	an->label = qpt_input_label(in);
+	while (!an->stop && qpt_input_next(in, &f, errors) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
 		if (!an->have_t0) {
@@ -679,20 +682,21 @@ static void summary_out(struct run *r, const char *file)
 static int run_one(struct opts *o, gchar **files, bool events)
 {
 	struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
-	gchar *label = g_strjoinv(" + ", files);
 	int status;
 
 	r.fl = qpt_flow_new(NULL);
-	r.file = label;
 	r.several = files[0] && files[1];
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an,
 				   events ? on_frame : NULL, &r, NULL);
-	if (r.an.have_t0 && !events)
-		summary_out(&r, label);
-	fwrite(r.out->str, 1, r.out->len, stdout);
+	r.file = r.an.label; /* only the files that could be read */
+	/* A capture without frames still gets its (empty) summary. */
+	if (r.an.opened && !events && !r.write_failed)
+		summary_out(&r, r.an.label);
+	if (r.write_failed || qpt_write_out(r.out, "standard output"))
+		status = 2;
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
-	g_free(label);
+	g_free(r.an.label);
 	return status;
 }
 
