@@ -296,7 +296,7 @@ static enum qpt_error decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
 /* The ICRC (and the VCRC of native IB) from the offsets decoding found. */
 static void check_crc(struct qpt_pkt *pkt, const uint8_t *data)
 {
-	if (pkt->flags & QPT_HAS_ICRC) {
+	if (pkt->flags & QPT_HAS_ICRC && !pkt->ip6_ext_len) {
 		uint32_t len = pkt->off_icrc - pkt->off_bth; /* BTH..pad */
 
 		if (pkt->transport == QPT_TR_ROCEV2)
@@ -457,8 +457,18 @@ static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	hl = (vihl & 0xfu) * 4;
 	if ((vihl >> 4) != 4 || hl < 20 || proto != 17)
 		return QPT_E_NOT_IBA;
-	if (frag & 0x3fff)
-		return QPT_E_NOT_IBA; /* fragments are not reassembled */
+	if (frag & 0x3fff) {
+		/* Fragments are not reassembled (the decoder keeps no state);
+		 * they are named: RoCE sets DF, so a fragment of it says an IP
+		 * MTU is smaller than the RoCE MTU. */
+		uint16_t dport;
+
+		if (frag & 0x1fff)
+			pkt->ip_fragment = QPT_FRAG_UDP_LATER;
+		else if (qpt_be16(b, off + hl + 2, &dport) && is_roce_port(dport, opts))
+			pkt->ip_fragment = QPT_FRAG_ROCE_FIRST;
+		return QPT_E_NOT_IBA;
+	}
 	pkt->ip_version = 4;
 	pkt->ip_dscp = tos >> 2;
 	pkt->ip_ecn = tos & 3;
@@ -482,7 +492,7 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 				  uint32_t off, uint32_t wire_end,
 				  const struct qpt_decode_opts *opts)
 {
-	uint32_t w;
+	uint32_t w, ext = 0;
 	uint16_t plen;
 	uint8_t nh, hlim;
 
@@ -491,8 +501,31 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	    !qpt_bytes(b, off + 8, pkt->ip_src, 16) ||
 	    !qpt_bytes(b, off + 24, pkt->ip_dst, 16))
 		return QPT_E_NOT_IBA;
-	if ((w >> 28) != 6 || nh != 17)
-		return QPT_E_NOT_IBA; /* extension headers are not followed */
+	if ((w >> 28) != 6)
+		return QPT_E_NOT_IBA;
+	/* Extension headers (RFC 8200 4.1): Hop-by-Hop, Routing, Destination
+	 * Options are followed; an atomic Fragment header too (offset 0, no
+	 * more fragments); at most 8, within the payload length. */
+	for (int n = 0; nh != 17; n++) {
+		uint8_t next, len;
+		uint16_t fo;
+
+		if (n == 8 || !qpt_u8(b, off + 40 + ext, &next) ||
+		    !qpt_u8(b, off + 40 + ext + 1, &len))
+			return QPT_E_NOT_IBA;
+		if (nh == 0 || nh == 43 || nh == 60) {
+			ext += (len + 1u) * 8;
+		} else if (nh == 44) {
+			if (!qpt_be16(b, off + 40 + ext + 2, &fo) || (fo & 0xfff9))
+				return QPT_E_NOT_IBA; /* a real fragment: not reassembled */
+			ext += 8;
+		} else {
+			return QPT_E_NOT_IBA;
+		}
+		nh = next;
+		if (ext + 8 > plen)
+			return QPT_E_NOT_IBA;
+	}
 	pkt->ip_version = 6;
 	pkt->ip_dscp = (w >> 22) & 0x3f;
 	pkt->ip_ecn = (w >> 20) & 3;
@@ -500,15 +533,18 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	pkt->ip_ttl = hlim;
 	pkt->off_l3 = off;
 	pkt->flags |= QPT_HAS_IPV6;
+	pkt->ip6_ext_len = (uint16_t)ext;
 	if (off + 40u + plen > wire_end) {
 		uint16_t dport;
 
-		if (!qpt_be16(b, off + 42, &dport) || !is_roce_port(dport, opts))
+		if (!qpt_be16(b, off + 40 + ext + 2, &dport) || !is_roce_port(dport, opts))
 			return QPT_E_NOT_IBA;
 		fail(pkt, QPT_E_BAD_IP_LENGTH);
 		plen = (uint16_t)MIN(wire_end - off - 40, 0xffffu);
+		if (plen < ext + 8)
+			return pkt->error;
 	}
-	return decode_udp(pkt, b, off + 40, off + 40 + plen, opts);
+	return decode_udp(pkt, b, off + 40 + ext, off + 40 + plen, opts);
 }
 
 static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,

@@ -67,6 +67,13 @@ enum qpt_transport {
 };
 const char *qpt_transport_name(enum qpt_transport t); /* "RoCEv2", ... */
 
+/* An IPv4 fragment of a UDP datagram: not reassembled, so not decoded. */
+enum qpt_ip_fragment {
+	QPT_FRAG_NONE,
+	QPT_FRAG_ROCE_FIRST, /* the first fragment, UDP to a RoCEv2 port */
+	QPT_FRAG_UDP_LATER,  /* a later fragment of a UDP datagram */
+};
+
 /* Which headers a record holds (QPT_H_* bits are reused for the ETHs). */
 enum {
 	QPT_HAS_ETH = 1u << 16,
@@ -244,6 +251,8 @@ struct qpt_pkt {
 	/* Offsets into the frame (valid when the matching flag is set). */
 	uint32_t off_iba;     /* LRH (IB) / GRH (RoCEv1) / BTH (RoCEv2) */
 	uint32_t off_l3;      /* IP header (RoCEv2) */
+	uint16_t ip6_ext_len; /* bytes of IPv6 extension headers before UDP */
+	uint8_t ip_fragment;  /* enum qpt_ip_fragment (then transport is NONE) */
 	uint32_t off_bth;
 	uint32_t off_payload; /* after the extended headers */
 	uint32_t payload_len; /* bytes of payload, pad excluded */
@@ -254,7 +263,9 @@ struct qpt_pkt {
 	uint32_t icrc;		/* as on the wire, big-endian read (as Wireshark shows it) */
 	uint32_t icrc_computed; /* same byte order */
 	bool icrc_ok;
-	bool icrc_checked; /* false when the frame was cut before the ICRC */
+	bool icrc_checked; /* false when the frame was cut before the ICRC, or
+			    * with IPv6 extension headers (which of their
+			    * bytes RoCEv2's ICRC covers is not specified) */
 	uint16_t vcrc, vcrc_computed;
 	bool vcrc_ok;
 

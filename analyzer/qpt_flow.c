@@ -71,6 +71,11 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	v->dir = -1;
 	v->ack_rtt_ns = -1;
 	fl->t.frames++;
+	if (p->ip_fragment == QPT_FRAG_ROCE_FIRST) {
+		fl->t.fragmented_roce_packets++;
+		fl_emit(v, frame, ns, NULL, QPT_VB_IP_FRAGMENT, 0, 0, 0, 0, 0,
+			"first IPv4 fragment of a RoCEv2 packet: an IP MTU smaller than the RoCE MTU?");
+	}
 	if (p->transport == QPT_TR_NONE)
 		return;
 	fl->t.iba_packets++;

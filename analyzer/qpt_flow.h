@@ -113,6 +113,7 @@ struct qpt_totals {
 		bad_icrc, conversations;
 	uint64_t cm_unknown_comm_id, cm_rejects; /* CM messages of no known
 						  * connection; REJs */
+	uint64_t fragmented_roce_packets; /* first IPv4 fragments to a RoCE port */
 };
 
 struct qpt_flow;

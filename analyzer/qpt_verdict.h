@@ -98,7 +98,11 @@ enum qpt_vcode {
 	  NONE, true, NULL, "totals.cm_unknown_comm_id")                                 \
 	X(CM_REJECT, "cm_reject", "CM connection request rejected (reason)",             \
 	  "CM connection request rejected", RESPONSE_CODE, WARN, "", CODE,      \
-	  NULL, REASON, true, NULL, "totals.cm_rejects")
+	  NULL, REASON, true, NULL, "totals.cm_rejects")                                 \
+	X(IP_FRAGMENT, "ip_fragment", "IPv4 fragment of a RoCEv2 packet",                \
+	  "RoCEv2 packet fragmented by IPv4 (not reassembled): an IP MTU below the RoCE MTU", \
+	  PROTOCOL, WARN, "", FLAG, NULL, NONE, true, NULL,                              \
+	  "totals.fragmented_roce_packets")
 
 enum {
 #define QPT_V_BIT(id, ...) QPT_VB_##id,

@@ -996,8 +996,11 @@ static gboolean decode_rocev2(tvbuff_t *tvb, packet_info *pinfo, struct qpt_pkt 
 		for (int ihl = 5; ihl <= 15 && udp - 4 * ihl >= 0; ihl++)
 			if (tvb_get_uint8(ds, udp - 4 * ihl) == (0x40 | ihl))
 				cand[n++] = udp - 4 * ihl;
-	} else if (udp >= 40 && (tvb_get_uint8(ds, udp - 40) >> 4) == 6) {
-		cand[n++] = udp - 40;
+	} else {
+		/* the IPv6 header, then extension headers of 8-byte units */
+		for (gint ext = 0; ext <= 88 && udp - 40 - ext >= 0 && n < 12; ext += 8)
+			if ((tvb_get_uint8(ds, udp - 40 - ext) >> 4) == 6)
+				cand[n++] = udp - 40 - ext;
 	}
 	decode_opts(&o, &port, pinfo->destport);
 	for (int i = 0; i < n; i++) {

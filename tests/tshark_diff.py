@@ -217,7 +217,8 @@ BASE_FIELDS = ['frame.number', 'frame.protocols', 'frame.time_epoch',
                'udp.srcport', 'udp.dstport', 'ip.src', 'ip.dst', 'ipv6.src',
                'ipv6.dst', 'ip.dsfield.ecn', 'ipv6.tclass.ecn',
                'vlan.id', 'ieee8021ad.id', 'infiniband.vendor', 'infiniband.reth.va',
-               'infiniband.reth.r_key', 'infiniband.aeth.syndrome.opcode']
+               'infiniband.reth.r_key', 'infiniband.aeth.syndrome.opcode',
+               'ip.fragment.count']
 
 
 def tshark_field_list():
@@ -624,6 +625,14 @@ def compare_capture(qrecs, rows):
             else:
                 mism.append('frame %d: decoded as %s by qptrace only (tshark protocols: %s)'
                             % (n, rec.get('transport'), ':'.join(row.protocols)))
+        elif row.get('ip.fragment.count', 'int', first=True):
+            # TShark reassembled IPv4 fragments into this frame; qptrace
+            # keeps no state across frames and names the first fragment
+            # instead (its ip_fragment event), so the RoCE packet is
+            # TShark's only.
+            devs.append('frame %d: RoCE reassembled by TShark from %d IPv4 fragments; qptrace '
+                        'does not reassemble (reports the fragments)'
+                        % (n, row.get('ip.fragment.count', 'int', first=True)))
         else:
             hint = ''
             sport = row.get('udp.srcport', 'int', first=True)

@@ -13,7 +13,7 @@
 #include "qpt_verdict.h"
 
 struct counts {
-	uint64_t frames, iba, malformed, bad_icrc, other;
+	uint64_t frames, iba, malformed, bad_icrc, other, fragmented;
 };
 
 static bool parse_ports(struct opts *o)
@@ -77,6 +77,7 @@ static int cmd_packets(struct opts *o)
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 			if (pkt.transport == QPT_TR_NONE) {
 				c.other++;
+				c.fragmented += pkt.ip_fragment == QPT_FRAG_ROCE_FIRST;
 				continue;
 			}
 			c.iba++;
@@ -96,9 +97,9 @@ static int cmd_packets(struct opts *o)
 		if (!o->quiet && !o->json)
 			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
 				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
-				   " bad ICRC), %" G_GUINT64_FORMAT " other\n",
+				   " bad ICRC), %" G_GUINT64_FORMAT " other%s\n",
 				   *file, c.frames, c.iba, c.malformed, c.bad_icrc,
-				   c.other);
+				   c.other, c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "");
 		qpt_input_close(in);
 		if (write_failed)
 			break;

@@ -623,11 +623,12 @@ static void summary_out(struct run *r, const char *file)
 				       ",\"psn_gaps\":%" PRIu64 ",\"naks\":%" PRIu64
 				       ",\"rnr_naks\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
 				       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
-				       ",\"cm_unknown_comm_id\":%" PRIu64 ",\"cm_rejects\":%" PRIu64 "}}\n",
+				       ",\"cm_unknown_comm_id\":%" PRIu64 ",\"cm_rejects\":%" PRIu64
+				       ",\"fragmented_roce_packets\":%" PRIu64 "}}\n",
 				       t->frames, t->iba_packets, t->management, t->malformed,
 				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
 				       naks, rnr, gbn, cnps, ce, t->cm_unknown_comm_id,
-				       t->cm_rejects);
+				       t->cm_rejects, t->fragmented_roce_packets);
 		g_ptr_array_free(convs, TRUE);
 		g_ptr_array_free(att, TRUE);
 		return;
@@ -656,6 +657,10 @@ static void summary_out(struct run *r, const char *file)
 	if (t->untracked)
 		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
 				       t->untracked);
+	if (t->fragmented_roce_packets)
+		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
+				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
+				       t->fragmented_roce_packets);
 	g_ptr_array_sort(convs, by_trouble);
 	for (guint i = 0; i < convs->len && i < 10; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);

@@ -155,6 +155,37 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     h.ts.tv_usec = (suseconds_t)(us % 1000000u);
     h.len = (bpf_u_int32)len;
     h.caplen = (bpf_u_int32)((snaplen && snaplen < len) ? snaplen : len);
+    if (p->ip4_frag && p->net == NET_IP4 && p->link == LT_ETH && !p->nvlan &&
+        len > 14 + 20 + 512) {
+        /* RFC 791 fragments: the first 512 bytes of IP payload with MF,
+         * then the rest at offset 64 (x 8 bytes); the RoCE packet is not
+         * counted in any conversation (a reader would have to reassemble) */
+        static uint8_t f[2][2048];
+        size_t first = 14 + 20 + 512;
+        memcpy(f[0], c->buf, first);
+        memcpy(f[1], c->buf, 14 + 20);
+        memcpy(f[1] + 14 + 20, c->buf + first, len - first);
+        for (int i = 0; i < 2; i++) {
+            uint8_t *ip = f[i] + 14;
+            size_t n = i ? len - first + 20 : 20 + 512;
+            ip[2] = (uint8_t)(n >> 8);
+            ip[3] = (uint8_t)n;
+            ip[6] = i ? 0x00 : 0x20; /* MF on the first; DF off */
+            ip[7] = i ? 512 / 8 : 0;
+            ip[10] = ip[11] = 0;
+            uint32_t sum = 0;
+            for (int k = 0; k < 20; k += 2)
+                sum += (uint32_t)(ip[k] << 8 | ip[k + 1]);
+            while (sum >> 16)
+                sum = (sum & 0xffff) + (sum >> 16);
+            ip[10] = (uint8_t)(~sum >> 8);
+            ip[11] = (uint8_t)~sum;
+            h.len = h.caplen = (bpf_u_int32)(14 + n);
+            pcap_dump((u_char *)c->dump, &h, f[i]);
+            ++c->nframes;
+        }
+        return c->nframes - 1;
+    }
     pcap_dump((u_char *)c->dump, &h, c->buf);
     uint32_t fno = ++c->nframes;
 

@@ -151,10 +151,18 @@ size_t pkt_build(const pkt_t *p, uint8_t *buf)
     } else if (p->net == NET_IP6 || p->net == NET_GRH) {
         w = put32(w, 6u << 28 | (uint32_t)p->tclass << 20 | (p->flow & 0xFFFFF));
         w = put16(w, 0);                  /* payload length later */
-        w = put8(w, p->net == NET_IP6 ? 17 : 0x1B);
+        w = put8(w, p->net == NET_IP6 ? (p->v6_ext ? 0 : 17) : 0x1B);
         w = put8(w, p->ttl);
         memcpy(w, p->src, 16); w += 16;
         memcpy(w, p->dst, 16); w += 16;
+        if (p->net == NET_IP6 && p->v6_ext) {
+            /* RFC 8200: Hop-by-Hop (next: Destination Options), then
+             * Destination Options (next: UDP); each 8 bytes, a PadN of 6 */
+            static const uint8_t hbh[8] = { 60, 0, 1, 4, 0, 0, 0, 0 };
+            static const uint8_t dst[8] = { 17, 0, 1, 4, 0, 0, 0, 0 };
+            memcpy(w, hbh, 8); w += 8;
+            memcpy(w, dst, 8); w += 8;
+        }
     }
     if (p->net == NET_IP4 || p->net == NET_IP6) {
         udp = w;
@@ -342,6 +350,8 @@ void pkt_addr(pkt_t *p, const path_t *path, const ep_t *src, const ep_t *dst)
     p->nvlan = path->nvlan;
     p->vid[0] = path->vid[0];
     p->vid[1] = path->vid[1];
+    p->v6_ext = path->v6_ext;
+    p->ip4_frag = path->ip4_frag;
     memcpy(p->smac, src->mac, 6);
     memcpy(p->dmac, dst->mac, 6);
     memcpy(p->src, src->addr, 16);

@@ -80,6 +80,8 @@ typedef struct {
     int udp_len_delta;  /* added to UDP length */
     int bad_icrc;       /* xor the ICRC */
     int no_icrc;        /* leave out ICRC (and VCRC) entirely */
+    int v6_ext;         /* IPv6: a Hop-by-Hop and a Destination Options header (8 bytes each) */
+    int ip4_frag;       /* IPv4: written as two fragments (the first 512 bytes of IP payload, the rest) */
 } pkt_t;
 
 /* enc.c */
@@ -104,6 +106,8 @@ typedef struct {
     uint16_t vid[2];
     uint8_t dscp;
     uint8_t ecn;        /* default ECN codepoint for data packets */
+    uint8_t v6_ext;     /* as pkt_t.v6_ext */
+    uint8_t ip4_frag;   /* as pkt_t.ip4_frag */
 } path_t;
 
 void ep_v4(ep_t *e, uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint32_t qpn);

@@ -339,6 +339,32 @@ static void s_raw(ctx_t *c)
     run_rc(c, q);
 }
 
+/* RoCEv2 after IPv6 extension headers, and RoCEv2 packets larger than the
+ * IP MTU, fragmented by IPv4 (a misconfiguration: RoCE sets DF). */
+static void s_ip_options(ctx_t *c)
+{
+    ep_t a6, b6;
+    ep_v6(&a6, "fd00::1", QPA);
+    ep_v6(&b6, "fd00::2", QPB);
+    path_t e6 = { LT_ETH, NET_IP6, 0, { 0, 0 }, 26, 2, 1, 0 };
+    conv_t *cv6 = conv_new(c, "RC", "traffic", &a6, &b6);
+    rc_t *r = rc_new(c, cv6, &e6, &a6, &b6, 0x01B000, 1024);
+    rc_msg(r, MO_WRITE, 3000);
+    rc_msg(r, MO_SEND, 200);
+    run_rc(c, r);
+
+    ep_t a, b;
+    std_eps(&a, &b);
+    pkt_t p;
+    path_t f4 = { LT_ETH, NET_IP4, 0, { 0, 0 }, 26, 2, 0, 1 };
+    mk(&p, &f4, &a, &b, OP_SEND_ONLY, 0x01B100);
+    p.paylen = 2048;
+    p.payseed = 7;
+    emit(c, c->t + 5000, &p, NULL, 0, 0, 0);
+    note(c, c->nframes - 1, "frames %u-%u: one RoCEv2 SEND Only of 2048 bytes in two IPv4 fragments (not in any conversation)",
+         c->nframes - 1, c->nframes);
+}
+
 static void s_exthdrs(ctx_t *c)
 {
     ep_t a, b;
@@ -918,6 +944,7 @@ const scen_t scenarios[] = {
     { "sll", "RoCEv2 in Linux cooked capture (LINKTYPE_LINUX_SLL 113)", LT_SLL, s_sll },
     { "sll2", "RoCEv2 in Linux cooked capture v2 (LINKTYPE_LINUX_SLL2 276)", LT_SLL2, s_sll2 },
     { "raw", "RoCEv2 in LINKTYPE_RAW (101), IPv4 and IPv6", LT_RAW, s_raw },
+    { "ip_options", "RoCEv2 after IPv6 Hop-by-Hop and Destination Options headers; a RoCEv2 SEND in two IPv4 fragments", LT_ETH, s_ip_options },
     { "exthdrs", "one of each extended header: IETH, AtomicETH/AtomicAckETH, ImmDt, DETH, XRCETH, RDETH, FETH, RETH, READ responses", LT_ETH, s_exthdrs },
     { "naks", "ACK, RNR NAK, and one NAK of each of the 5 codes", LT_ETH, s_naks },
     { "cnp", "ECN-CE marked WRITEs and CNPs back to the sender", LT_ETH, s_cnp },
