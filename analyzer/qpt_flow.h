@@ -143,5 +143,7 @@ const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
+/* The conversation with that id now (following folds), NULL when none. */
+const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
 
 #endif

@@ -457,3 +457,11 @@ GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)
 	}
 	return out;
 }
+
+const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id)
+{
+	id = qpt_flow_conv_id(fl, id);
+	if (id < 0 || (guint)id >= fl->convs->len)
+		return NULL;
+	return g_ptr_array_index(fl->convs, id);
+}

@@ -34,6 +34,19 @@ def check(cond, what):
         print('FAIL', what)
 
 
+def first_frame_time(path):
+    """The first record's time of a classic pcap (the window's +0)."""
+    with open(path, 'rb') as f:
+        hdr = f.read(24)
+        rec = f.read(16)
+    magic = int.from_bytes(hdr[:4], 'little')
+    order = 'little' if magic in (0xa1b2c3d4, 0xa1b23c4d) else 'big'
+    nano = int.from_bytes(hdr[:4], order) == 0xa1b23c4d
+    sec = int.from_bytes(rec[:4], order)
+    frac = int.from_bytes(rec[4:8], order)
+    return sec + frac / (1e9 if nano else 1e6)
+
+
 def main():
     q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.chdir(root)
@@ -87,6 +100,39 @@ def main():
     out = subprocess.run([q, 'summary', '--json', 'captures/does-not-exist.pcap', cap],
                          capture_output=True, text=True, timeout=60)
     check(json.loads(out.stdout)['file'] == cap, f'missing + good JSON file: {out.stdout[:80]!r}')
+
+    # The window selects what is shown; the analysis is of the whole input:
+    # events inside a window are exactly the whole input's events at those
+    # times (same conversation ids, verdicts, episodes and triggers), and
+    # the summary shows the conversations with a frame in it, numbered as
+    # in the whole input.
+    for c, lo, hi in (('captures/made/nak_gbn.pcap', 0.000020, 0.000030),
+                      ('captures/made/multi_qp.pcap', 0.000005, 0.000012),
+                      ('captures/rxe/read_bw_drop.pcap', 0.0512, 0.06),
+                      ('captures/made/timeout_resend.pcap', 0.004, 0.0045)):
+        full = [json.loads(l) for l in subprocess.run([q, 'events', '--json', '-q', c],
+                capture_output=True, text=True).stdout.splitlines()]
+        first = first_frame_time(c)
+        want = [e for e in full if lo - 1e-7 <= e['time'] - first <= hi + 1e-7]
+        got = [json.loads(l) for l in subprocess.run(
+            [q, 'events', '--json', '-q', '--from', f'+{lo:.6f}', '--to', f'+{hi:.6f}', c],
+            capture_output=True, text=True).stdout.splitlines()]
+        check(got == want and (want or 'multi_qp' in c), f'{c} events in [{lo}, {hi}]: {len(got)} events, want {len(want)}')
+        summ = json.loads(subprocess.run([q, 'summary', '--json', c], capture_output=True,
+                                         text=True).stdout)
+        ws = json.loads(subprocess.run([q, 'summary', '--json', '--from', f'+{lo:.6f}', '--to',
+                                        f'+{hi:.6f}', c], capture_output=True, text=True).stdout)
+        ids = {cv['id'] for cv in ws['conversations']}
+        check(ids and all(cv in summ['conversations'] for cv in ws['conversations']),
+              f'{c} summary in the window: conversations {sorted(ids)} not those of the whole input')
+    out = subprocess.run([q, 'summary', '--conv', '99', 'captures/made/multi_qp.pcap'],
+                         capture_output=True, text=True)
+    check(out.returncode == 2 and 'no conversation matches' in out.stderr,
+          f'--conv 99: exit {out.returncode}, {out.stderr.strip()!r}')
+    out = subprocess.run([q, 'events', '--json', '--qp', '0x11', cap], capture_output=True, text=True)
+    evs = [json.loads(l) for l in out.stdout.splitlines()]
+    check(out.returncode == 0 and evs and all(e['conv'] == 0 for e in evs),
+          f'--qp 0x11: exit {out.returncode}, {len(evs)} events')
 
     print(f'{ok} passed, {bad} failed')
     return 1 if bad else 0

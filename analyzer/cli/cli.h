@@ -18,8 +18,10 @@ struct qpt_frame {
 	uint32_t linktype;
 	const uint8_t *data;
 	uint32_t caplen, wirelen;
-	bool matched; /* passed the BPF filter and the time window; from
-		       * qpt_input_next(), data is NULL for the others */
+	bool matched; /* passed the BPF filter and (unless window_selects)
+		       * the time window; from qpt_input_next(), data is NULL
+		       * for the others */
+	bool in_window; /* inside --from/--to (true without them) */
 	/* Set when the reading thread has decoded the frame already (see
 	 * qpt_input_opts.decode); data is then NULL. */
 	const struct qpt_pkt *pkt;
@@ -60,6 +62,9 @@ struct qpt_input_opts {
 	bool has_from, has_to; /* time window; from/to in ns since the epoch, */
 	int64_t from_ns, to_ns; /* or relative to the first frame when < 1e18 */
 	bool from_rel, to_rel;
+	/* The window selects what is shown, not what is analysed: frames
+	 * outside it stay matched, with in_window false. */
+	bool window_selects;
 	/* When set, the reading thread may decode frames with these options
 	 * itself, while the analysing thread is behind: see qpt_frame.pkt. */
 	const struct qpt_decode_opts *decode;
@@ -85,6 +90,8 @@ struct opts {
 	gchar **ports;
 	gchar **files;
 	gint conv; /* --conv, -1 for all */
+	gint64 qp; /* --qp QPN: conversations with this QP at either end, -1 all */
+	gchar *addr; /* --addr: conversations with this endpoint address */
 	gboolean each; /* analyse each file on its own */
 	gchar *from, *to; /* time window */
 	gchar *output; /* plot: -o FILE */
@@ -112,6 +119,9 @@ struct qpt_analysis {
 	bool opened; /* some file could be opened (and label is set) */
 	gchar *label; /* the files opened, joined by " + " (the caller frees) */
 	bool stop;    /* set by the frame function: read no further (a write failed) */
+	/* --from/--to select what is shown; everything is analysed (the
+	 * frame function sees qpt_frame.in_window) */
+	bool window_selects;
 };
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, struct qpt_analysis *an,

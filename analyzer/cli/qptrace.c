@@ -200,10 +200,64 @@ static bool files_not_commands(const struct opts *o, const struct command *cmd)
 	return true;
 }
 
+/* --conv ID: a conversation id, 0 or more. */
+static bool parse_id(const struct command *cmd, const char *opt, const char *s,
+		     guint64 max, gint *out)
+{
+	guint64 v;
+
+	if (!s)
+		return true;
+	if (!g_ascii_string_to_unsigned(s, 10, 0, max, &v, NULL)) {
+		g_printerr("qptrace %s: bad %s '%s': a conversation id (0, 1, ... as qptrace "
+			   "summary numbers them)\n", cmd->name, opt, s);
+		return false;
+	}
+	*out = (gint)v;
+	return true;
+}
+
+/* --qp QPN: 24 bits, decimal or 0x hex. */
+static bool parse_qpn(const struct command *cmd, const char *s, gint64 *out)
+{
+	guint64 v;
+
+	if (!s)
+		return true;
+	if (!g_ascii_string_to_unsigned(s, g_str_has_prefix(s, "0x") ? 16 : 10, 0, 0xffffff,
+					&v, NULL) &&
+	    !(g_str_has_prefix(s, "0x") &&
+	      g_ascii_string_to_unsigned(s + 2, 16, 0, 0xffffff, &v, NULL))) {
+		g_printerr("qptrace %s: bad --qp '%s': a QP number of 24 bits (decimal or 0x hex)\n",
+			   cmd->name, s);
+		return false;
+	}
+	*out = (gint64)v;
+	return true;
+}
+
+/* --from after --to, when both are of the same kind, is an empty window. */
+static bool window_ok(const struct command *cmd, const struct opts *o)
+{
+	struct qpt_input_opts io;
+
+	if (!o->from || !o->to)
+		return true;
+	if (!qpt_input_opts_from(o, &io))
+		return false;
+	if (io.from_rel == io.to_rel && io.from_ns > io.to_ns) {
+		g_printerr("qptrace %s: --from %s is after --to %s: the window is empty\n",
+			   cmd->name, o->from, o->to);
+		return false;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	gboolean version = FALSE;
+	gchar *conv_s = NULL, *qp_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
@@ -213,14 +267,18 @@ int main(int argc, char **argv)
 			    "Read only frames matching the BPF expression", "EXPR" } },
 		{ C_READ, { "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
 			    "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" } },
-		{ C_FLOW, { "conv", 'c', 0, G_OPTION_ARG_INT, &o.conv,
-			    "Only this conversation", "ID" } },
+		{ C_FLOW, { "conv", 'c', 0, G_OPTION_ARG_STRING, &conv_s,
+			    "Only this conversation (ids are those of the whole input)", "ID" } },
+		{ C_SUMMARY | C_EVENTS, { "qp", 0, 0, G_OPTION_ARG_STRING, &qp_s,
+					  "Only conversations with this QP number at either end (decimal or 0x hex)", "QPN" } },
+		{ C_SUMMARY | C_EVENTS, { "addr", 0, 0, G_OPTION_ARG_STRING, &o.addr,
+					  "Only conversations with this endpoint (IP address, GID, or 'LID N')", "ADDR" } },
 		{ C_SUMMARY | C_EVENTS, { "each", 0, 0, G_OPTION_ARG_NONE, &o.each,
 					  "Analyse each file on its own (default: one merged timeline)", NULL } },
 		{ C_FLOW | C_PACKETS, { "from", 0, 0, G_OPTION_ARG_STRING, &o.from,
-					"Only frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601)", "T" } },
+					"Show frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601); the whole input is analysed", "T" } },
 		{ C_FLOW | C_PACKETS, { "to", 0, 0, G_OPTION_ARG_STRING, &o.to,
-					"Only frames at or before T", "T" } },
+					"Show frames at or before T", "T" } },
 		{ C_READ, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 			    "Do not verify ICRC/VCRC", NULL } },
 		{ C_GRADE, { "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
@@ -249,6 +307,7 @@ int main(int argc, char **argv)
 	if (!setlocale(LC_ALL, "C.UTF-8"))
 		setlocale(LC_ALL, "C");
 	o.conv = -1;
+	o.qp = -1;
 
 	if (argc > 1 && !strcmp(argv[1], "help")) {
 		help = true;
@@ -314,7 +373,9 @@ int main(int argc, char **argv)
 		g_printerr("qptrace %s: no capture file given (try qptrace help %s)\n",
 			   cmd->name, cmd->name);
 		status = 2;
-	} else if (!parse_ports(&o) || !files_not_commands(&o, cmd)) {
+	} else if (!parse_ports(&o) || !files_not_commands(&o, cmd) ||
+		   !parse_id(cmd, "--conv", conv_s, 0x7fffffff, &o.conv) ||
+		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
@@ -330,5 +391,8 @@ int main(int argc, char **argv)
 	g_free(o.filter);
 	g_free(o.from);
 	g_free(o.to);
+	g_free(o.addr);
+	g_free(conv_s);
+	g_free(qp_s);
 	return status;
 }

@@ -190,6 +190,7 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error)
 	/* Filter here rather than with pcap_setfilter(), so that frame numbers
 	 * stay those Wireshark shows. */
 	f->matched = !r->has_prog || pcap_offline_filter(&r->prog, h, data);
+	f->in_window = true;
 	return 1;
 }
 
@@ -241,6 +242,7 @@ struct bframe {
 	uint32_t caplen, wirelen;
 	uint32_t file; /* index into qpt_input.c.names and .c.linktypes */
 	bool matched;
+	bool in_window;
 	bool decoded; /* the reading thread decoded it: batch.pkt[index] */
 };
 
@@ -444,10 +446,13 @@ static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray
 		in->have_t0 = true;
 		in->t0 = best_ns;
 	}
+	f->in_window = true;
 	if (in->o.has_from &&
 	    best_ns < (in->o.from_rel ? in->t0 + in->o.from_ns : in->o.from_ns))
-		f->matched = false;
+		f->in_window = false;
 	if (in->o.has_to && best_ns > (in->o.to_rel ? in->t0 + in->o.to_ns : in->o.to_ns))
+		f->in_window = false;
+	if (!f->in_window && !in->o.window_selects)
 		f->matched = false;
 	if (in->o.progress && (++in->frames & 0xffff) == 0)
 		progress(in);
@@ -512,6 +517,7 @@ static gpointer reader_thread(gpointer data)
 		e->wirelen = f->wirelen;
 		e->file = file;
 		e->matched = f->matched;
+		e->in_window = f->in_window;
 		e->decoded = f->matched && b->decoded;
 		e->off = 0;
 		if (e->decoded) {
@@ -577,6 +583,7 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 			f->caplen = e->caplen;
 			f->wirelen = e->wirelen;
 			f->matched = e->matched;
+			f->in_window = e->in_window;
 			f->pkt = e->decoded ? &b->pkt[i] : NULL;
 			f->data = e->matched && !e->decoded ? b->buf + e->off : NULL;
 			return 1;

@@ -23,6 +23,12 @@ struct run {
 	bool events;
 	bool several; /* files merged: events also say which file and frame */
 	bool write_failed;
+	bool window;	  /* --from/--to given: show what they select */
+	GArray *seen;	  /* gboolean per conversation id: a frame in the window */
+	GArray *seen_final; /* the same by the ids at the end */
+	unsigned char addr[16]; /* --addr, parsed */
+	uint8_t addr_family;
+	char addr_text[QPT_ADDR_STRLEN];
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -99,7 +105,29 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 	g_string_append_c(o, '\n');
 }
 
-/* The events of each analysed frame (events command). */
+/* Does the conversation pass --conv, --qp and --addr?  (The window is
+ * checked apart: by frame for events, by conversation for summary.) */
+static bool conv_selected(const struct run *r, const struct qpt_conv *c)
+{
+	bool qp = r->o->qp < 0, addr = !r->o->addr;
+
+	if (!c)
+		return r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
+	if (r->o->conv >= 0 && c->id != r->o->conv)
+		return false;
+	for (int e = 0; e < 2; e++) {
+		char a[QPT_ADDR_STRLEN];
+
+		if (c->ep[e].qpn_known && (gint64)c->ep[e].qpn == r->o->qp)
+			qp = true;
+		if (r->o->addr && !strcmp(qpt_endpoint_addr(&c->ep[e], a), r->addr_text))
+			addr = true;
+	}
+	return qp && addr;
+}
+
+/* Every analysed frame: the conversations the window shows; the events
+ * (events command) of the frames it shows. */
 static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		     const struct qpt_pkt *pkt, const struct qpt_verdict *v)
 {
@@ -107,8 +135,18 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 
 	(void)ns;
 	(void)pkt;
+	if (!f->in_window)
+		return;
+	if (v->conv >= 0 && r->seen) {
+		if ((guint)v->conv >= r->seen->len)
+			g_array_set_size(r->seen, (guint)v->conv + 1);
+		g_array_index(r->seen, gboolean, v->conv) = TRUE;
+	}
+	if (!r->events)
+		return;
 	for (unsigned i = 0; i < v->nevents; i++)
-		if (r->o->conv < 0 || v->ev[i].conv == r->o->conv)
+		if (conv_selected(r, v->ev[i].conv >= 0 ?
+					     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL))
 			event_out(&v->ev[i], r, f);
 	if (r->out->len > 60000 && qpt_write_out(r->out, "standard output")) {
 		r->write_failed = true;
@@ -157,6 +195,7 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		return 2;
 	io.progress = progress && !o->quiet;
 	io.decode = &o->dec;
+	io.window_selects = an->window_selects;
 	in = qpt_input_open(files, &io, errors);
 	if (!keep_errors)
 		status = qpt_errors_print(errors);
@@ -576,10 +615,47 @@ static gint by_trouble(gconstpointer a, gconstpointer b)
 	return tx < ty ? 1 : tx > ty ? -1 : x->id - y->id;
 }
 
+/* In the summary: selected, and with a frame in the window when there is
+ * one (ids seen during the reading may have been folded since). */
+static bool shown_conv(const struct run *r, const struct qpt_conv *c)
+{
+	if (!conv_selected(r, c))
+		return false;
+	return !r->window || ((guint)c->id < r->seen_final->len &&
+			      g_array_index(r->seen_final, gboolean, c->id));
+}
+
+/* The ids of the conversations that had a frame in the window, as they are
+ * at the end (an id seen early may have been folded into another). */
+static void window_final(struct run *r)
+{
+	r->seen_final = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	g_array_set_size(r->seen_final, r->seen->len);
+	for (guint id = 0; id < r->seen->len; id++) {
+		int32_t now = qpt_flow_conv_id(r->fl, (int32_t)id);
+
+		if (g_array_index(r->seen, gboolean, id) && now >= 0 && (guint)now < r->seen->len)
+			g_array_index(r->seen_final, gboolean, now) = TRUE;
+	}
+}
+
+/* How many conversations the selectors show (for "no such conversation"). */
+static guint count_shown(const struct run *r)
+{
+	GPtrArray *convs = qpt_flow_conversations(r->fl);
+	guint n = 0;
+
+	for (guint i = 0; i < convs->len; i++)
+		n += shown_conv(r, g_ptr_array_index(convs, i));
+	g_ptr_array_free(convs, TRUE);
+	return n;
+}
+
 static void summary_out(struct run *r, const char *file)
 {
 	GPtrArray *convs = qpt_flow_conversations(r->fl);
-	GPtrArray *att = r->o->conv < 0 ? qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
+	GPtrArray *att = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr ?
+				 qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
@@ -608,7 +684,7 @@ static void summary_out(struct run *r, const char *file)
 		for (guint i = 0; i < convs->len; i++) {
 			const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
-			if (r->o->conv >= 0 && c->id != r->o->conv)
+			if (!shown_conv(r, c))
 				continue;
 			g_string_append(o, shown++ ? "," : "");
 			json_conv(o, c);
@@ -637,7 +713,7 @@ static void summary_out(struct run *r, const char *file)
 	for (guint i = 0; i < convs->len; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
-		if (r->o->conv >= 0 && c->id != r->o->conv)
+		if (!shown_conv(r, c))
 			continue;
 		text_conv(o, c, r->an.t0);
 	}
@@ -683,17 +759,58 @@ static void summary_out(struct run *r, const char *file)
 	g_ptr_array_free(att, TRUE);
 }
 
+/* --addr: an IPv4 or IPv6 address, a GID, or "LID N"; compared in the
+ * form the summary prints endpoints. */
+static bool parse_addr(struct run *r, const char *s)
+{
+	unsigned char b[16] = { 0 };
+	guint64 lid;
+
+	if (inet_pton(AF_INET, s, b + 12) == 1) {
+		qpt_addr_format(b, 4, r->addr_text);
+	} else if (inet_pton(AF_INET6, s, b) == 1) {
+		qpt_addr_format(b, 6, r->addr_text);
+	} else if ((g_str_has_prefix(s, "LID ") &&
+		    g_ascii_string_to_unsigned(s + 4, 0, 0, 0xffff, &lid, NULL)) ||
+		   (g_str_has_prefix(s, "lid:") &&
+		    g_ascii_string_to_unsigned(s + 4, 0, 0, 0xffff, &lid, NULL))) {
+		b[0] = (unsigned char)(lid >> 8);
+		b[1] = (unsigned char)lid;
+		qpt_addr_format(b, 'L', r->addr_text);
+	} else {
+		g_printerr("qptrace: bad --addr '%s': an IPv4 or IPv6 address, a GID, or LID N\n", s);
+		return false;
+	}
+	return true;
+}
+
 /* One analysis over the files as a single timeline. */
 static int run_one(struct opts *o, gchar **files, bool events)
 {
 	struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
+	bool selecting = o->conv >= 0 || o->qp >= 0 || o->addr;
 	int status;
 
+	if (o->addr && !parse_addr(&r, o->addr))
+		return 2;
 	r.fl = qpt_flow_new(NULL);
 	r.several = files[0] && files[1];
-	status = qpt_analyse_files(o, files, true, r.fl, &r.an,
-				   events ? on_frame : NULL, &r, NULL);
+	r.window = o->from || o->to;
+	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	r.an.window_selects = true; /* analyse everything, show the window */
+	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
 	r.file = r.an.label; /* only the files that could be read */
+	window_final(&r);
+	if (r.an.opened && (selecting || r.window) && !count_shown(&r)) {
+		GPtrArray *all = qpt_flow_conversations(r.fl);
+
+		g_printerr("qptrace %s: no conversation %s in %s (it has %u; qptrace summary "
+			   "lists them)\n", events ? "events" : "summary",
+			   r.window && !selecting ? "in that time window" : "matches the selection",
+			   r.an.label, all->len);
+		g_ptr_array_free(all, TRUE);
+		status = 2;
+	}
 	/* A capture without frames still gets its (empty) summary. */
 	if (r.an.opened && !events && !r.write_failed)
 		summary_out(&r, r.an.label);
@@ -702,6 +819,8 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
 	g_free(r.an.label);
+	g_array_free(r.seen, TRUE);
+	g_array_free(r.seen_final, TRUE);
 	return status;
 }
 
