@@ -227,8 +227,12 @@ static void pass_frame(void *user, const struct qpt_frame *f, int64_t ns,
  * second one (errors) keeps them quiet. */
 static int read_pass(struct pass *ps, bool progress, GPtrArray *errors)
 {
-	return qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->an,
-				 pass_frame, ps, errors);
+	int rc = qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->an,
+				   pass_frame, ps, errors);
+
+	g_free(ps->an.label); /* the subtitle names the files as given */
+	ps->an.label = NULL;
+	return rc;
 }
 
 /* After the first pass: where each id ends, and which plot takes it. */
