@@ -50,30 +50,31 @@ enum qpt_vcode {
  * info:    appended to the Info column ("" for none)
  * count:   the JSON/text key of the event's count, NULL for none
  * detail:  the event's detail prints in text (a NAK's is its name, shown)
+ * plot:    the series of `qptrace plot` (its data-series name), NULL for none
  * counter: the per-direction counter (QPT_DIR_COUNTERS key) or totals key
  *          ("totals." prefix) that counts events of this kind
  */
 #define QPT_VERDICTS(X)                                                                  \
 	X(RETRANSMISSION, "retransmission", "Retransmission",                            \
 	  "Retransmission", SEQUENCE, NOTE, " [Retransmission]", FLAG, NULL, NONE, true, \
-	  "retransmission", "retransmitted_packets")                                     \
+	  "retransmissions", "retransmitted_packets")                                    \
 	X(DUPLICATE, "duplicate", "Duplicate (capture)",                                 \
 	  "Duplicate packet (same PSN and contents, seen twice by the capture)",        \
-	  SEQUENCE, NOTE, " [Duplicate]", FLAG, NULL, NONE, true, "duplicate",           \
+	  SEQUENCE, NOTE, " [Duplicate]", FLAG, NULL, NONE, true, "duplicates",          \
 	  "duplicates")                                                                  \
 	X(PSN_GAP, "psn_gap", "PSN gap (missing PSNs)", "PSN gap", SEQUENCE, WARN,       \
-	  " [PSN gap]", COUNT, "missing", NONE, true, "psn_gap", "psn_gaps")             \
+	  " [PSN gap]", COUNT, "missing", NONE, true, "psn_gaps", "psn_gaps")            \
 	X(OUT_OF_ORDER, "out_of_order", "Out of order", "Out-of-order packet", SEQUENCE, \
 	  WARN, " [Out-of-order]", FLAG, NULL, NONE, true, NULL, "out_of_order")         \
 	X(NAK, "nak", "NAK", "NAK", SEQUENCE, WARN, " [NAK]", FLAG, NULL, NAK, false,    \
-	  "nak", "naks")                                                                 \
+	  "naks", "naks")                                                                \
 	X(RNR_NAK, "rnr_nak", "RNR NAK", "RNR NAK (receiver not ready)", SEQUENCE, WARN, \
-	  " [RNR NAK]", FLAG, NULL, RNR_NAK, true, "rnr_nak", "rnr_naks")                \
+	  " [RNR NAK]", FLAG, NULL, RNR_NAK, true, "rnr_naks", "rnr_naks")               \
 	X(RNR_RETRY, "rnr_retry", "Resend after RNR NAK", "Resend after an RNR NAK",     \
 	  SEQUENCE, NOTE, "", FLAG, NULL, RNR_TIMER, true, NULL,             \
 	  "rnr_retries")                                                                 \
 	X(GBN_START, "gbn_episode", "Go-back-N episode", "Go-back-N episode starts",     \
-	  SEQUENCE, WARN, " [Go-back-N]", EPISODE, NULL, NONE, true, "gbn_episode",      \
+	  SEQUENCE, WARN, " [Go-back-N]", EPISODE, NULL, NONE, true, "gbn_episodes",     \
 	  "gbn_episodes")                                                                \
 	X(TIMEOUT_RESEND, "timeout_resend", "Resend after a timeout",                    \
 	  "Resend after a silence (local ACK timeout)", SEQUENCE, WARN, "",    \
@@ -86,7 +87,7 @@ enum qpt_vcode {
 	  "ACK covering several requests that asked for one", SEQUENCE, CHAT, "", FLAG,  \
 	  NULL, NONE, true, NULL, "coalesced_acks")                                      \
 	X(CNP, "cnp", "Congestion notification", "Congestion Notification Packet",       \
-	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "cnp", "cnps")                     \
+	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "cnps", "cnps")                    \
 	X(ECN_CE, "ecn_ce", "ECN Congestion Experienced", "ECN Congestion Experienced",  \
 	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "ecn_ce", "ecn_ce")                \
 	X(BAD_ICRC, "bad_icrc", "Bad ICRC", "Bad ICRC", CHECKSUM, ERROR, "", FLAG, NULL, \

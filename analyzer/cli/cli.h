@@ -143,4 +143,10 @@ void qpt_json_escape(GString *out, const char *s);
  * stderr naming what (e.g. "standard output") and the error. */
 int qpt_write_out(GString *out, const char *what);
 
+/* An endpoint with its QP: "10.0.0.1 QP 0x000011", "LID 5 QP ?" (the
+ * address as qpt_endpoint_addr() writes it).  Returns buf. */
+struct qpt_endpoint;
+#define QPT_ENDPOINT_QP_STRLEN 96
+char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
+
 #endif

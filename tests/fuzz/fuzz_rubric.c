@@ -1,18 +1,17 @@
 /* fuzz_rubric.c - libFuzzer target for the rubric parser of `qptrace grade`
  *
  * The input is the text of a rubric (a GLib key file, rubrics/README.md).
- * The parser, rubric_load(), is static in analyzer/cli/grade.c and reads a
- * file, so this target includes grade.c and hands it the input through a
- * memfd (/proc/self/fd/N).  Invalid rubrics are the common case: they must
- * be reported (stderr, silenced here) and freed without a leak.
+ * The parser, grade_rubric_load() in analyzer/cli/grade_rubric.c, reads a
+ * file, so this target hands it the input through a memfd
+ * (/proc/self/fd/N).  Invalid rubrics are the common case: they must be
+ * reported (stderr, silenced here) and freed without a leak.
  *
- * FUZZ_EXTRA_SOURCES: analyzer/cli/reader.c analyzer/cli/report.c analyzer/cli/print_pkt.c
- * FUZZ_EXTRA_LIBS: -lpcap
+ * FUZZ_EXTRA_SOURCES: analyzer/cli/grade_rubric.c
  */
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli/grade.c"
+#include "cli/grade.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		abort();
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	rb = rubric_load(path);
+	rb = grade_rubric_load(path);
 	if (rb)
-		rubric_free(rb);
+		grade_rubric_free(rb);
 	return 0;
 }

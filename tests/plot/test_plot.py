@@ -10,7 +10,9 @@ NAK marks == NAKs, and so on.  Go-back-N shading is checked per trigger
 (nak, timeout, read_retry, resend): shaded rectangles of each class and the
 legend's count for it against the episodes of `summary --json`, one colour
 per class, on made and rxe captures.  Also checks the legend, the self-contained
-SVG, the 24-bit PSN unwrap, --top file naming, standard input, and that bad
+SVG, the 24-bit PSN unwrap, --top file naming and order, a conversation
+paired late (its packets in the direction the engine folds them into),
+standard input, and that bad
 input gives one line on stderr and exit status 2.  Python 3 standard
 library only.  Prints "N passed, N failed".
 """
@@ -259,6 +261,48 @@ def main():
         summ = json.loads(run(qptrace, "summary", "--json", "-q", cap).stdout)
         check(len(set(ids)) == 3 and all(int(i) in [c["id"] for c in summ["conversations"]] for i in ids),
               "--top: three distinct existing conversations")
+
+        # --top N: the N worst conversations, in the order of qpt_conv_cmp_worst
+        # (retransmitted packets + PSN gaps + RNR NAKs + duplicates + NAKs of
+        # both directions, most first, then by id), as summary ranks them
+        for capname, n in [("naks", 3), ("multi_qp", 4)]:
+            cap2 = os.path.join(made, capname + ".pcap")
+            r = run(qptrace, "plot", "--top", str(n), "-o", os.path.join(tmp, "w.svg"), cap2)
+            got = [int(x) for x in re.findall(r"conversation (\d+) \(", r.stderr)]
+            summ = json.loads(run(qptrace, "summary", "--json", "-q", cap2).stdout)
+            trouble = lambda c: sum(d["retransmitted_packets"] + d["psn_gaps"] + d["rnr_naks"]
+                                    + d["duplicates"] + sum(d["naks"].values())
+                                    for d in c["directions"])
+            want = [c["id"] for c in sorted(summ["conversations"],
+                                            key=lambda c: (-trouble(c), c["id"]))][:n]
+            check(r.returncode == 0 and got == want,
+                  f"--top {n} on {capname}: plotted {got}, worst first {want}")
+
+        # late pairing: a one-way conversation of ACKs (id 1) folded into
+        # conversation 0 when an ACK answers its requests.  Its packets go to
+        # the direction the engine folds them into (b->a): their ACKs are on
+        # the a->b requests' panel, the only one (the ACKed line rises once,
+        # at the first ACK; taken in the direction it had in conversation 1,
+        # that ACK would make a b->a panel of its own).
+        sys.path.insert(0, os.path.join(root, "tools"))
+        import mkhostile as mk
+        late = os.path.join(tmp, "late.pcap")
+        mk.write_pcap(late, 1, [mk.send(1, 2, 0x12, 100), mk.ack(2, 1, 0x11, 200),
+                                mk.ack(2, 1, 0x11, 100, msn=1), mk.send(1, 2, 0x12, 101),
+                                mk.ack(2, 1, 0x11, 101, msn=2)])
+        summ = json.loads(run(qptrace, "summary", "--json", "-q", late).stdout)
+        check([c["id"] for c in summ["conversations"]] == [0],
+              f"late pairing: one conversation, id 0 ({[c['id'] for c in summ['conversations']]})")
+        r = run(qptrace, "plot", "--conv", "0", "-o", "-", late)
+        svg = ET.fromstring(r.stdout.encode()) if r.returncode == 0 else None
+        if svg is not None:
+            panels = [g.get("data-dir") for g in svg.iter(SVG + "g") if g.get("class") == "panel"]
+            acked = [int(g.get("data-total")) for g in svg.iter(SVG + "g")
+                     if g.get("data-series") == "acked"]
+            check(panels == ["0"] and acked == [1],
+                  f"late pairing: one panel a->b with the ACKed line ({panels}, acked {acked})")
+        else:
+            check(False, f"late pairing: plot exit {r.returncode} {r.stderr!r}")
 
         # standard input gives the same graph (the subtitle names "-")
         with open(os.path.join(made, "nak_gbn.pcap"), "rb") as f:

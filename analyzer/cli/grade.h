@@ -1,0 +1,164 @@
+/* grade.h - `qptrace grade`, shared by its files (not an interface)
+ *
+ *   grade.c          the command: captures to grade, text and JSON output
+ *   grade_rubric.c   the rubric: key-file parsing and validation
+ *   grade_records.c  one pass over a capture: frame and message records
+ *   grade_checks.c   the check kinds, each a PASS/FAIL with its proof
+ *   grade_proof.c    the proof: frame lists and the words around them
+ */
+#ifndef QPT_GRADE_H
+#define QPT_GRADE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "qpt_flow.h"
+
+/* ---- the rubric (grade_rubric.c) --------------------------------------- */
+
+enum kind {
+	K_OPS,
+	K_MULTI_PACKET,
+	K_CM_HANDSHAKE,
+	K_PAIRED,
+	K_TRANSPORT,
+	K_ACKS,
+	K_NO_RETRANSMISSIONS,
+	K_NO_GAPS,
+	K_PATH_MTU,
+	K_IMMEDIATE,
+	K_ATOMIC,
+	K_MIN_QPS,
+	K_OOB_TCP,
+	K_HEADER,
+	K_COUNT
+};
+
+/* Keys every check may have: kind, points, explain.  Then per kind the
+ * keys it knows (space separated) and the ones it requires. */
+struct grade_kind {
+	const char *name;
+	const char *keys;
+	const char *required;
+	const char *what; /* one line for the error message and README */
+};
+extern const struct grade_kind grade_kinds[K_COUNT];
+
+/* paired: by= */
+enum { BY_ANY, BY_CM, BY_TRAFFIC };
+
+struct check {
+	char *name;
+	enum kind kind;
+	int line;
+	long points;
+	char *explain;
+	char transport[4]; /* "" any */
+	int op;		   /* enum qpt_op, -1 any */
+	long min_count, max_count, size, min_packets, min_connections,
+		min_conversations, min_qps, value, min_frames;
+	bool teardown, only, present, all, middle, acks;
+	int by;
+	unsigned header; /* QPT_H_* bit */
+	char *bpf;	 /* oob_tcp */
+};
+
+struct rubric {
+	char *file;
+	char *name, *description;
+	GPtrArray *checks; /* struct check * */
+	long max_points;
+};
+
+/* Loads and validates the rubric; on error prints every problem (one a
+ * line, FILE:LINE: what is wrong) and returns NULL. */
+struct rubric *grade_rubric_load(const char *file);
+void grade_rubric_free(struct rubric *rb);
+
+/* ---- one pass over a capture (grade_records.c) ------------------------- */
+
+struct frec {
+	uint64_t frame;
+	uint64_t original_frame; /* retransmission: first sight */
+	uint64_t read_request_frame;
+	int32_t conv;
+	int8_t dir;
+	uint8_t opcode;
+	bool mad;
+	uint16_t cm_msg;
+	uint16_t cm_reason;
+	uint32_t vflags;
+	uint32_t payload_len;
+	uint32_t psn, gap_psns, gap_first_psn;
+};
+
+struct mrec {
+	uint64_t first, last;
+	int32_t conv;
+	uint8_t op, opcode;
+	uint32_t len, packets;
+};
+
+struct convspan {
+	uint64_t first[2], last[2], n;
+};
+
+struct capture {
+	const char *file;
+	struct qpt_flow *fl;
+	GPtrArray *convs;
+	GArray *frames; /* struct frec, RoCE/IB frames only */
+	GArray *msgs;	/* struct mrec */
+	GArray *spans;	/* struct convspan by conversation id */
+	GArray **tcp;	/* per check: frame numbers matching its BPF */
+	char **tcp_err; /* per check: why the BPF could not be applied */
+	uint64_t nframes, iba;
+	uint32_t linktype;
+	char *error; /* the file could not be read (fully) */
+	bool opened;
+};
+
+/* Reads cap->file once (decoder, flow engine, the checks' BPF filters);
+ * sets cap->error when it could not be read to its end. */
+void grade_read_capture(struct capture *cap, const struct opts *o, const struct rubric *rb);
+void grade_capture_free(struct capture *cap, guint nc);
+
+/* ---- checks (grade_checks.c) and their proof (grade_proof.c) ----------- */
+
+struct result {
+	bool pass;
+	GString *reason;
+	GArray *frames; /* uint64_t, the proof */
+};
+
+/* Runs check c (the idx-th of its rubric) on cap: r->pass, r->reason and
+ * r->frames (sorted, unique) are set. */
+void grade_run_check(const struct check *c, guint idx, const struct capture *cap,
+		     struct result *r);
+
+const char *grade_plural(uint64_t n, const char *one, const char *many);
+void grade_add_frame(struct result *r, uint64_t f); /* f == 0: none */
+void grade_sort_unique(GArray *a);
+/* "frame 4", "frames 4-6, 9", or "frames 4-18" when the list is long. */
+void grade_fmt_frames(GString *o, GArray *in);
+/* A conversation's first and last frame of each direction. */
+void grade_conv_frames(const struct capture *cap, const struct qpt_conv *c, struct result *r);
+/* "frames 4-18", "frame 4" or "no data packets". */
+void grade_conv_range(GString *o, const struct capture *cap, const struct qpt_conv *c);
+/* "conversation 0 RC 10.0.0.1 QP 0x000011 <-> 10.0.0.2 QP 0x000012, frames 4-18" */
+void grade_conv_desc(GString *o, const struct capture *cap, const struct qpt_conv *cv);
+bool grade_tr_match(const struct check *c, const char *tr); /* the check's transport= */
+const char *grade_tr_label(const struct check *c);	   /* it, or "" for any */
+/* "24 RC WRITE_ONLY_IMM, 8 RC WRITE_LAST_IMM" for a list of frame records. */
+void grade_opcode_breakdown(GString *o, GPtrArray *recs);
+void grade_recs_frames(struct result *r, GPtrArray *recs);
+/* "3 RC WRITE messages" */
+void grade_desc_msgs(GString *o, const struct check *c, uint64_t n);
+/* Sizes seen among messages: "5 of 3000 bytes, 2 of 64 bytes". */
+void grade_size_breakdown(GString *o, GArray *ms);
+void grade_msgs_frames(struct result *r, GArray *ms); /* first and last of each */
+void grade_msgs_range(GString *o, GArray *ms);	      /* "frames 4-18" */
+
+#endif

@@ -1,0 +1,220 @@
+/* grade_records.c - one pass over a capture for `qptrace grade`
+ *
+ * Every frame goes through the decoder and the flow engine; a small record
+ * of each RoCE/IB frame and of each message is kept (what the engine does
+ * not keep), and the frames matching each check's BPF filter.
+ */
+#include <pcap/pcap.h>
+#include <string.h>
+
+#include "grade.h"
+
+/* The reader's message without the file name it starts with (the report
+ * names the file already). */
+static char *take_error(const char *file, GError *e)
+{
+	const char *m = e ? e->message : "read error";
+	size_t n = strlen(file);
+	char *s;
+
+	if (!strncmp(m, file, n) && m[n] == ':' && m[n + 1] == ' ')
+		m += n + 2;
+	s = g_strdup(m);
+	g_clear_error(&e);
+	return s;
+}
+
+static void compile_bpfs(struct capture *cap, const struct rubric *rb, uint32_t linktype,
+			 struct bpf_program *progs, bool *ok)
+{
+	pcap_t *dead = pcap_open_dead((int)linktype, 262144);
+
+	for (guint i = 0; i < rb->checks->len; i++) {
+		const struct check *c = g_ptr_array_index(rb->checks, i);
+
+		ok[i] = false;
+		if (!c->bpf)
+			continue;
+		if (!dead) {
+			cap->tcp_err[i] = g_strdup("libpcap cannot open a filter for this link type");
+			continue;
+		}
+		if (pcap_compile(dead, &progs[i], c->bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+			const char *name = pcap_datalink_val_to_name((int)linktype);
+
+			cap->tcp_err[i] = g_strdup_printf("'%s' cannot be applied to link type %u (%s): %s",
+							  c->bpf, linktype, name ? name : "?",
+							  pcap_geterr(dead));
+			continue;
+		}
+		ok[i] = true;
+	}
+	if (dead)
+		pcap_close(dead);
+}
+
+static struct convspan *span_of(struct capture *cap, int32_t conv)
+{
+	if (conv < 0)
+		return NULL;
+	if ((guint)conv >= cap->spans->len)
+		g_array_set_size(cap->spans, (guint)conv + 1);
+	return &g_array_index(cap->spans, struct convspan, conv);
+}
+
+void grade_read_capture(struct capture *cap, const struct opts *o, const struct rubric *rb)
+{
+	struct qpt_flow_opts fo = { 0 };
+	struct qpt_reader *rd;
+	struct qpt_frame f;
+	struct qpt_pkt pkt;
+	struct qpt_verdict v;
+	guint nc = rb->checks->len;
+	struct bpf_program *progs = g_new0(struct bpf_program, nc);
+	bool *prog_ok = g_new0(bool, nc);
+	bool compiled = false;
+	GHashTable *read_resp = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	GError *rerr = NULL;
+	int rc;
+
+	cap->frames = g_array_new(FALSE, TRUE, sizeof(struct frec));
+	cap->msgs = g_array_new(FALSE, TRUE, sizeof(struct mrec));
+	cap->spans = g_array_new(FALSE, TRUE, sizeof(struct convspan));
+	cap->tcp = g_new0(GArray *, nc);
+	cap->tcp_err = g_new0(char *, nc);
+	for (guint i = 0; i < nc; i++)
+		cap->tcp[i] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	cap->fl = qpt_flow_new(&fo);
+
+	rd = qpt_reader_open(cap->file, o->filter, &rerr);
+	if (!rd) {
+		cap->error = take_error(cap->file, rerr);
+		goto out;
+	}
+	cap->opened = true;
+	for (;;) {
+		struct frec r = { 0 };
+		const struct qpt_opcode_info *oi;
+		int64_t ns;
+
+		rc = qpt_reader_next(rd, &f, &rerr);
+		if (rc <= 0)
+			break;
+		cap->nframes++;
+		if (!compiled) {
+			cap->linktype = f.linktype;
+			compile_bpfs(cap, rb, f.linktype, progs, prog_ok);
+			compiled = true;
+		}
+		if (!f.matched)
+			continue;
+		for (guint i = 0; i < nc; i++) {
+			struct pcap_pkthdr h = { .caplen = f.caplen, .len = f.wirelen };
+
+			if (prog_ok[i] && pcap_offline_filter(&progs[i], &h, f.data))
+				g_array_append_val(cap->tcp[i], f.number);
+		}
+		ns = f.ts_sec * 1000000000 + f.ts_nsec;
+		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
+		qpt_flow_packet(cap->fl, f.number, ns, &pkt, &v);
+		if (pkt.transport == QPT_TR_NONE || !(pkt.flags & QPT_HAS_BTH))
+			continue;
+		cap->iba++;
+		oi = &qpt_opcodes[pkt.bth.opcode];
+		r.frame = f.number;
+		r.conv = v.conv;
+		r.dir = v.dir;
+		r.opcode = pkt.bth.opcode;
+		r.mad = (pkt.flags & QPT_HAS_MAD) != 0;
+		if (pkt.flags & QPT_HAS_CM) {
+			r.cm_msg = pkt.cm.msg;
+			r.cm_reason = pkt.cm.reason;
+		}
+		r.vflags = v.flags;
+		r.payload_len = pkt.payload_len;
+		r.psn = pkt.bth.psn;
+		r.original_frame = v.original_frame;
+		r.gap_psns = v.gap_psns;
+		r.gap_first_psn = v.gap_first_psn;
+		r.read_request_frame = v.read_request_frame;
+		g_array_append_val(cap->frames, r);
+		if (v.conv >= 0 && v.dir >= 0) {
+			struct convspan *s = span_of(cap, v.conv);
+
+			if (!s->first[v.dir])
+				s->first[v.dir] = f.number;
+			s->last[v.dir] = f.number;
+			s->n++;
+		}
+		if (v.msg_first_frame) {
+			struct mrec m = {
+				.first = v.msg_first_frame, .last = f.number, .conv = v.conv,
+				.op = v.msg_op, .opcode = pkt.bth.opcode, .len = v.msg_len,
+				.packets = v.msg_packets,
+			};
+			g_array_append_val(cap->msgs, m);
+		}
+		/* READ responses: count them against their request. */
+		if ((oi->flags & QPT_O_READ) && (oi->flags & QPT_O_RESP) && v.read_request_frame &&
+		    !(v.flags & (QPT_V(RETRANSMISSION) | QPT_V(DUPLICATE)))) {
+			uint64_t *cnt = g_hash_table_lookup(read_resp, &v.read_request_frame);
+
+			if (!cnt) {
+				gint64 *k = g_new(gint64, 1);
+
+				*k = (gint64)v.read_request_frame;
+				cnt = g_new0(uint64_t, 2);
+				g_hash_table_insert(read_resp, k, cnt);
+			}
+			cnt[0]++;
+			cnt[1] = f.number;
+		}
+	}
+	if (rc < 0)
+		cap->error = take_error(cap->file, rerr);
+	qpt_reader_close(rd);
+	/* A READ's packets are its response packets. */
+	for (guint i = 0; i < cap->msgs->len; i++) {
+		struct mrec *m = &g_array_index(cap->msgs, struct mrec, i);
+		gint64 k = (gint64)m->last;
+		uint64_t *cnt;
+
+		if (m->op != QPT_OP_READ)
+			continue;
+		cnt = g_hash_table_lookup(read_resp, &k);
+		if (cnt) {
+			m->packets = (uint32_t)cnt[0];
+			m->last = cnt[1];
+		}
+	}
+out:
+	qpt_flow_finish(cap->fl);
+	cap->convs = qpt_flow_conversations(cap->fl);
+	for (guint i = 0; i < nc; i++)
+		if (prog_ok[i])
+			pcap_freecode(&progs[i]);
+	g_free(progs);
+	g_free(prog_ok);
+	g_hash_table_destroy(read_resp);
+}
+
+void grade_capture_free(struct capture *cap, guint nc)
+{
+	if (cap->convs)
+		g_ptr_array_free(cap->convs, TRUE);
+	if (cap->fl)
+		qpt_flow_free(cap->fl);
+	if (cap->frames)
+		g_array_free(cap->frames, TRUE);
+	if (cap->msgs)
+		g_array_free(cap->msgs, TRUE);
+	if (cap->spans)
+		g_array_free(cap->spans, TRUE);
+	for (guint i = 0; cap->tcp && i < nc; i++) {
+		g_array_free(cap->tcp[i], TRUE);
+		g_free(cap->tcp_err[i]);
+	}
+	g_free(cap->tcp);
+	g_free(cap->tcp_err);
+	g_free(cap->error);
+}
