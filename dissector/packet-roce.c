@@ -52,6 +52,7 @@
 #include "qpt_flow.h"
 #include "qpt_mad.h"
 #include "qpt_opcode.h"
+#include "ws_compat.h"
 
 void proto_register_roce(void);
 void proto_reg_handoff_roce(void);
@@ -69,9 +70,9 @@ static dissector_table_t udp_port_table;
 static heur_dissector_list_t ib_payload_heur;
 
 /* Preferences. */
-static gboolean pref_check_icrc = TRUE;
-static gboolean pref_analyze = TRUE;
-static gboolean pref_udp_guard = TRUE;
+static qpt_ws_bool pref_check_icrc = TRUE;
+static qpt_ws_bool pref_analyze = TRUE;
+static qpt_ws_bool pref_udp_guard = TRUE;
 
 /* ---- fields -------------------------------------------------------------- */
 
@@ -993,9 +994,9 @@ static gboolean decode_rocev2(tvbuff_t *tvb, packet_info *pinfo, struct qpt_pkt 
 		return FALSE;
 	if (pinfo->src.type == AT_IPv4) {
 		for (int ihl = 5; ihl <= 15 && udp - 4 * ihl >= 0; ihl++)
-			if (tvb_get_guint8(ds, udp - 4 * ihl) == (0x40 | ihl))
+			if (tvb_get_uint8(ds, udp - 4 * ihl) == (0x40 | ihl))
 				cand[n++] = udp - 4 * ihl;
-	} else if (udp >= 40 && (tvb_get_guint8(ds, udp - 40) >> 4) == 6) {
+	} else if (udp >= 40 && (tvb_get_uint8(ds, udp - 40) >> 4) == 6) {
 		cand[n++] = udp - 40;
 	}
 	decode_opts(&o, &port, pinfo->destport);
@@ -1139,14 +1140,14 @@ static const roce_frame_t *frame_info(packet_info *pinfo)
 			   NULL;
 }
 
-static gboolean roce_conv_valid(packet_info *pinfo)
+static qpt_ws_bool roce_conv_valid(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
 {
 	const roce_frame_t *fi = frame_info(pinfo);
 
 	return proto_is_frame_protocol(pinfo->layers, "roce") && fi && fi->v.conv >= 0;
 }
 
-static gchar *roce_conv_filter(packet_info *pinfo)
+static gchar *roce_conv_filter(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
 {
 	const roce_frame_t *fi = frame_info(pinfo);
 
@@ -1356,7 +1357,7 @@ static void qp_draw(void *tapdata _U_)
 
 static int qp_stats_dummy;
 
-static void qp_init(const char *opt_arg, void *userdata _U_)
+static qpt_ws_tap_init_ret qp_init(const char *opt_arg, void *userdata _U_)
 {
 	GString *err;
 
@@ -1371,6 +1372,7 @@ static void qp_init(const char *opt_arg, void *userdata _U_)
 		g_string_free(err, TRUE);
 		exit(1);
 	}
+	QPT_WS_TAP_INIT_OK;
 }
 
 /* Registered before the table below, so it owns "-z roce,qp" (the first
@@ -1735,7 +1737,7 @@ void proto_register_roce(void)
 	roce_tap = register_tap("roce");
 	register_init_routine(roce_init);
 	register_cleanup_routine(roce_cleanup);
-	register_conversation_filter("roce", "RoCE QP", roce_conv_valid, roce_conv_filter);
+	qpt_register_conversation_filter("roce", "RoCE QP", roce_conv_valid, roce_conv_filter);
 	register_stat_tap_ui(&qp_ui, NULL);
 	register_stat_tap_table_ui(&qp_table_ui);
 }

@@ -15,6 +15,15 @@ precise "known TShark 4.0 deviation" rules below explains it; explained
 deviations are always printed (frame number and reason), never silently
 skipped.
 
+Other Wireshark versions (tools/ws-chroot trixie = 4.4, sid = 4.6): the same
+field names and the same rules hold; each rule tests what that tshark printed
+(an opcode it shows as Unknown, a CM body it left undecoded, ...), so a rule
+only fires where that version still deviates, and the deviation lines name
+the tshark that was run.  Measured differences: TShark 4.4 and 4.6 know BTH
+opcodes 0x1c/0x1d (FLUSH, ATOMIC WRITE; made/exthdrs.pcap frames 11 and 13),
+which are then compared in full instead of as unknown opcodes; everything
+else below still applies to 4.4 and 4.6 (LINKTYPE_INFINIBAND included).
+
 Known TShark 4.0 deviations (rules, see classify_* below):
   * BTH opcode TShark does not know (CNP 0x81, XRC, FLUSH, ATOMIC WRITE ...):
     TShark prints "Unknown" and dumps the rest as infiniband.vendor.  Only the
@@ -57,6 +66,7 @@ import argparse
 import ipaddress
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -448,7 +458,7 @@ def unknown_opcode_reason(row, qflat):
         return None
     if op == 0x81:
         return 'CNP not known to TShark'
-    return 'BTH opcode %d (0x%02x) not known to TShark 4.0' % (op, op)
+    return 'BTH opcode %d (0x%02x) not known to %s' % (op, op, TSHARK)
 
 
 RD_AFTER_BTH = ('rdeth.', 'deth.', 'reth.', 'atomiceth.', 'aeth.', 'atomicacketh.',
@@ -461,8 +471,8 @@ def rd_reason(row):
     RDETH, DETH and everything after them 8 bytes late."""
     op = row.get('infiniband.bth.opcode', 'int')
     if isinstance(op, int) and 0x40 <= op <= 0x5f:
-        return ('RD opcode %d (0x%02x): TShark 4.0 takes the BTH as 20 bytes and reads '
-                'RDETH and later headers 8 bytes late' % (op, op))
+        return ('RD opcode %d (0x%02x): %s takes the BTH as 20 bytes and reads '
+                'RDETH and later headers 8 bytes late' % (op, op, TSHARK))
     return None
 
 
@@ -477,8 +487,8 @@ def mad_crc_reason(row, qflat):
                                              else 'infiniband.variant.crc')]
     if not missing:
         return None
-    return missing, ('TShark 4.0 shows no %s after this MAD (class 0x%02x attr 0x%04x)'
-                     % ('/'.join(missing), row.get('infiniband.mad.mgmtclass', 'int'),
+    return missing, ('%s shows no %s after this MAD (class 0x%02x attr 0x%04x)'
+                     % (TSHARK, '/'.join(missing), row.get('infiniband.mad.mgmtclass', 'int'),
                         row.get('infiniband.mad.attributeid', 'int') or 0))
 
 
@@ -549,8 +559,8 @@ def compare_frame(qrec, row):
         only_q = []
     if cm_body_unknown:
         cm_only = [p for p in only_q if p.startswith('cm.')]
-        devs.append('frame %d: CM %s body not decoded by TShark 4.0 (qptrace only: %s)'
-                    % (n, cm_msg, ','.join(cm_only) or '-'))
+        devs.append('frame %d: CM %s body not decoded by %s (qptrace only: %s)'
+                    % (n, cm_msg, TSHARK, ','.join(cm_only) or '-'))
         only_q = [p for p in only_q if not p.startswith('cm.')]
     for p in only_q:
         mism.append('frame %d: %s: qptrace=%s tshark=<absent>' % (n, p, fmt(qflat[p])))
@@ -708,7 +718,7 @@ def run_tshark(tshark, capture):
         if relabelled:
             path = relabelled
             extra = ['-o', USER_DLT_UAT]
-            notes.append('note: LINKTYPE_INFINIBAND (247) is unreadable by TShark 4.0; '
+            notes.append('note: LINKTYPE_INFINIBAND (247) is unreadable by ' + TSHARK + '; '
                          'read via a DLT_USER0 copy mapped to the "infiniband" dissector')
         # --disable-protocol rpcordma: see the module docstring
         cmd = [tshark, '-n', '--disable-protocol', 'rpcordma'] + extra + [
@@ -914,7 +924,22 @@ def self_test(tshark):
     return 0 if not failures else 1
 
 
+# The tshark under test, as the deviation lines name it (main() asks it).
+TSHARK = 'TShark 4.0'
+
+
+def tshark_name(tshark):
+    """'TShark 4.6.9' from the first line of `tshark --version`."""
+    try:
+        out = subprocess.run([tshark, '--version'], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    m = re.search(r'\b(\d+\.\d+\.\d+)', out.splitlines()[0] if out else '')
+    return 'TShark ' + m.group(1) if m else None
+
+
 def main(argv=None):
+    global TSHARK
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--self-test', action='store_true', help='prove the comparer can fail')
     ap.add_argument('--tshark', default='tshark', help='tshark binary (default: tshark)')
@@ -927,6 +952,8 @@ def main(argv=None):
     if not args.qptrace or not args.captures:
         ap.print_usage(sys.stderr)
         return 2
+    TSHARK = tshark_name(args.tshark) or TSHARK
+    print('comparing with %s' % TSHARK)
     passed = failed = 0
     for cap in args.captures:
         if check_one(args.qptrace, args.tshark, cap, args.verbose):

@@ -27,6 +27,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -60,10 +61,11 @@ def skip(name, why):
 class Env:
     """A temporary HOME with the plugin, and the way to run tshark in it."""
 
-    def __init__(self, plugin):
+    def __init__(self, plugin, ws_version):
         self.home = tempfile.mkdtemp(prefix="roce-plugin-test-")
         os.chmod(self.home, 0o755)
-        pdir = os.path.join(self.home, ".local/lib/wireshark/plugins/4.0/epan")
+        # the personal plugin folder of the major.minor the plugin was built for
+        pdir = os.path.join(self.home, f".local/lib/wireshark/plugins/{ws_version}/epan")
         os.makedirs(pdir)
         shutil.copy(plugin, os.path.join(pdir, "roce.so"))
         self.caps = os.path.join(self.home, "captures")
@@ -526,11 +528,20 @@ def check_srcport(env, qptrace, cap, nframes):
 
 # ---- main ---------------------------------------------------------------------------
 
+def tshark_major_minor():
+    """The major.minor of the tshark on PATH ("TShark (Wireshark) 4.4.19 ...")."""
+    p = subprocess.run(["tshark", "--version"], capture_output=True, text=True)
+    m = re.search(r"\b(\d+)\.(\d+)\.\d+", p.stdout.splitlines()[0] if p.stdout else "")
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--qptrace", required=True)
     ap.add_argument("--captures", help="directory with public/ and made/")
+    ap.add_argument("--ws-version", help="Wireshark major.minor the plugin was built for "
+                    "(meson passes it; default: that of tshark --version)")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
 
@@ -541,7 +552,17 @@ def main():
         print("running as root without setpriv (util-linux): Wireshark would ignore the "
               "personal plugin folder; skipping")
         return 77
-    env = Env(a.plugin)
+    tshark_ver = tshark_major_minor()
+    ws_version = a.ws_version or tshark_ver
+    if not ws_version:
+        print("cannot tell the Wireshark version (tshark --version)")
+        return 1
+    print(f"plugin built for Wireshark {ws_version}, tshark is {tshark_ver}")
+    if tshark_ver != ws_version:
+        # The loader would refuse the plugin (or not look in its folder).
+        fail("Wireshark version", f"plugin built for {ws_version}, tshark is {tshark_ver}")
+        return finish()
+    env = Env(a.plugin, ws_version)
     try:
         caps = []
         if a.captures:
@@ -556,8 +577,14 @@ def main():
         env.fix_owner()
 
         rc, out, err = env.tshark(["-G", "plugins"])
-        if "roce.so" in out:
-            ok("tshark -G plugins lists roce.so")
+        # "roce.so <TAB> version <TAB> type <TAB> path", from our folder
+        want = f"plugins/{ws_version}/epan/roce.so"
+        lines = [l for l in out.splitlines() if l.split("\t")[0].strip() == "roce.so"]
+        if lines and all(l.rstrip().endswith(want) for l in lines) and len(lines) == 1:
+            ok(f"tshark -G plugins lists roce.so from {want}")
+        elif lines:
+            fail("tshark -G plugins", f"roce.so listed, not (only) from {want}: {lines}")
+            return finish()
         else:
             fail("tshark -G plugins", f"roce.so not listed (rc {rc}, {err.strip()[-200:]})")
             return finish()
