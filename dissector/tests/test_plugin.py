@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import re
+import re
 import shutil
 import struct
 import subprocess
@@ -175,25 +176,89 @@ COMPARE = [
     ("roce.payload_len", g("payload_len")),
 ]
 
-EVENT_FIELDS = {
-    "retransmission": "roce.analysis.retransmission",
-    "psn_gap": "roce.analysis.psn_gap",
-    "duplicate": "roce.analysis.duplicate",
-    "out_of_order": "roce.analysis.out_of_order",
-    "nak": "roce.analysis.nak",
-    "rnr_nak": "roce.analysis.rnr_nak",
-    "gbn_episode": "roce.analysis.gbn_episode",
-    "cm_reject": "roce.analysis.cm_reject",
-}
+# ---- the engine's tables (analyzer/qpt_verdict.h) ------------------------------
 
-ANALYSIS_FIELDS = ["roce.stream", "roce.direction"] + list(EVENT_FIELDS.values()) + [
+PI_GROUP = {"SEQUENCE": 0x02000000, "CHECKSUM": 0x01000000, "MALFORMED": 0x07000000,
+            "RESPONSE_CODE": 0x03000000, "PROTOCOL": 0x09000000}
+PI_SEVERITY = {"CHAT": 0x00200000, "NOTE": 0x00400000, "WARN": 0x00600000,
+               "ERROR": 0x00800000}
+# The decoder's findings: their expert infos sit on the ICRC/error items
+# (roce.icrc.bad.expert, roce.malformed, roce.truncated), not repeated.
+DECODE_GROUPS = ("CHECKSUM", "MALFORMED")
+
+
+def c_args(body):
+    """The arguments of one X(...) row: C strings (adjacent literals joined),
+    NULL as None, identifiers as str."""
+    out = []
+    for m in re.finditer(r'\s*((?:"(?:[^"\\]|\\.)*"\s*)+|[A-Za-z_0-9]+)\s*(?:,|$)', body):
+        tok = m.group(1).strip()
+        if tok.startswith('"'):
+            out.append("".join(re.findall(r'"((?:[^"\\]|\\.)*)"', tok)))
+        else:
+            out.append(None if tok == "NULL" else tok)
+    return out
+
+
+def macro_rows(src, name):
+    src = src.replace("\\\n", " ")
+    m = re.search(r"#define " + name + r"\(X\)(.*?)\n", src)
+    if not m:
+        raise SystemExit(f"{name} not found in qpt_verdict.h")
+    body = re.sub(r"/\*.*?\*/", "", m.group(1))
+    rows, depth, start, in_str = [], 0, None, False
+    for i, ch in enumerate(body):
+        if ch == '"' and body[i - 1] != "\\":
+            in_str = not in_str
+        if in_str:
+            continue
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                start = i + 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                rows.append(c_args(body[start:i]))
+    return rows
+
+
+def load_tables(path):
+    """qpt_verdicts[] rows (key, label, expert, group, severity, info, value)
+    and qpt_counters[] rows (field, key, label, column), as the C does."""
+    with open(path) as f:
+        src = f.read()
+    verdicts = [dict(id=r[0], key=r[1], label=r[2], expert=r[3], group=r[4],
+                     severity=r[5], info=r[6], value=r[7], count_key=r[8], code=r[9])
+                for r in macro_rows(src, "QPT_VERDICTS")]
+    counters = [dict(field=r[0], key=r[1], label=r[2], column=r[3])
+                for r in macro_rows(src, "QPT_DIR_COUNTERS")]
+    if len(verdicts) < 10 or len(counters) < 10:
+        raise SystemExit(f"{path}: could not read the verdict/counter tables")
+    return verdicts, counters
+
+
+VERDICTS = []   # filled in main()
+COUNTERS = []
+EVENT_FIELDS = {}
+ANALYSIS_FIELDS = []
+DETAIL_FIELDS = [
     "roce.analysis.retransmitted_frame", "roce.analysis.duplicate_of",
-    "roce.analysis.acks_frame", "roce.analysis.ack_rtt",
-    "roce.analysis.read_response_to", "roce.analysis.timeout_resend",
-    "roce.analysis.cnp", "roce.analysis.ecn_ce", "roce.message.length",
+    "roce.analysis.psn_gap.first", "roce.analysis.gbn_trigger",
+    "roce.analysis.gbn_trigger_frame", "roce.analysis.acks_frame",
+    "roce.analysis.ack_rtt", "roce.analysis.read_response_to", "roce.message.length",
     "roce.message.packets", "roce.message.first_frame"]
 
-REQUIRED_FIELDS = (
+
+def set_tables(path):
+    global VERDICTS, COUNTERS, EVENT_FIELDS, ANALYSIS_FIELDS
+    VERDICTS, COUNTERS = load_tables(path)
+    EVENT_FIELDS = {v["key"]: "roce.analysis." + v["key"] for v in VERDICTS}
+    ANALYSIS_FIELDS = ["roce.stream", "roce.direction"] + list(EVENT_FIELDS.values()) + DETAIL_FIELDS
+
+
+def required_fields():
+    return (
     [c[0] for c in COMPARE] + ANALYSIS_FIELDS +
     ["roce.lrh.vl", "roce.lrh.lnh", "roce.grh.sgid", "roce.grh.dgid", "roce.bth.m",
      "roce.bth.tver", "roce.aeth.kind", "roce.aeth.credits", "roce.aeth.rnr_timer",
@@ -298,7 +363,10 @@ def check_capture(env, qptrace, cap, label):
         nflags += len(exp)
         if have != exp:
             bad.append(f"{kind}: tshark {sorted(have - exp)[:6]} extra, {sorted(exp - have)[:6]} missing")
+        decode = any(v["key"] == kind and v["group"] in DECODE_GROUPS for v in VERDICTS)
         for n, conv in want[kind].items():
+            if decode:
+                break  # emitted before the packet is placed in a conversation
             if n in rows and parse_num(rows[n]["roce.stream"]) != (conv if conv >= 0 else None):
                 bad.append(f"{kind} frame {n}: roce.stream {rows[n]['roce.stream']!r}, events conv {conv}")
     if bad:
@@ -336,24 +404,61 @@ def linktype(cap):
     return None  # pcapng: not needed here
 
 
+def qp_columns():
+    """The -z roce,qp columns: the counter table's columns between the
+    conversation's and the aggregates'."""
+    return (["Conv", "Svc", "A (addr QP)", "B (addr QP)"] +
+            [c["column"] for c in COUNTERS if c["column"]] +
+            ["Messages", "NAKs", "GBN time lost us", "ACK RTT us"])
+
+
+def parse_qp(out):
+    """-z roce,qp text: the header's titles (columns are two spaces apart)
+    and one {title: cell} per conversation."""
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Conv  "):
+            break
+    else:
+        return None, {}
+    starts = [m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", line)]
+    titles = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+    rows = {}
+    for row in lines[i + 1:]:
+        if not re.match(r"\d+ ", row) or "conversation(s)" in row:
+            break
+        cells = [row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+        rows[int(cells[0])] = dict(zip(titles, cells))
+    return titles, rows
+
+
 def summary_rows(qptrace, cap):
+    """What -z roce,qp should say, from qptrace summary --json."""
     rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
     s = json.loads(out)
+    by_column = {c["column"]: c["key"] for c in COUNTERS if c["column"]}
     rows = {}
     for c in s["conversations"]:
-        cells = []
-        for key in ("packets", "payload_bytes", "messages", "retransmitted_packets",
-                    "psn_gaps", "naks", "rnr_naks", "cnps", "ecn_ce", "ack_rtt_us"):
+        r = {"Conv": str(c["id"]), "Svc": c["transport"]}
+        for title, e in (("A (addr QP)", c["endpoints"][0]), ("B (addr QP)", c["endpoints"][1])):
+            r[title] = f"{e['addr']} " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
+        for title in qp_columns()[4:]:
             vals = []
             for d in c["directions"]:
-                v = d[key]
-                if key in ("messages", "naks"):
-                    v = sum(v.values())
-                elif key == "ack_rtt_us":
-                    v = "-" if v is None else f"{v['p50']:.3f}"
+                if title in by_column:
+                    v = d[by_column[title]]
+                elif title == "Messages":
+                    v = sum(d["messages"].values())
+                elif title == "NAKs":
+                    v = sum(d["naks"].values())
+                elif title == "GBN time lost us":
+                    eps = d.get("episodes") or []
+                    v = f"{sum(e['time_lost_us'] for e in eps):.1f}" if eps else "-"
+                else:
+                    v = "-" if d["ack_rtt_us"] is None else f"{d['ack_rtt_us']['p50']:.3f}"
                 vals.append(str(v))
-            cells.append("/".join(vals))
-        rows[c["id"]] = [c["transport"]] + cells
+            r[title] = "/".join(vals)
+        rows[c["id"]] = r
     return rows
 
 
@@ -362,24 +467,28 @@ def check_stats(env, qptrace, cap, label):
     if rc != 0:
         fail(f"{label}: -z roce,qp", err.strip()[-200:])
         return
-    got = {}
-    for line in out.splitlines():
-        t = line.split()
-        if len(t) >= 12 and t[0].isdigit():
-            got[int(t[0])] = [t[1]] + t[-10:]
+    titles, got = parse_qp(out)
+    if titles != qp_columns():
+        fail(f"{label}: -z roce,qp columns", f"{titles}, expected {qp_columns()}")
+        return
     exp = summary_rows(qptrace, cap)
     note = ""
     if linktype(cap) == 197:
         # ERF: Wireshark times packets with the ERF record's own 64-bit
         # timestamp, libpcap (qptrace) with the pcap header's microseconds,
-        # so RTTs differ in the sub-microsecond digits.  Compare the rest.
+        # so times differ in the sub-microsecond digits.  Compare the rest.
         for rows in (got, exp):
             for r in rows.values():
-                r[-1] = "(ERF)"
-        note = ", RTT not compared: ERF timestamps"
+                r["ACK RTT us"] = r["GBN time lost us"] = "(ERF)"
+        note = ", times not compared: ERF timestamps"
     if got != exp:
-        diff = [f"conv {k}: tshark {got.get(k)} qptrace {exp.get(k)}"
-                for k in sorted(set(got) | set(exp)) if got.get(k) != exp.get(k)]
+        diff = []
+        for k in sorted(set(got) | set(exp)):
+            g_, e_ = got.get(k) or {}, exp.get(k) or {}
+            cols = [t for t in qp_columns() if g_.get(t) != e_.get(t)]
+            if cols:
+                diff.append(f"conv {k}: " + ", ".join(f"{t} tshark {g_.get(t)!r} qptrace {e_.get(t)!r}"
+                                                     for t in cols[:3]))
         fail(f"{label}: -z roce,qp", f"{len(diff)} rows differ; " + "; ".join(diff[:3]))
     else:
         ok(f"{label}: -z roce,qp equals qptrace summary ({len(exp)} conversations{note})")
@@ -400,11 +509,7 @@ def check_stats_filtered(env, qptrace, cap, label):
     cases.append(("roce.bth.opcode == 255", set()))  # matches no packet
     for flt, want in cases:
         rc, out, err = env.tshark(["-q", "-z", f"roce,qp,{flt}", "-r", cap])
-        got = {}
-        for line in out.splitlines():
-            t = line.split()
-            if len(t) >= 12 and t[0].isdigit():
-                got[int(t[0])] = [t[1]] + t[-10:]
+        titles, got = parse_qp(out)
         if rc != 0 or f"Filter: {flt}" not in out:
             fail(f"{label}: -z roce,qp,{flt}", f"rc {rc}: {err.strip()[-200:]}")
         elif got != {k: exp[k] for k in want}:
@@ -417,6 +522,142 @@ def check_stats_filtered(env, qptrace, cap, label):
         ok(f"{label}: -z roce,qp with a bad filter is an error ({err.strip().splitlines()[-1]})")
     else:
         fail(f"{label}: -z roce,qp,ip.addr==", f"rc {rc}, stderr {err.strip()[-200:]!r}")
+
+
+# ---- every verdict kind of the engine's table, on the made captures ---------------
+
+def tshark_all(env, cap, fields):
+    """Every occurrence of fields (and of the frame's expert infos), per frame."""
+    ex = ["_ws.expert.message", "_ws.expert.group", "_ws.expert.severity"]
+    args = ["-r", cap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
+            "-E", "separator=\t", "-e", "frame.number"]
+    for f in ex + fields:
+        args += ["-e", f]
+    rc, out, err = env.tshark(args)
+    if rc != 0:
+        return None
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split("\t")
+        parts += [""] * (1 + len(ex) + len(fields) - len(parts))
+        r = dict(zip(ex + fields, parts[1:]))
+        r["experts"] = list(zip(*(r[f].split("|") for f in ex))) if r[ex[0]] else []
+        rows[int(parts[0])] = r
+    return rows
+
+
+def expert_rows(env, cap):
+    """-z expert: {(group word, summary): frequency} of the RoCE rows."""
+    rc, out, err = env.tshark(["-q", "-z", "expert", "-r", cap])
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"^\s+(\d+)\s+(\S+)\s+RoCE\s+(.*?)\s*$", line)
+        if m:
+            rows[(m.group(2), m.group(3))] = rows.get((m.group(2), m.group(3)), 0) + int(m.group(1))
+    return rows
+
+
+def check_verdicts(env, qptrace, made, have_fields):
+    """For every kind of qpt_verdicts[] that `qptrace events --json` reports
+    in some made capture: roce.analysis.<key> is on exactly those frames,
+    with the event's count/code as value, and its expert info (the table's
+    constant text, group and severity; for the decoder's groups, an expert
+    info of that group) is on each; `-z expert` has one row for the kind,
+    as many as the frames.  A kind the plugin lacks fails."""
+    by_key = {v["key"]: v for v in VERDICTS}
+    occurs = {k: 0 for k in by_key}
+    texts = {v["expert"] for v in VERDICTS}
+    for cap, label in made:
+        rc, out = run_qptrace(qptrace, ["events", "--json", cap])
+        want = {}
+        for line in out.splitlines():
+            ev = json.loads(line)
+            want.setdefault(ev["kind"], {})[ev["frame"]] = ev
+        if not want:
+            continue
+        fields = [EVENT_FIELDS[k] for k in want if k in EVENT_FIELDS and EVENT_FIELDS[k] in have_fields]
+        rows = tshark_all(env, cap, fields)
+        if rows is None:
+            fail(f"{label}: verdicts", "tshark failed")
+            continue
+        zexp = expert_rows(env, cap)
+        bad = []
+        for key, evs in sorted(want.items()):
+            v = by_key.get(key)
+            if v is None:
+                bad.append(f"{key}: not in qpt_verdict.h")
+                continue
+            occurs[key] += len(evs)
+            field = EVENT_FIELDS[key]
+            if field not in have_fields:
+                bad.append(f"{key}: the plugin has no field {field}")
+                continue
+            have = {n for n, r in rows.items() if r[field] not in ("", "0")}
+            if have != set(evs):
+                bad.append(f"{field}: tshark {sorted(have - set(evs))[:6]} extra, "
+                           f"{sorted(set(evs) - have)[:6]} missing")
+            for n, ev in evs.items():
+                r = rows.get(n, {"experts": [], field: ""})
+                exp_val = (ev.get(v["count_key"]) if v["value"] == "COUNT" else
+                           ev.get("reason") if v["value"] == "CODE" else None)
+                if exp_val is not None and parse_num(r[field].split("|")[0]) != exp_val:
+                    bad.append(f"{field} frame {n}: {r[field]!r}, events {exp_val}")
+                groups = [int(g, 0) for m, g, sv in r["experts"]]
+                if v["group"] in DECODE_GROUPS:
+                    if PI_GROUP[v["group"]] not in groups:
+                        bad.append(f"{key} frame {n}: no {v['group']} expert info")
+                elif (v["expert"], PI_GROUP[v["group"]], PI_SEVERITY[v["severity"]]) not in \
+                        [(m, int(g, 0), int(sv, 0)) for m, g, sv in r["experts"]]:
+                    bad.append(f"{key} frame {n}: expert infos {r['experts']}, "
+                               f"expected {v['expert']!r} {v['group']}/{v['severity']}")
+            if v["group"] not in DECODE_GROUPS:
+                freq = [f for (grp, text), f in zexp.items() if text == v["expert"]]
+                if freq != [len(evs)]:
+                    bad.append(f"-z expert {v['expert']!r}: rows {freq}, expected one of {len(evs)}")
+        per_packet = [t for (grp, t) in zexp if grp in ("Sequence", "Response") and t not in texts]
+        if per_packet:
+            bad.append(f"-z expert rows not from the verdict table: {per_packet[:3]}")
+        if bad:
+            fail(f"{label}: verdicts", "; ".join(bad[:4]))
+        else:
+            ok(f"{label}: {len(want)} verdict kinds on the frames qptrace events names, "
+               "with their expert infos (one -z expert row each)")
+    never = [k for k, n in occurs.items() if n == 0]
+    if never:
+        skip("verdict kinds in no made capture", ", ".join(never))
+    for k in ("timeout_resend", "read_retry", "coalesced_ack", "gbn_episode"):
+        if not occurs.get(k):
+            fail(f"verdict {k}", "no made capture has it: not checked")
+    seen = [k for k, n in occurs.items() if n]
+    ok(f"verdict kinds checked on the made captures: {len(seen)} of {len(occurs)}")
+
+
+def check_gbn_trigger(env, qptrace, made, values):
+    """roce.analysis.gbn_trigger on each episode's first resent frame names
+    the trigger of qptrace summary --json (episodes[].trigger); its value
+    names are the plugin's VALS (tshark -G values)."""
+    names = values.get("roce.analysis.gbn_trigger", {})
+    need = {"made/read_retry.pcap", "made/timeout_resend.pcap", "made/nak_gbn.pcap"}
+    for cap, label in made:
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        eps = [e for c in json.loads(out)["conversations"] for d in c["directions"]
+               for e in (d.get("episodes") or [])]
+        if not eps:
+            continue
+        need.discard(label)
+        rows, err = tshark_fields(env, cap, ["roce.analysis.gbn_trigger"])
+        if rows is None:
+            fail(f"{label}: gbn_trigger", err)
+            continue
+        got = [names.get(parse_num(rows.get(e["first_resent_frame"], {}).get(
+            "roce.analysis.gbn_trigger", "")), "(none)") for e in eps]
+        exp = [e["trigger"] for e in eps]
+        if got != exp:
+            fail(f"{label}: gbn_trigger", f"tshark {got}, qptrace {exp}")
+        else:
+            ok(f"{label}: roce.analysis.gbn_trigger {sorted(set(got))} as qptrace summary")
+    for label in sorted(need):
+        fail(f"{label}: gbn_trigger", "no go-back-N episode there (or capture missing)")
 
 
 def check_stat_registered(env, plugin):
@@ -542,8 +783,15 @@ def main():
     ap.add_argument("--captures", help="directory with public/ and made/")
     ap.add_argument("--ws-version", help="Wireshark major.minor the plugin was built for "
                     "(meson passes it; default: that of tshark --version)")
+    ap.add_argument("--verdicts", help="analyzer/qpt_verdict.h (default: next to --captures)")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
+    verdicts = a.verdicts or (a.captures and os.path.join(a.captures, "..", "analyzer",
+                                                          "qpt_verdict.h"))
+    if not verdicts or not os.path.exists(verdicts):
+        print("qpt_verdict.h not found (--verdicts)")
+        return 1
+    set_tables(verdicts)
 
     if not shutil.which("tshark"):
         print("tshark not found: skipping")
@@ -591,11 +839,22 @@ def main():
         rc, out, err = env.tshark(["-G", "fields"])
         have = {line.split("\t")[2] for line in out.splitlines()
                 if line.startswith("F\t") and line.count("\t") >= 2}
-        missing = [f for f in REQUIRED_FIELDS if f not in have]
+        missing = [f for f in required_fields() if f not in have]
         if missing:
             fail("tshark -G fields", f"missing {missing}")
         else:
-            ok(f"tshark -G fields lists the {len(REQUIRED_FIELDS)} required roce.* fields")
+            ok(f"tshark -G fields lists the {len(required_fields())} required roce.* fields")
+        kinds = [k for k, f in EVENT_FIELDS.items() if f not in have]
+        if kinds:
+            fail("verdict fields", f"qpt_verdicts[] kinds without a roce.analysis field: {kinds}")
+        else:
+            ok(f"every qpt_verdicts[] kind has its field ({len(EVENT_FIELDS)})")
+        rc, out, err = env.tshark(["-G", "values"])
+        values = {}
+        for line in out.splitlines():
+            t = line.split("\t")
+            if len(t) == 4 and t[0] == "V" and t[1].startswith("roce."):
+                values.setdefault(t[1], {})[int(t[2], 0)] = t[3]
         rc, out, err = env.tshark(["-G", "protocols"])
         if any(l.split("\t")[2:3] == ["roce"] for l in out.splitlines()):
             ok("protocol roce registered")
@@ -627,6 +886,9 @@ def main():
 
         for cap, label in caps:
             check_capture(env, a.qptrace, cap, label)
+        made = [(c, l) for c, l in caps if l.startswith("made/")]
+        check_verdicts(env, a.qptrace, made, have)
+        check_gbn_trigger(env, a.qptrace, made, values)
         multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")

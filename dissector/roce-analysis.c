@@ -1,0 +1,337 @@
+/* roce-analysis.c - the engine's sequence analysis inside Wireshark
+ *
+ * On the first pass every RoCE/IB packet is fed, in frame order, to one
+ * qpt_flow per file (the code of `qptrace summary` / `qptrace events`).
+ * What it says about a packet is kept per frame (roce_frame_t: the verdict
+ * flags, the values of the verdicts that have one, the links) and shown on
+ * every pass.  The roce.analysis.<key> fields and their expert infos are
+ * made from the engine's verdict table (qpt_verdicts[], qpt_verdict.h):
+ * field name, label, type, expert text, group, severity and Info-column tag
+ * all come from its row, so a new verdict needs no code here.  The expert
+ * text is the row's constant text, so `-z expert` has one row per kind (as
+ * TCP's analysis); what differs per packet is in fields.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define WS_BUILD_DLL
+#include <wireshark.h>
+
+#include <epan/expert.h>
+#include <epan/packet.h>
+#include <epan/proto.h>
+
+#include "qpt_flow.h"
+#include "qpt_verdict.h"
+#include "roce-int.h"
+
+/* ---- per-file engine state ------------------------------------------------ */
+
+static struct qpt_flow *flow;
+static gboolean flow_finished;
+static wmem_map_t *frame_map; /* frame number -> roce_frame_t */
+
+void roce_analysis_init(void)
+{
+	if (flow)
+		qpt_flow_free(flow);
+	flow = qpt_flow_new(NULL);
+	flow_finished = FALSE;
+	frame_map = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+}
+
+void roce_analysis_cleanup(void)
+{
+	/* The flow instance is kept until the next file (or exit) so that
+	 * statistics drawn after the last packet can still read it. */
+	frame_map = NULL;
+}
+
+struct qpt_flow *roce_flow(void)
+{
+	return flow;
+}
+
+void roce_flow_finish(void)
+{
+	if (flow && !flow_finished) {
+		qpt_flow_finish(flow);
+		flow_finished = TRUE;
+	}
+}
+
+gint32 roce_conv_id(gint32 conv)
+{
+	return flow && conv >= 0 ? qpt_flow_conv_id(flow, conv) : conv;
+}
+
+/* ---- fields ----------------------------------------------------------------- */
+
+static int hf_stream = -1, hf_dir = -1;
+static int hf_an_retrans_frame = -1, hf_an_psn_gap_first = -1,
+	   hf_an_duplicate_frame = -1, hf_an_gbn_trigger = -1,
+	   hf_an_gbn_trigger_frame = -1, hf_an_ack_rtt = -1, hf_an_acks_frame = -1,
+	   hf_an_acked_by = -1, hf_an_read_response_to = -1, hf_msg_length = -1,
+	   hf_msg_packets = -1, hf_msg_first_frame = -1, hf_msg_op = -1;
+static int hf_an = -1; /* the subtree's name; the subtree itself is a text item */
+static gint ett_an = -1;
+
+/* One field and one expert info per verdict kind, from its table row. */
+static int hf_verdict[QPT_VB_COUNT];
+static expert_field ei_verdict[QPT_VB_COUNT];
+
+static const int pi_group[] = {
+	[QPT_GRP_SEQUENCE] = PI_SEQUENCE,
+	[QPT_GRP_CHECKSUM] = PI_CHECKSUM,
+	[QPT_GRP_MALFORMED] = PI_MALFORMED,
+	[QPT_GRP_RESPONSE_CODE] = PI_RESPONSE_CODE,
+	[QPT_GRP_PROTOCOL] = PI_PROTOCOL,
+};
+static const int pi_severity[] = {
+	[QPT_SEV_CHAT] = PI_CHAT,
+	[QPT_SEV_NOTE] = PI_NOTE,
+	[QPT_SEV_WARN] = PI_WARN,
+	[QPT_SEV_ERROR] = PI_ERROR,
+};
+
+/* A bad ICRC and a malformed packet are the decoder's findings: their
+ * expert infos sit on the ICRC / error items of the tree (roce.icrc.bad.expert,
+ * roce.malformed, roce.truncated), also with the analysis off, and are not
+ * repeated here; their verdict fields are. */
+static gboolean decode_group(enum qpt_group g)
+{
+	return g == QPT_GRP_CHECKSUM || g == QPT_GRP_MALFORMED;
+}
+
+void roce_expert_of_verdict(expert_field_info *e, unsigned kind)
+{
+	const struct qpt_verdict_info *vi = &qpt_verdicts[kind];
+
+	e->group = pi_group[vi->group];
+	e->severity = pi_severity[vi->severity];
+	e->summary = vi->expert;
+}
+
+/* The names a verdict's code has, for a field that holds it. */
+static const struct qpt_name *code_names(enum qpt_vcode c)
+{
+	switch (c) {
+	case QPT_CODE_NAK:
+		return qpt_nak_descr;
+	case QPT_CODE_REASON:
+		return qpt_cm_rej_reasons;
+	default:
+		return NULL;
+	}
+}
+
+void roce_analysis_register(void)
+{
+	static hf_register_info hf[] = {
+		{ &hf_stream, { "Stream index", "roce.stream", FT_UINT32, BASE_DEC, NULL, 0, "qptrace conversation id (as in `qptrace summary`)", HFILL } },
+		{ &hf_dir, { "Direction", "roce.direction", FT_UINT8, BASE_DEC, NULL, 0, "0: a->b, 1: b->a (as in `qptrace summary`)", HFILL } },
+		{ &hf_an, { "Sequence analysis", "roce.analysis", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },
+		{ &hf_an_retrans_frame, { "Retransmitted frame", "roce.analysis.retransmitted_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, "First transmission of this PSN", HFILL } },
+		{ &hf_an_psn_gap_first, { "First missing PSN", "roce.analysis.psn_gap.first", FT_UINT24, BASE_DEC, NULL, 0, NULL, HFILL } },
+		{ &hf_an_duplicate_frame, { "Duplicate of frame", "roce.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, NULL, HFILL } },
+		{ &hf_an_gbn_trigger, { "Go-back-N trigger", "roce.analysis.gbn_trigger", FT_UINT8, BASE_DEC, QPT_VALS(qpt_trigger_names), 0, "What started the go-back-N episode (as `qptrace summary` episodes[].trigger)", HFILL } },
+		{ &hf_an_gbn_trigger_frame, { "Triggered by frame", "roce.analysis.gbn_trigger_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
+		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK/response answers", HFILL } },
+		{ &hf_an_acks_frame, { "This is an ACK/response to frame", "roce.analysis.acks_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0, NULL, HFILL } },
+		{ &hf_an_acked_by, { "Acknowledged by frame", "roce.analysis.acked_by", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0, NULL, HFILL } },
+		{ &hf_an_read_response_to, { "READ response to frame", "roce.analysis.read_response_to", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0, NULL, HFILL } },
+		{ &hf_msg_op, { "Message operation", "roce.message.op", FT_UINT8, BASE_DEC, QPT_VALS(qpt_op_names), 0, NULL, HFILL } },
+		{ &hf_msg_length, { "Message length", "roce.message.length", FT_UINT32, BASE_DEC, NULL, 0, "Bytes of the message this packet completes", HFILL } },
+		{ &hf_msg_packets, { "Message packets", "roce.message.packets", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL } },
+		{ &hf_msg_first_frame, { "Message first frame", "roce.message.first_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
+	};
+	static gint *ett[] = { &ett_an };
+	hf_register_info *vhf = g_new0(hf_register_info, QPT_VB_COUNT);
+	ei_register_info *vei = g_new0(ei_register_info, QPT_VB_COUNT);
+	int nei = 0;
+	expert_module_t *em;
+
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
+		enum ftenum type = vi->value == QPT_VAL_FLAG ? FT_BOOLEAN :
+				   vi->value == QPT_VAL_CODE ? FT_UINT16 : FT_UINT32;
+
+		hf_verdict[k] = -1;
+		vhf[k] = (hf_register_info){ &hf_verdict[k], {
+			vi->label, g_strdup_printf("roce.analysis.%s", vi->key), type,
+			type == FT_BOOLEAN ? BASE_NONE : BASE_DEC,
+			vi->value == QPT_VAL_CODE ? (const void *)code_names(vi->code) : NULL, 0,
+			vi->value == QPT_VAL_EPISODE ? "1-based episode number of this direction" : NULL,
+			HFILL } };
+		ei_verdict[k] = (expert_field)EI_INIT;
+		if (decode_group(vi->group))
+			continue;
+		vei[nei] = (ei_register_info){ &ei_verdict[k], {
+			g_strdup_printf("roce.analysis.%s.expert", vi->key), 0, 0, NULL, EXPFILL } };
+		roce_expert_of_verdict(&vei[nei++].eiinfo, k);
+	}
+	proto_register_field_array(proto_roce, hf, array_length(hf));
+	proto_register_field_array(proto_roce, vhf, QPT_VB_COUNT);
+	proto_register_subtree_array(ett, array_length(ett));
+	em = expert_register_protocol(proto_roce);
+	expert_register_field_array(em, vei, nei);
+}
+
+/* ---- the first pass: feed the engine ----------------------------------------- */
+
+roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
+{
+	struct qpt_verdict v;
+	roce_frame_t *fi;
+	unsigned nv = 0;
+
+	if (!frame_map || !flow)
+		return NULL;
+	fi = (roce_frame_t *)wmem_map_lookup(frame_map, GUINT_TO_POINTER(pinfo->num));
+	if (fi || pinfo->fd->visited || !roce_pref_analyze || pinfo->flags.in_error_pkt)
+		return fi;
+	qpt_flow_packet(flow, pinfo->num,
+			(int64_t)pinfo->abs_ts.secs * 1000000000 + pinfo->abs_ts.nsecs, pkt, &v);
+	fi = wmem_new0(wmem_file_scope(), roce_frame_t);
+	fi->conv = v.conv;
+	fi->dir = v.dir;
+	fi->flags = v.flags;
+	fi->trigger = v.trigger;
+	fi->original_frame = (guint32)v.original_frame;
+	fi->gap_first_psn = v.gap_first_psn;
+	fi->nak_frame = (guint32)v.nak_frame;
+	fi->acks_frame = (guint32)v.acks_frame;
+	fi->read_request_frame = (guint32)v.read_request_frame;
+	fi->ack_rtt_ns = v.ack_rtt_ns;
+	fi->msg_first_frame = (guint32)v.msg_first_frame;
+	fi->msg_len = v.msg_len;
+	fi->msg_packets = v.msg_packets;
+	fi->msg_op = v.msg_op;
+	for (unsigned i = 0; i < v.nevents; i++)
+		if (v.ev[i].kind < QPT_VB_COUNT && qpt_verdicts[v.ev[i].kind].value != QPT_VAL_FLAG)
+			nv++;
+	if (nv) {
+		fi->vals = wmem_alloc_array(wmem_file_scope(), roce_val_t, nv);
+		for (unsigned i = 0; i < v.nevents; i++) {
+			const struct qpt_event *e = &v.ev[i];
+
+			if (e->kind >= QPT_VB_COUNT || qpt_verdicts[e->kind].value == QPT_VAL_FLAG)
+				continue;
+			fi->vals[fi->nvals].kind = (guint8)e->kind;
+			fi->vals[fi->nvals].value =
+				qpt_verdicts[e->kind].value == QPT_VAL_CODE ? e->code : e->count;
+			fi->nvals++;
+		}
+	}
+	if (fi->acks_frame) {
+		roce_frame_t *req = (roce_frame_t *)wmem_map_lookup(
+			frame_map, GUINT_TO_POINTER(fi->acks_frame));
+
+		if (req && !req->acked_by)
+			req->acked_by = pinfo->num;
+	}
+	wmem_map_insert(frame_map, GUINT_TO_POINTER(pinfo->num), fi);
+	return fi;
+}
+
+const roce_frame_t *roce_frame_info(packet_info *pinfo)
+{
+	return frame_map ? (const roce_frame_t *)wmem_map_lookup(frame_map,
+								 GUINT_TO_POINTER(pinfo->num)) :
+			   NULL;
+}
+
+/* ---- every pass: show it ------------------------------------------------------- */
+
+/* The value of kind's field: 1 for a flag, else the event's count or code. */
+static guint32 verdict_value(const roce_frame_t *fi, unsigned kind)
+{
+	if (qpt_verdicts[kind].value == QPT_VAL_FLAG)
+		return 1;
+	for (unsigned i = 0; i < fi->nvals; i++)
+		if (fi->vals[i].kind == kind)
+			return fi->vals[i].value;
+	return 0;
+}
+
+/* The fields that give a verdict's details, after its own. */
+static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
+			 unsigned kind)
+{
+	proto_item *it;
+
+	switch (kind) {
+	case QPT_VB_RETRANSMISSION:
+		if (fi->original_frame)
+			roce_add_gen(at, hf_an_retrans_frame, tvb, fi->original_frame);
+		break;
+	case QPT_VB_DUPLICATE:
+		if (fi->original_frame)
+			roce_add_gen(at, hf_an_duplicate_frame, tvb, fi->original_frame);
+		break;
+	case QPT_VB_PSN_GAP:
+		roce_add_gen(at, hf_an_psn_gap_first, tvb, fi->gap_first_psn);
+		break;
+	case QPT_VB_GBN_START:
+		it = roce_add_gen(at, hf_an_gbn_trigger, tvb, fi->trigger);
+		proto_item_append_text(it, ": %s",
+				       qpt_name_of(qpt_trigger_descr, fi->trigger, "?"));
+		if (fi->nak_frame)
+			roce_add_gen(at, hf_an_gbn_trigger_frame, tvb, fi->nak_frame);
+		break;
+	default:
+		break;
+	}
+}
+
+void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+			proto_item *top, const roce_frame_t *fi)
+{
+	proto_tree *at;
+	proto_item *it;
+
+	if (fi->conv >= 0) {
+		roce_add_gen(tree, hf_stream, tvb, (guint64)roce_conv_id(fi->conv));
+		roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir);
+	}
+	if (!fi->flags && !fi->acks_frame && !fi->acked_by && !fi->read_request_frame &&
+	    !fi->msg_first_frame)
+		return;
+	at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_an, &it, "Sequence analysis (qptrace)");
+	proto_item_set_generated(it);
+
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
+
+		if (!(fi->flags & (1u << k)))
+			continue;
+		it = roce_add_gen(at, hf_verdict[k], tvb, verdict_value(fi, k));
+		if (!decode_group(vi->group))
+			expert_add_info(pinfo, it, &ei_verdict[k]);
+		if (vi->info[0]) {
+			col_append_str(pinfo->cinfo, COL_INFO, vi->info);
+			proto_item_append_text(top, "%s", vi->info);
+		}
+		show_details(at, tvb, fi, k);
+	}
+	if (fi->acks_frame) {
+		roce_add_gen(at, hf_an_acks_frame, tvb, fi->acks_frame);
+		if (fi->ack_rtt_ns >= 0) {
+			nstime_t rtt;
+
+			rtt.secs = (time_t)(fi->ack_rtt_ns / 1000000000);
+			rtt.nsecs = (int)(fi->ack_rtt_ns % 1000000000);
+			it = proto_tree_add_time(at, hf_an_ack_rtt, tvb, 0, 0, &rtt);
+			proto_item_set_generated(it);
+		}
+	}
+	if (fi->acked_by)
+		roce_add_gen(at, hf_an_acked_by, tvb, fi->acked_by);
+	if (fi->read_request_frame)
+		roce_add_gen(at, hf_an_read_response_to, tvb, fi->read_request_frame);
+	if (fi->msg_first_frame) {
+		roce_add_gen(at, hf_msg_op, tvb, fi->msg_op);
+		roce_add_gen(at, hf_msg_length, tvb, fi->msg_len);
+		roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets);
+		roce_add_gen(at, hf_msg_first_frame, tvb, fi->msg_first_frame);
+	}
+}

@@ -1,0 +1,484 @@
+/* roce-stats.c - QP conversation statistics and the conversation filter
+ *
+ *   tshark -q -z roce,qp[,FILTER]          one line per QP conversation
+ *   Statistics > RoCE QP Conversations     the same rows in a sortable table
+ *   Conversation Filter > RoCE QP          roce.stream eq N
+ *
+ * The counter columns are the engine's per-direction counter table
+ * (qpt_counters[], the rows with a column title), so a new counter is one
+ * row there; after them come the columns the counters do not hold as one
+ * number (messages, NAKs of every code, the time the go-back-N episodes
+ * lost, the ACK RTT median).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define WS_BUILD_DLL
+#include <wireshark.h>
+
+#include <epan/packet.h>
+#include <epan/conversation_filter.h>
+#include <epan/stat_tap_ui.h>
+#include <epan/tap.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qpt_flow.h"
+#include "qpt_verdict.h"
+#include "roce-int.h"
+
+/* ---- conversation filter ----------------------------------------------------------- */
+
+static qpt_ws_bool roce_conv_valid(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
+{
+	const roce_frame_t *fi = roce_frame_info(pinfo);
+
+	return proto_is_frame_protocol(pinfo->layers, "roce") && fi && fi->conv >= 0;
+}
+
+static gchar *roce_conv_filter(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
+{
+	const roce_frame_t *fi = roce_frame_info(pinfo);
+
+	if (!fi || fi->conv < 0)
+		return NULL;
+	return g_strdup_printf("roce.stream eq %d", roce_conv_id(fi->conv));
+}
+
+/* ---- statistics: -z roce,qp (TShark) and Statistics → RoCE QP Conversations -------- */
+
+/* Both views show the engine's own per-conversation counters (as `qptrace
+ * summary`), for the whole file: the engine has seen every packet on the
+ * first pass, so a filter does not change the numbers.  A filter (`-z
+ * roce,qp,FILTER`, or the dialog's) chooses the rows: the conversations that
+ * have a packet it lets through. */
+
+/* The conversations of the packets a statistics tap was given. */
+static void seen_add(GHashTable **seen, const void *data)
+{
+	const roce_frame_t *fi = (const roce_frame_t *)data;
+
+	if (!*seen)
+		*seen = g_hash_table_new(NULL, NULL);
+	if (fi && fi->conv >= 0)
+		g_hash_table_add(*seen, GINT_TO_POINTER(fi->conv + 1));
+}
+
+/* The engine's conversations, those in seen only; ids seen are resolved now
+ * (a conversation may have been folded into another since). */
+static GPtrArray *seen_conversations(GHashTable *seen)
+{
+	GPtrArray *all = qpt_flow_conversations(roce_flow()), *out = g_ptr_array_new();
+	GHashTable *live = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer key;
+
+	if (seen) {
+		g_hash_table_iter_init(&it, seen);
+		while (g_hash_table_iter_next(&it, &key, NULL)) {
+			int32_t id = roce_conv_id(GPOINTER_TO_INT(key) - 1);
+
+			g_hash_table_add(live, GINT_TO_POINTER(id + 1));
+		}
+	}
+	for (guint i = 0; i < all->len; i++) {
+		const struct qpt_conv *c = (const struct qpt_conv *)g_ptr_array_index(all, i);
+
+		if (g_hash_table_contains(live, GINT_TO_POINTER(c->id + 1)))
+			g_ptr_array_add(out, (gpointer)c);
+	}
+	g_hash_table_destroy(live);
+	g_ptr_array_free(all, TRUE);
+	return out;
+}
+
+/* ---- the columns ---------------------------------------------------------------- */
+
+enum qp_col_kind { QP_CONV, QP_SVC, QP_EP_A, QP_EP_B, QP_COUNTER, QP_MESSAGES, QP_NAKS,
+		   QP_TIME_LOST, QP_RTT };
+
+#define QP_MAX_COLS (QPT_C_COUNT + 8)
+#define QP_CELL 96
+typedef char qp_row_t[QP_MAX_COLS][QP_CELL];
+
+static struct {
+	enum qp_col_kind kind;
+	unsigned counter; /* QP_COUNTER: index into qpt_counters[] */
+} qp_cols[QP_MAX_COLS];
+static unsigned qp_ncols;
+/* Column titles and alignment, shared by the TShark text and the GUI table.
+ * The GUI draws a cell with its field_format. */
+static stat_tap_table_item qp_fields[QP_MAX_COLS];
+
+static void qp_add_col(enum qp_col_kind kind, unsigned counter, stat_tap_table_item_enum type,
+		       tap_alignment_type align, const char *title, const char *fmt)
+{
+	qp_cols[qp_ncols].kind = kind;
+	qp_cols[qp_ncols].counter = counter;
+	qp_fields[qp_ncols] = (stat_tap_table_item){ type, align, title, fmt };
+	qp_ncols++;
+}
+
+static void qp_columns(void)
+{
+	/* Wireshark 4.0 sizes the dialog's columns to their contents before it
+	 * shows the sort indicator on the first one, which then covers part of
+	 * a title wider than its cells ("Conv" showed as "onv"): two em spaces
+	 * before the number give the indicator its room. */
+	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conv", "\u2003\u2003%u");
+	qp_add_col(QP_SVC, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Svc", "%s");
+	qp_add_col(QP_EP_A, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "A (addr QP)", "%s");
+	qp_add_col(QP_EP_B, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "B (addr QP)", "%s");
+	for (unsigned c = 0; c < QPT_C_COUNT; c++)
+		if (qpt_counters[c].column)
+			qp_add_col(QP_COUNTER, c, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT,
+				   qpt_counters[c].column, "%s");
+	qp_add_col(QP_MESSAGES, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Messages", "%s");
+	qp_add_col(QP_NAKS, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "NAKs", "%s");
+	qp_add_col(QP_TIME_LOST, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "GBN time lost us", "%s");
+	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "ACK RTT us", "%s");
+}
+
+static guint64 dir_messages(const struct qpt_dir *d)
+{
+	guint64 n = 0;
+
+	for (int op = 1; op < QPT_OP_COUNT; op++)
+		n += d->ops[op].count;
+	return n;
+}
+
+static guint64 dir_naks(const struct qpt_dir *d)
+{
+	guint64 n = 0;
+
+	for (int i = 0; i < QPT_NAK_KINDS; i++)
+		n += d->naks[i];
+	return n;
+}
+
+/* The time the direction's go-back-N episodes lost (end - start), "-" for
+ * none. */
+static void fmt_time_lost(const struct qpt_dir *d, char *buf, size_t len)
+{
+	gint64 ns = 0;
+
+	if (!d->episodes || !d->episodes->len) {
+		g_strlcpy(buf, "-", len);
+		return;
+	}
+	for (guint i = 0; i < d->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(d->episodes, struct qpt_episode, i);
+
+		if (e->end_ns >= e->start_ns) /* closed (the GUI's table may see an open one) */
+			ns += e->end_ns - e->start_ns;
+	}
+	g_snprintf(buf, (gulong)len, "%.1f", (double)ns / 1000.0);
+}
+
+static void fmt_rtt(const struct qpt_lat *l, char *buf, size_t len)
+{
+	if (l->n)
+		g_snprintf(buf, (gulong)len, "%.3f", qpt_lat_percentile(l, 50));
+	else
+		g_strlcpy(buf, "-", len);
+}
+
+static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean b_side)
+{
+	char a[QPT_ADDR_STRLEN];
+
+	qpt_endpoint_addr(e, a);
+	if (e->qpn_known || b_side)
+		g_snprintf(buf, (gulong)len, "%s 0x%06x", a, e->qpn);
+	else
+		g_snprintf(buf, (gulong)len, "%s ?", a);
+}
+
+/* The text of every column of one conversation ("a->b/b->a" pairs). */
+static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
+{
+	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	char x[2][40];
+
+	for (unsigned col = 0; col < qp_ncols; col++) {
+		char *s = cell[col];
+
+		switch (qp_cols[col].kind) {
+		case QP_CONV:
+			g_snprintf(s, QP_CELL, "%d", c->id);
+			break;
+		case QP_SVC:
+			g_strlcpy(s, c->transport[0] ? c->transport : "?", QP_CELL);
+			break;
+		case QP_EP_A:
+			fmt_ep(&c->ep[0], s, QP_CELL, FALSE);
+			break;
+		case QP_EP_B:
+			fmt_ep(&c->ep[1], s, QP_CELL, TRUE);
+			break;
+		case QP_COUNTER:
+			g_snprintf(s, QP_CELL, "%" PRIu64 "/%" PRIu64,
+				   qpt_counter(a, qp_cols[col].counter),
+				   qpt_counter(b, qp_cols[col].counter));
+			break;
+		case QP_MESSAGES:
+			g_snprintf(s, QP_CELL, "%" PRIu64 "/%" PRIu64, (guint64)dir_messages(a),
+				   (guint64)dir_messages(b));
+			break;
+		case QP_NAKS:
+			g_snprintf(s, QP_CELL, "%" PRIu64 "/%" PRIu64, (guint64)dir_naks(a),
+				   (guint64)dir_naks(b));
+			break;
+		case QP_TIME_LOST:
+			fmt_time_lost(a, x[0], sizeof(x[0]));
+			fmt_time_lost(b, x[1], sizeof(x[1]));
+			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
+			break;
+		case QP_RTT:
+			fmt_rtt(&a->ack_rtt, x[0], sizeof(x[0]));
+			fmt_rtt(&b->ack_rtt, x[1], sizeof(x[1]));
+			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
+			break;
+		}
+	}
+}
+
+/* ---- TShark: -z roce,qp[,FILTER], printed once after the last packet ------------- */
+
+/* Each column as wide as its title or widest cell, two spaces between. */
+static void qp_print_row(const char *const *cells, const unsigned *width)
+{
+	for (unsigned col = 0; col < qp_ncols; col++) {
+		if (col + 1 < qp_ncols)
+			printf("%-*s  ", (int)width[col], cells[col]);
+		else
+			printf("%s\n", cells[col]);
+	}
+}
+
+static GHashTable *qp_seen;	/* conversations of the packets tapped */
+static char *qp_filter;		/* -z roce,qp,FILTER */
+
+static tap_packet_status qp_packet(void *tapdata _U_, packet_info *pinfo _U_,
+				   epan_dissect_t *edt _U_, const void *data,
+				   tap_flags_t flags _U_)
+{
+	seen_add(&qp_seen, data);
+	return TAP_PACKET_DONT_REDRAW;
+}
+
+static void qp_draw(void *tapdata _U_)
+{
+	const char *cells[QP_MAX_COLS];
+	unsigned width[QP_MAX_COLS];
+	qp_row_t *cell;
+	GPtrArray *convs;
+
+	printf("==================================================================================\n");
+	printf("RoCE QP conversations (qptrace engine)\n");
+	printf("Values are a->b/b->a; RTT is the ACK RTT median in microseconds.\n");
+	if (qp_filter)
+		printf("Filter: %s (conversations with a packet it matches)\n", qp_filter);
+	if (!roce_flow()) {
+		printf("(no data)\n");
+		printf("==================================================================================\n");
+		return;
+	}
+	roce_flow_finish();
+	convs = seen_conversations(qp_seen);
+	cell = g_new0(qp_row_t, convs->len ? convs->len : 1);
+	for (unsigned col = 0; col < qp_ncols; col++) {
+		cells[col] = qp_fields[col].column_name;
+		width[col] = (unsigned)strlen(cells[col]);
+	}
+	for (guint i = 0; i < convs->len; i++) {
+		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell[i]);
+		for (unsigned col = 0; col < qp_ncols; col++)
+			width[col] = MAX(width[col], (unsigned)strlen(cell[i][col]));
+	}
+	qp_print_row(cells, width);
+	for (guint i = 0; i < convs->len; i++) {
+		for (unsigned col = 0; col < qp_ncols; col++)
+			cells[col] = cell[i][col];
+		qp_print_row(cells, width);
+	}
+	printf("%u conversation(s)\n", convs->len);
+	printf("==================================================================================\n");
+	g_free(cell);
+	g_ptr_array_free(convs, TRUE);
+}
+
+static int qp_stats_dummy;
+
+static qpt_ws_tap_init_ret qp_init(const char *opt_arg, void *userdata _U_)
+{
+	GString *err;
+
+	if (opt_arg && g_str_has_prefix(opt_arg, "roce,qp,") && opt_arg[8]) {
+		g_free(qp_filter);
+		qp_filter = g_strdup(opt_arg + 8);
+	}
+	err = register_tap_listener("roce", &qp_stats_dummy, qp_filter, 0, NULL, qp_packet,
+				    qp_draw, NULL);
+	if (err) {
+		fprintf(stderr, "tshark: couldn't register roce,qp tap: %s\n", err->str);
+		g_string_free(err, TRUE);
+		exit(1);
+	}
+	QPT_WS_TAP_INIT_OK;
+}
+
+/* Registered before the table below, so it owns "-z roce,qp" (the first
+ * registration of a -z name wins): TShark keeps the text layout above. */
+static stat_tap_ui qp_ui = {
+	REGISTER_PACKET_STAT_GROUP_UNSORTED,
+	"RoCE QP Conversations",
+	"roce,qp",
+	qp_init,
+	0,
+	NULL,
+};
+
+/* Wireshark: the same rows as a stat_tap_table, which the GUI lists under
+ * Statistics (REGISTER_PACKET_STAT_GROUP_UNSORTED; Wireshark 4.0 puts GENERIC ones in
+ * no menu) and shows in its sortable table
+ * dialog.  The GUI has no "draw" hook for the dissector, so the rows are
+ * (re)built from the engine on the first tapped packet after a reset, and
+ * again only if the engine has seen more frames since (live capture). */
+
+#define QP_TABLE_NAME "RoCE QP conversations (qptrace engine)"
+
+static guint64 qp_table_frames = G_MAXUINT64; /* engine frames when last built */
+static GHashTable *qp_table_seen;	       /* conversations of the packets tapped */
+static guint qp_table_nseen;		       /* their number when last built */
+
+static void qp_table_reset(stat_tap_table *table)
+{
+	for (guint row = 0; row < table->num_elements; row++) {
+		stat_tap_table_item_type *f = table->elements[row];
+
+		for (guint col = 0; col < table->num_fields; col++) {
+			if (f[col].type == TABLE_ITEM_STRING) {
+				g_free((char *)f[col].value.string_value);
+				f[col].value.string_value = NULL;
+			}
+		}
+		g_free(f);
+		table->elements[row] = NULL;
+	}
+	table->num_elements = 0;
+	qp_table_frames = G_MAXUINT64;
+	if (qp_table_seen)
+		g_hash_table_remove_all(qp_table_seen);
+}
+
+static void qp_table_free_item(stat_tap_table *table _U_, guint row _U_, guint col _U_,
+			       stat_tap_table_item_type *field)
+{
+	if (field->type == TABLE_ITEM_STRING) {
+		g_free((char *)field->value.string_value);
+		field->value.string_value = NULL;
+	}
+}
+
+static void qp_table_init(stat_tap_table_ui *ui)
+{
+	stat_tap_table *table = stat_tap_find_table(ui, QP_TABLE_NAME);
+
+	if (table) {
+		qp_table_reset(table);
+		return;
+	}
+	/* filter_string: "roce.stream==" and a row's conversation number
+	 * would be its display filter, but Wireshark's simple statistics
+	 * dialog (4.0 to 4.6) offers no Apply as Filter for its rows: use
+	 * Conversation Filter > RoCE QP on a packet instead. */
+	table = stat_tap_init_table(QP_TABLE_NAME, (int)qp_ncols, 0, "roce.stream==");
+	stat_tap_add_table(ui, table);
+	qp_table_frames = G_MAXUINT64;
+}
+
+static void qp_table_build(stat_tap_table *table)
+{
+	GPtrArray *convs = seen_conversations(qp_table_seen);
+	guint row;
+
+	for (row = 0; row < convs->len || row < table->num_elements; row++) {
+		stat_tap_table_item_type items[QP_MAX_COLS];
+		char cell[QP_MAX_COLS][QP_CELL];
+		const struct qpt_conv *c = row < convs->len ?
+			(const struct qpt_conv *)g_ptr_array_index(convs, row) : NULL;
+
+		if (c)
+			qp_cells(c, cell);
+		memset(items, 0, sizeof(items));
+		for (unsigned col = 0; col < qp_ncols; col++) {
+			items[col].type = qp_fields[col].type;
+			if (qp_cols[col].kind == QP_CONV)
+				items[col].value.uint_value = c ? (guint)c->id : 0;
+			else
+				items[col].value.string_value = g_strdup(c ? cell[col] : "");
+		}
+		/* Rows already shown by the GUI keep their storage: free the old
+		 * strings and overwrite the values in place. */
+		if (row < table->num_elements) {
+			for (guint col = 0; col < qp_ncols; col++)
+				qp_table_free_item(table, row, col, &table->elements[row][col]);
+		}
+		stat_tap_init_table_row(table, row, qp_ncols, items);
+	}
+	g_ptr_array_free(convs, TRUE);
+}
+
+static tap_packet_status qp_table_packet(void *tapdata, packet_info *pinfo _U_,
+					 epan_dissect_t *edt _U_, const void *data,
+					 tap_flags_t flags _U_)
+{
+	stat_data_t *sd = (stat_data_t *)tapdata;
+	stat_tap_table *table;
+	guint64 frames;
+
+	if (!roce_flow() || !sd->stat_tap_data->tables || sd->stat_tap_data->tables->len == 0)
+		return TAP_PACKET_DONT_REDRAW;
+	seen_add(&qp_table_seen, data);
+	frames = qpt_flow_totals(roce_flow())->frames;
+	if (frames == qp_table_frames && g_hash_table_size(qp_table_seen) == qp_table_nseen)
+		return TAP_PACKET_DONT_REDRAW;
+	table = g_array_index(sd->stat_tap_data->tables, stat_tap_table *, 0);
+	qp_table_build(table);
+	qp_table_frames = frames;
+	qp_table_nseen = g_hash_table_size(qp_table_seen);
+	return TAP_PACKET_REDRAW;
+}
+
+static tap_param qp_table_params[] = {
+	{ PARAM_FILTER, "filter", "Filter", NULL, TRUE },
+};
+
+static stat_tap_table_ui qp_table_ui = {
+	REGISTER_PACKET_STAT_GROUP_UNSORTED,
+	"RoCE QP Conversations",
+	"roce",
+	"roce,qp",
+	qp_table_init,
+	qp_table_packet,
+	qp_table_reset,
+	qp_table_free_item,
+	NULL,
+	0, NULL, /* the columns: set by roce_stats_register() */
+	array_length(qp_table_params), qp_table_params,
+	NULL,
+	0,
+};
+
+void roce_stats_register(void)
+{
+	qp_columns();
+	qp_table_ui.nfields = qp_ncols;
+	qp_table_ui.fields = qp_fields;
+	qpt_register_conversation_filter("roce", "RoCE QP", roce_conv_valid, roce_conv_filter);
+	register_stat_tap_ui(&qp_ui, NULL);
+	register_stat_tap_table_ui(&qp_table_ui);
+}
