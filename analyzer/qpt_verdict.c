@@ -9,11 +9,11 @@
 #include "qpt_mad.h"
 
 const struct qpt_verdict_info qpt_verdicts[QPT_VB_COUNT] = {
-#define QPT_V_ROW(id, k, l, e, g, s, i, val, ck, cd, dt, pl, ctr)                  \
+#define QPT_V_ROW(id, k, l, e, g, s, i, val, ck, cd, dt, pl, ctr, inpl)                  \
 	[QPT_VB_##id] = { .key = k, .label = l, .expert = e, .group = QPT_GRP_##g,      \
 			  .severity = QPT_SEV_##s, .info = i, .value = QPT_VAL_##val,    \
 			  .count_key = ck, .code = QPT_CODE_##cd, .detail_in_text = dt, \
-			  .plot = pl, .counter = ctr },
+			  .plot = pl, .counter = ctr, .in_plugin = inpl },
 	QPT_VERDICTS(QPT_V_ROW)
 #undef QPT_V_ROW
 };

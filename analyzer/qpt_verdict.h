@@ -42,7 +42,7 @@ enum qpt_vcode {
 };
 
 /* X(ID, key, label, expert text, group, severity, Info tag, value,
- *   count key, code, detail in text, plot series, counter key)
+ *   count key, code, detail in text, plot series, counter key, in plugin)
  *
  * key:     JSON event kind and roce.analysis.<key>
  * label:   the Wireshark field's name, also the legend/gradebook word
@@ -53,57 +53,59 @@ enum qpt_vcode {
  * plot:    the series of `qptrace plot` (its data-series name), NULL for none
  * counter: the per-direction counter (QPT_DIR_COUNTERS key) or totals key
  *          ("totals." prefix) that counts events of this kind
+ * plugin:  the plugin shows it on the frame (false: Wireshark itself does
+ *          better, e.g. it reassembles the IPv4 fragments qptrace names)
  */
 #define QPT_VERDICTS(X)                                                                  \
 	X(RETRANSMISSION, "retransmission", "Retransmission",                            \
 	  "Retransmission", SEQUENCE, NOTE, " [Retransmission]", FLAG, NULL, NONE, true, \
-	  "retransmissions", "retransmitted_packets")                                    \
+	  "retransmissions", "retransmitted_packets", true)                                    \
 	X(DUPLICATE, "duplicate", "Duplicate (capture)",                                 \
 	  "Duplicate packet (same PSN and contents, seen twice by the capture)",        \
 	  SEQUENCE, NOTE, " [Duplicate]", FLAG, NULL, NONE, true, "duplicates",          \
-	  "duplicates")                                                                  \
+	  "duplicates", true)                                                                  \
 	X(PSN_GAP, "psn_gap", "PSN gap (missing PSNs)", "PSN gap", SEQUENCE, WARN,       \
-	  " [PSN gap]", COUNT, "missing", NONE, true, "psn_gaps", "psn_gaps")            \
+	  " [PSN gap]", COUNT, "missing", NONE, true, "psn_gaps", "psn_gaps", true)            \
 	X(OUT_OF_ORDER, "out_of_order", "Out of order", "Out-of-order packet", SEQUENCE, \
-	  WARN, " [Out-of-order]", FLAG, NULL, NONE, true, NULL, "out_of_order")         \
+	  WARN, " [Out-of-order]", FLAG, NULL, NONE, true, NULL, "out_of_order", true)         \
 	X(NAK, "nak", "NAK", "NAK", SEQUENCE, WARN, " [NAK]", FLAG, NULL, NAK, false,    \
-	  "naks", "naks")                                                                \
+	  "naks", "naks", true)                                                                \
 	X(RNR_NAK, "rnr_nak", "RNR NAK", "RNR NAK (receiver not ready)", SEQUENCE, WARN, \
-	  " [RNR NAK]", FLAG, NULL, RNR_NAK, true, "rnr_naks", "rnr_naks")               \
+	  " [RNR NAK]", FLAG, NULL, RNR_NAK, true, "rnr_naks", "rnr_naks", true)               \
 	X(RNR_RETRY, "rnr_retry", "Resend after RNR NAK", "Resend after an RNR NAK",     \
 	  SEQUENCE, NOTE, "", FLAG, NULL, RNR_TIMER, true, NULL,             \
-	  "rnr_retries")                                                                 \
+	  "rnr_retries", true)                                                                 \
 	X(GBN_START, "gbn_episode", "Go-back-N episode", "Go-back-N episode starts",     \
 	  SEQUENCE, WARN, " [Go-back-N]", EPISODE, NULL, NONE, true, "gbn_episodes",     \
-	  "gbn_episodes")                                                                \
+	  "gbn_episodes", true)                                                                \
 	X(TIMEOUT_RESEND, "timeout_resend", "Resend after a timeout",                    \
 	  "Resend after a silence (local ACK timeout)", SEQUENCE, WARN, "",    \
-	  FLAG, NULL, NONE, true, NULL, "timeouts")                                      \
+	  FLAG, NULL, NONE, true, NULL, "timeouts", true)                                      \
 	X(READ_RETRY, "read_retry", "READ retry", "READ request retried", SEQUENCE,      \
-	  NOTE, "", FLAG, NULL, NONE, true, NULL, "read_retries")           \
+	  NOTE, "", FLAG, NULL, NONE, true, NULL, "read_retries", true)           \
 	X(DUP_ACK, "duplicate_ack", "Duplicate ACK", "Duplicate ACK", SEQUENCE, NOTE,    \
-	  " [Dup ACK]", FLAG, NULL, NONE, true, NULL, "dup_acks")                        \
+	  " [Dup ACK]", FLAG, NULL, NONE, true, NULL, "dup_acks", true)                        \
 	X(COALESCED_ACK, "coalesced_ack", "Coalesced ACK",                               \
 	  "ACK covering several requests that asked for one", SEQUENCE, CHAT, "", FLAG,  \
-	  NULL, NONE, true, NULL, "coalesced_acks")                                      \
+	  NULL, NONE, true, NULL, "coalesced_acks", true)                                      \
 	X(CNP, "cnp", "Congestion notification", "Congestion Notification Packet",       \
-	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "cnps", "cnps")                    \
+	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "cnps", "cnps", true)                    \
 	X(ECN_CE, "ecn_ce", "ECN Congestion Experienced", "ECN Congestion Experienced",  \
-	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "ecn_ce", "ecn_ce")                \
+	  SEQUENCE, NOTE, "", FLAG, NULL, NONE, true, "ecn_ce", "ecn_ce", true)                \
 	X(BAD_ICRC, "bad_icrc", "Bad ICRC", "Bad ICRC", CHECKSUM, ERROR, "", FLAG, NULL, \
-	  NONE, true, NULL, "bad_icrc")                                                  \
+	  NONE, true, NULL, "bad_icrc", true)                                                  \
 	X(MALFORMED, "malformed", "Malformed", "Malformed RoCE/IB packet", MALFORMED,    \
-	  ERROR, "", FLAG, NULL, NONE, true, NULL, "totals.malformed")                   \
+	  ERROR, "", FLAG, NULL, NONE, true, NULL, "totals.malformed", true)                   \
 	X(CM_UNKNOWN, "cm_unknown_comm_id", "CM message for an unknown communication ID", \
 	  "CM message for an unknown communication ID", SEQUENCE, NOTE, "", FLAG, NULL,  \
-	  NONE, true, NULL, "totals.cm_unknown_comm_id")                                 \
+	  NONE, true, NULL, "totals.cm_unknown_comm_id", true)                                 \
 	X(CM_REJECT, "cm_reject", "CM connection request rejected (reason)",             \
 	  "CM connection request rejected", RESPONSE_CODE, WARN, "", CODE,      \
-	  NULL, REASON, true, NULL, "totals.cm_rejects")                                 \
+	  NULL, REASON, true, NULL, "totals.cm_rejects", true)                                 \
 	X(IP_FRAGMENT, "ip_fragment", "IPv4 fragment of a RoCEv2 packet",                \
 	  "RoCEv2 packet fragmented by IPv4 (not reassembled): an IP MTU below the RoCE MTU", \
 	  PROTOCOL, WARN, "", FLAG, NULL, NONE, true, NULL,                              \
-	  "totals.fragmented_roce_packets")
+	  "totals.fragmented_roce_packets", false)
 
 enum {
 #define QPT_V_BIT(id, ...) QPT_VB_##id,
@@ -124,6 +126,7 @@ struct qpt_verdict_info {
 	bool detail_in_text;
 	const char *plot;
 	const char *counter;
+	bool in_plugin;
 };
 extern const struct qpt_verdict_info qpt_verdicts[QPT_VB_COUNT];
 const char *qpt_verdict_name(unsigned kind); /* the key, "?" out of range */

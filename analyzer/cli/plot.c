@@ -214,20 +214,21 @@ static void pass_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	p = ps->plot_of[ps->final[id]];
 	if (!p)
 		return;
-	if (ps->final[id] == id)
-		record(p, v->dir, f->number, ns, pkt, v);
-	else {
-		if (ps->dir_of[id] < 0)
-			folded_dir(ps, id, f, ns, pkt, v);
-		record(p, ps->dir_of[id], f->number, ns, pkt, v);
-	}
+	if (ps->final[id] != id && ps->dir_of[id] < 0)
+		folded_dir(ps, id, f, ns, pkt, v);
+	if (!f->in_window)
+		return; /* analysed, not drawn: outside --from/--to */
+	record(p, ps->final[id] == id ? v->dir : ps->dir_of[id], f->number, ns, pkt, v);
 }
 
 /* One reading of the files; the first pass reports their errors, a
  * second one (errors) keeps them quiet. */
 static int read_pass(struct pass *ps, bool progress, GPtrArray *errors)
 {
-	int rc = qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->an,
+	int rc;
+
+	ps->an.window_selects = true; /* the whole input analysed, the window drawn */
+	rc = qpt_analyse_files(ps->o, ps->files, progress, ps->fl, &ps->an,
 				   pass_frame, ps, errors);
 
 	g_free(ps->an.label); /* the subtitle names the files as given */

@@ -229,7 +229,8 @@ def load_tables(path):
     with open(path) as f:
         src = f.read()
     verdicts = [dict(id=r[0], key=r[1], label=r[2], expert=r[3], group=r[4],
-                     severity=r[5], info=r[6], value=r[7], count_key=r[8], code=r[9])
+                     severity=r[5], info=r[6], value=r[7], count_key=r[8], code=r[9],
+                     in_plugin=r[13] != "false")
                 for r in macro_rows(src, "QPT_VERDICTS")]
     counters = [dict(field=r[0], key=r[1], label=r[2], column=r[3])
                 for r in macro_rows(src, "QPT_DIR_COUNTERS")]
