@@ -120,6 +120,9 @@ enum { NK_PSN_SEQ, NK_INVALID_REQ, NK_REMOTE_ACCESS, NK_REMOTE_OP, NK_INVALID_RD
 typedef struct {
     uint64_t packets, payload_bytes, msgs[M_NOPS], retrans, naks[NK_N], rnr_naks,
              gbn, tmo, cnps, ecn_ce, dups, acks;
+    /* printed only for a conversation marked `extra` (scen_messy.c) */
+    uint64_t rr, gaps, missing, ooo, dupacks, newseq, tback;
+    GString *trig;           /* episode triggers, in order, "nak,read_retry" */
     int have_psn;
     uint32_t first_psn;
     GArray *f_retrans, *f_naks, *f_rnr, *f_dups, *f_cnps, *f_ce;
@@ -135,10 +138,19 @@ typedef struct {
     dirstats_t d[2];         /* 0: a->b, 1: b->a */
     GArray *cm_frames;       /* uint32 frame numbers of the CM exchange */
     GPtrArray *cm_names;     /* message name per cm frame */
+    int extra;               /* manifest: also read_retries, psn_gaps, triggers, ... */
 } conv_t;
 
 /* emit flags */
-enum { F_RETRANS = 1, F_DUP = 2, F_GBN = 4, F_COUNTMSG = 8, F_NOMSG = 16, F_TMO = 32 };
+enum { F_RETRANS = 1, F_DUP = 2, F_GBN = 4, F_COUNTMSG = 8, F_NOMSG = 16, F_TMO = 32,
+       /* ground truth that only `extra` conversations print */
+       F_RREISSUE = 64,  /* a READ re-issued (counted in read_retries) */
+       F_TNAK = 128,     /* with F_GBN: the episode's trigger is a NAK ... */
+       F_TRR = 256,      /* ... a READ re-issue ... */
+       F_TRS = 512,      /* ... a resend after a NAK the capture missed */
+       F_NEWSEQ = 1024,  /* first packet of a new PSN sequence on a reused QPN */
+       F_DUPACK = 2048,  /* an ACK the responder sent again (same PSN and MSN) */
+       F_OOO = 4096 };   /* a packet the network reordered */
 
 typedef struct {
     char *name;
@@ -154,6 +166,8 @@ typedef struct {
     GPtrArray *note_text; /* char* */
     uint8_t buf[MAX_FRAME];
     uint16_t ipid;
+    uint32_t x_missing;   /* the next emit() follows this many PSNs lost before the tap */
+    int raw_time;         /* emit() keeps a timestamp older than the last one */
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -194,6 +208,16 @@ typedef struct {
     void (*fn)(ctx_t *c);
 } scen_t;
 extern const scen_t scenarios[];
+
+/* scen_messy.c */
+void s_merged_hosts(ctx_t *c);
+void s_read_fill_reissue(ctx_t *c);
+void s_read_reissue_mtu(ctx_t *c);
+void s_read_reissue_fast(ctx_t *c);
+void s_read_resp_lost(ctx_t *c);
+void s_rnr_multi(ctx_t *c);
+void s_nak_lost_after_tap(ctx_t *c);
+void s_time_backwards(ctx_t *c);
 extern const size_t n_scenarios;
 
 /* bench (main.c) */

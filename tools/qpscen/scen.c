@@ -933,5 +933,14 @@ const scen_t scenarios[] = {
     { "traffic_rc", "same RC traffic as cm_rc but without CM", LT_ETH, s_traffic_rc },
     { "read_retry", "READ of 4 packets, 3rd response lost, READ re-issued from the missing PSN", LT_ETH, s_read_retry },
     { "multi_qp", "8 RC conversations interleaved", LT_ETH, s_multi_qp },
+    /* messy captures (scen_messy.c) */
+    { "merged_hosts", "captures of both hosts merged: every packet twice, 6 us apart, interleaved", LT_ETH, s_merged_hosts },
+    { "read_fill_reissue", "tap at responder: READ lost before the tap, resent into the gap, re-issued from inside its range", LT_ETH, s_read_fill_reissue },
+    { "read_reissue_mtu", "READ sent with the MTU unknown, 2nd response lost, re-issued as the next request", LT_ETH, s_read_reissue_mtu },
+    { "read_reissue_fast", "READ's first response lost, the READ re-issued byte for byte 13 us after it", LT_ETH, s_read_reissue_fast },
+    { "read_resp_lost", "two READ responses lost before the tap, READ re-issued from the first", LT_ETH, s_read_resp_lost },
+    { "rnr_multi", "RNR NAK for a 3-packet SEND, all three resent 1.28 ms later", LT_ETH, s_rnr_multi },
+    { "nak_lost_after_tap", "tap at responder: NAK captured but lost after the tap, timeout resend from below its PSN", LT_ETH, s_nak_lost_after_tap },
+    { "time_backwards", "capture clock steps back 2 s before a timeout resend with the same bytes", LT_ETH, s_time_backwards },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);
