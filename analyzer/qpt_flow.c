@@ -66,11 +66,20 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	struct half *h;
 	struct qpt_dir *d;
 
+	bool back = fl->have_ns && ns < fl->last_ns;
+	int64_t back_ns = back ? fl->last_ns - ns : 0;
+
 	memset(v, 0, sizeof(*v));
 	v->conv = -1;
 	v->dir = -1;
 	v->ack_rtt_ns = -1;
 	fl->t.frames++;
+	/* Time going backwards is a finding about the capture, reported as
+	 * such; the sequence rules never take a negative gap for a short one. */
+	fl->have_ns = true;
+	fl->last_ns = ns;
+	if (back)
+		fl->t.time_backwards++;
 	if (p->transport == QPT_TR_NONE)
 		return;
 	fl->t.iba_packets++;
@@ -131,6 +140,11 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		}
 	}
 	d = fl_dir_of(h);
+	if (back) {
+		d->time_backwards++;
+		fl_emit(v, frame, ns, h, QPT_VB_TIME_BACKWARDS, p->bth.psn, 0, 0, 0, back_ns,
+			"timestamp before the previous frame's");
+	}
 	if (!d->packets)
 		d->first_ns = ns;
 	d->last_ns = ns;

@@ -63,6 +63,8 @@ struct qpt_dir {
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
 	uint64_t naks[QPT_NAK_KINDS];
 	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t response_gaps, missing_responses; /* READ responses skipped */
+	uint64_t time_backwards; /* frames stamped before the previous frame */
 	int64_t first_ns, last_ns;
 	bool psn_seen;
 	uint32_t first_psn, last_psn; /* request PSN range */
@@ -111,6 +113,7 @@ struct qpt_flow_opts {
 struct qpt_totals {
 	uint64_t frames, iba_packets, tracked, untracked, management, malformed,
 		bad_icrc, conversations;
+	uint64_t time_backwards; /* frames stamped before the previous frame */
 };
 
 struct qpt_flow;

@@ -98,7 +98,13 @@ enum qpt_vcode {
 	  NONE, true, NULL, "totals.cm_unknown_comm_id")                                 \
 	X(CM_REJECT, "cm_reject", "CM connection request rejected (reason)",             \
 	  "CM connection request rejected", RESPONSE_CODE, WARN, "", CODE,      \
-	  NULL, REASON, true, NULL, "totals.cm_rejects")
+	  NULL, REASON, true, NULL, "totals.cm_rejects")                                 \
+	X(RESPONSE_GAP, "response_gap", "READ response PSNs missing",                    \
+	  "READ response PSN gap (responses lost before the capture point)", SEQUENCE,   \
+	  WARN, " [Response gap]", COUNT, "missing", NONE, true, NULL, "response_gaps")  \
+	X(TIME_BACKWARDS, "time_backwards", "Timestamp before the previous frame's",     \
+	  "Capture timestamp goes backwards (clock step or unsorted merge)", SEQUENCE,   \
+	  WARN, " [Time backwards]", FLAG, NULL, NONE, true, NULL, "time_backwards")
 
 enum {
 #define QPT_V_BIT(id, ...) QPT_VB_##id,
@@ -135,7 +141,8 @@ struct qpt_event {
 	uint32_t count;	 /* PSN_GAP: missing PSNs; GBN: the episode number */
 	uint32_t code;	 /* NAK code, RNR timer, REJ reason */
 	int64_t duration_ns; /* GBN: time since its trigger; RNR NAK: the timer's
-			      * wait; RNR retry: the wait seen */
+			      * wait; RNR retry: the wait seen; time backwards:
+			      * how far before the previous frame */
 	const char *detail;
 };
 
@@ -195,6 +202,9 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	X(fecn, "fecn", "FECN packets:", NULL, false)                                      \
 	X(becn, "becn", "BECN packets:", NULL, false)                                      \
 	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false)                             \
+	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false)              \
+	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false)  \
+	X(time_backwards, "time_backwards", "timestamps backwards:", NULL, false)          \
 	X(malformed, NULL, NULL, NULL, false)
 
 struct qpt_counter_info {

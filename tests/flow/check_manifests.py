@@ -9,7 +9,7 @@ payload bytes, messages per operation, retransmitted packets, NAKs by kind,
 RNR NAKs, go-back-N episodes, CNPs, ECN-CE, duplicates, and the frame
 numbers of retransmissions, NAKs, RNR NAKs, duplicates, CNPs and ECN-CE
 marks must equal the manifest's.  The messy-capture manifests also give
-ACKs, READ retries, PSN gaps and missing PSNs, out-of-order packets,
+ACKs, READ retries, PSN gaps and missing PSNs, READ response gaps, out-of-order packets,
 duplicate ACKs, new sequences, timestamps going backwards and the trigger
 of each go-back-N episode in order ("?": any), which must match too.  A CM connection request the manifest
 shows without a REP must be in the summary's `cm_failed` (its REQ, MRA
@@ -27,6 +27,7 @@ DIR_FIELDS = ["packets", "payload_bytes", "retransmitted_packets", "rnr_naks",
 # Printed by qpscen only for the messy-capture scenarios (scen_messy.c);
 # checked when the manifest has them.
 EXTRA_FIELDS = ["acks", "read_retries", "psn_gaps", "missing_psns",
+                "response_gaps", "missing_responses",
                 "out_of_order", "dup_acks", "new_sequences", "time_backwards"]
 EVENT_KINDS = {"retransmissions": "retransmission", "naks": "nak",
                "rnr_naks": "rnr_nak", "duplicates": "duplicate",

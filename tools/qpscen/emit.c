@@ -168,7 +168,10 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     dirstats_t *d = &cv->d[dir];
     if (back)
         d->tback++;
-    if (missing) {
+    if (missing && dir == 1) { /* B->A: READ responses */
+        d->rgaps++;
+        d->rmissing += missing;
+    } else if (missing) {
         d->gaps++;
         d->missing += missing;
     }
@@ -246,6 +249,8 @@ static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, in
         g_string_append_printf(s, "        \"read_retries\": %" G_GUINT64_FORMAT ",\n", d->rr);
         g_string_append_printf(s, "        \"psn_gaps\": %" G_GUINT64_FORMAT ",\n", d->gaps);
         g_string_append_printf(s, "        \"missing_psns\": %" G_GUINT64_FORMAT ",\n", d->missing);
+        g_string_append_printf(s, "        \"response_gaps\": %" G_GUINT64_FORMAT ",\n", d->rgaps);
+        g_string_append_printf(s, "        \"missing_responses\": %" G_GUINT64_FORMAT ",\n", d->rmissing);
         g_string_append_printf(s, "        \"out_of_order\": %" G_GUINT64_FORMAT ",\n", d->ooo);
         g_string_append_printf(s, "        \"dup_acks\": %" G_GUINT64_FORMAT ",\n", d->dupacks);
         g_string_append_printf(s, "        \"new_sequences\": %" G_GUINT64_FORMAT ",\n", d->newseq);

@@ -121,7 +121,7 @@ typedef struct {
     uint64_t packets, payload_bytes, msgs[M_NOPS], retrans, naks[NK_N], rnr_naks,
              gbn, tmo, cnps, ecn_ce, dups, acks;
     /* printed only for a conversation marked `extra` (scen_messy.c) */
-    uint64_t rr, gaps, missing, ooo, dupacks, newseq, tback;
+    uint64_t rr, gaps, missing, rgaps, rmissing, ooo, dupacks, newseq, tback;
     GString *trig;           /* episode triggers, in order, "nak,read_retry" */
     int have_psn;
     uint32_t first_psn;
