@@ -64,6 +64,7 @@ struct qpt_dir {
 	uint64_t naks[QPT_NAK_KINDS];
 	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
 	uint64_t response_gaps, missing_responses; /* READ responses skipped */
+	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
 	uint64_t time_backwards; /* frames stamped before the previous frame */
 	int64_t first_ns, last_ns;
 	bool psn_seen;

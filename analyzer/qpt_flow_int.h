@@ -20,6 +20,10 @@
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 #define HALF_CACHE 4096u
 #define SEEN_RING 32  /* recent packets per half, for capture copies */
+/* A request PSN this far from the next one expected, after this long a
+ * silence, starts a new sequence (a QPN reused without a CM exchange seen). */
+#define NEW_SEQ_DISTANCE 65536
+#define NEW_SEQ_IDLE_NS 100000000 /* 100 ms */
 
 struct half_key {
 	uint8_t src[16], dst[16];
@@ -100,9 +104,10 @@ struct half {
 	/* the highest PSN of this half's requests the twin answered (ACK, NAK,
 	 * response) and when; the latest resend this half carried: a copy
 	 * never has an answer (or a resend) between itself and its original */
-	bool ans_valid, resend_valid;
+	bool ans_valid, resend_valid, nak_seen;
 	uint32_t ans_hi, resend_psn;
-	int64_t ans_ns, resend_ns;
+	int64_t ans_ns, resend_ns, nak_seen_ns; /* ... and the latest (RNR) NAK:
+						  * everything from its PSN on is resent */
 	/* an RNR retry resending a multi-packet message: the next PSN of it */
 	bool rnr_resend;
 	uint32_t rnr_next;
@@ -178,6 +183,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
+void fl_half_restart(struct half *h);
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request);
 struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,

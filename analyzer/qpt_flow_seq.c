@@ -188,6 +188,43 @@ static struct gap *gap_of(struct half *h, uint32_t psn)
 	return NULL;
 }
 
+/* Forget what a half knew of its sequences (the QPN now serves a new
+ * connection); an open episode is closed first, into the old conversation. */
+void fl_half_restart(struct half *h)
+{
+	struct half_key key = h->key;
+	uint8_t family = h->family, service = h->service;
+
+	fl_episode_close(h, 0, h->last_ns);
+	g_free(h->win.s);
+	g_free(h->rwin.s);
+	memset(h, 0, sizeof(*h));
+	h->key = key;
+	h->family = family;
+	h->service = service;
+}
+
+/* A request PSN far from any window after a silence: the requester's
+ * sequence (and the responses to it) start again at psn. */
+static void seq_restart(struct half *h, struct half *t, uint32_t psn)
+{
+	fl_episode_close(h, 0, h->last_ns);
+	g_free(h->win.s);
+	memset(&h->win, 0, sizeof(h->win));
+	h->expected = psn;
+	h->nreads = h->ngaps = 0;
+	h->msg.open = false;
+	h->any_acked = true; /* all before psn is the old connection's */
+	h->acked = qpt_psn_add(psn, -1);
+	h->ans_valid = h->resend_valid = h->nak_seen = false;
+	h->nak_pending = h->rnr_pending = h->rnr_resend = false;
+	if (t) {
+		g_free(t->rwin.s);
+		memset(&t->rwin, 0, sizeof(t->rwin));
+		t->resp_started = t->ack_valid = false;
+	}
+}
+
 /* What tells two copies of one packet apart from two sendings of it: the
  * ICRC covers every byte that a resend could change (IP ID, MSN, ...). */
 static uint32_t fingerprint(const struct qpt_pkt *p)
@@ -200,7 +237,8 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * SEEN_RING it carried, at most dup_window_ns later (never earlier: a
  * clock that stepped back proves nothing), and nothing in between that
  * would make the sender send it again: for a request, no answer from the
- * twin reaching its PSN (a READ re-issued after a response is a retry);
+ * twin reaching its PSN (a READ re-issued after a response is a retry)
+ * and no NAK or RNR NAK (it asks for everything from its PSN again);
  * for a response, no resend of the twin's requests up to its PSN (a
  * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -219,6 +257,8 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 			continue;
 		if (request && h->ans_valid && h->ans_ns > e->ns &&
 		    qpt_psn_diff(h->ans_hi, psn) >= 0)
+			continue;
+		if (request && h->nak_seen && h->nak_seen_ns > e->ns)
 			continue;
 		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
 		    qpt_psn_diff(t->resend_psn, psn) <= 0)
@@ -288,6 +328,13 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->last_frame = frame;
 	h->last_ns = ns;
 
+	if (h->req_started && silence >= NEW_SEQ_IDLE_NS &&
+	    ABS(qpt_psn_diff(psn, h->expected)) > NEW_SEQ_DISTANCE) {
+		seq_restart(h, fl_twin_of(fl, h), psn);
+		d->new_sequences++;
+		fl_emit(v, frame, ns, h, QPT_VB_NEW_SEQUENCE, psn, prev_frame, 0, 0, silence,
+			"PSN far outside the window after a silence: a new sequence");
+	}
 	if (!h->req_started) {
 		h->req_started = true;
 		h->expected = psn;
@@ -583,6 +630,11 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 	if (p->flags & QPT_H_AETH) {
 		const struct qpt_aeth *a = &p->aeth;
+
+		if (t && a->kind != QPT_AETH_ACK) {
+			t->nak_seen = true;
+			t->nak_seen_ns = ns;
+		}
 
 		if (a->kind == QPT_AETH_NAK) {
 			v->flags |= QPT_V(NAK);

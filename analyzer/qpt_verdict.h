@@ -102,6 +102,10 @@ enum qpt_vcode {
 	X(RESPONSE_GAP, "response_gap", "READ response PSNs missing",                    \
 	  "READ response PSN gap (responses lost before the capture point)", SEQUENCE,   \
 	  WARN, " [Response gap]", COUNT, "missing", NONE, true, NULL, "response_gaps")  \
+	X(NEW_SEQUENCE, "new_sequence", "New PSN sequence (QPN reused)",                 \
+	  "New PSN sequence: far outside the window after a silence (QPN reused)",       \
+	  SEQUENCE, NOTE, " [New sequence]", FLAG, NULL, NONE, true, NULL,               \
+	  "new_sequences")                                                               \
 	X(TIME_BACKWARDS, "time_backwards", "Timestamp before the previous frame's",     \
 	  "Capture timestamp goes backwards (clock step or unsorted merge)", SEQUENCE,   \
 	  WARN, " [Time backwards]", FLAG, NULL, NONE, true, NULL, "time_backwards")
@@ -204,6 +208,7 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false)                             \
 	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false)              \
 	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false)  \
+	X(new_sequences, "new_sequences", "new PSN sequences:", NULL, false)               \
 	X(time_backwards, "time_backwards", "timestamps backwards:", NULL, false)          \
 	X(malformed, NULL, NULL, NULL, false)
 

@@ -4,7 +4,8 @@ ground-truth manifests that tools/qpscen writes next to each made capture.
 
 usage: check_manifests.py QPTRACE MANIFEST.json...
 
-Per conversation (matched by its two endpoints), per direction: packets,
+Per conversation (matched by its two endpoints; the k-th of a pair of
+endpoints in the manifest to the k-th in the summary), per direction: packets,
 payload bytes, messages per operation, retransmitted packets, NAKs by kind,
 RNR NAKs, go-back-N episodes, CNPs, ECN-CE, duplicates, and the frame
 numbers of retransmissions, NAKs, RNR NAKs, duplicates, CNPs and ECN-CE
@@ -58,9 +59,15 @@ def check(qptrace, manifest):
         return (addr, qpn)
 
     errs += check_cm_failed(m, summ, events, key)
+    seen = {}
     for mc in m.get("conversations", []):
         a, b = mc["a"], mc["b"]
         found = None
+        # QPNs reused by a new connection: the k-th manifest conversation
+        # between two endpoints is the k-th summary conversation between them.
+        pair = frozenset([key(a["addr"], a["qpn"]), key(b["addr"], b["qpn"])])
+        nth = seen.get(pair, 0)
+        seen[pair] = nth + 1
         # Management datagrams (QP0/QP1) are counted in totals, not as
         # conversations; a CM exchange without data (REJ) has no packets.
         if a["qpn"] <= 1 or b["qpn"] <= 1:
@@ -73,6 +80,8 @@ def check(qptrace, manifest):
                 found, flip = c, False
             elif eps == [key(b["addr"], b["qpn"]), key(a["addr"], a["qpn"])]:
                 found, flip = c, True
+            if found and nth:
+                found, nth = None, nth - 1
             if found:
                 break
         if mc["transport"] == "UC":

@@ -200,6 +200,23 @@ void sim_run(ctx_t *c);
 uint32_t rc_next_psn(rc_t *r);
 void rc_free(rc_t *r);
 
+/* scen.c: CM MADs on QP1 */
+enum { CM_REQ = 0x10, CM_MRA, CM_REJ, CM_REP, CM_RTU, CM_DREQ, CM_DREP, CM_SIDR_REQ,
+       CM_SIDR_REP, CM_LAP, CM_APR };
+typedef struct {
+    conv_t *mad;      /* QP1 <-> QP1 UD conversation */
+    path_t path;
+    ep_t q1a, q1b;    /* QP1 endpoints */
+    uint32_t psn[2];
+} madctx_t;
+void mad_init(ctx_t *c, madctx_t *m, const path_t *path, const ep_t *a, const ep_t *b);
+uint32_t mad_send(ctx_t *c, madctx_t *m, int dir, uint16_t attr, uint64_t tid,
+                  const uint8_t *cm, conv_t *note_cv);
+void cm_req(uint8_t *d, uint32_t lcid, uint16_t port, uint64_t guid, const ep_t *a,
+            const ep_t *b, uint32_t spsn);
+void cm_rep(uint8_t *d, uint32_t lcid, uint32_t rcid, uint64_t guid, const ep_t *b, uint32_t spsn);
+void cm_ids(uint8_t *d, uint32_t lcid, uint32_t rcid);
+
 /* scen.c */
 typedef struct {
     const char *name;
@@ -218,6 +235,8 @@ void s_read_resp_lost(ctx_t *c);
 void s_rnr_multi(ctx_t *c);
 void s_nak_lost_after_tap(ctx_t *c);
 void s_time_backwards(ctx_t *c);
+void s_cm_stranger(ctx_t *c);
+void s_qpn_reuse(ctx_t *c);
 extern const size_t n_scenarios;
 
 /* bench (main.c) */

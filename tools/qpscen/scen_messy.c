@@ -345,3 +345,97 @@ void s_time_backwards(ctx_t *c)
     flush(c, 0);
     c->raw_time = 0;
 }
+
+#define GUID_1 0x0002c90300c1d2e1ull
+#define GUID_2 0x0002c90300c1d2e2ull
+
+/* CM REQ/REP/RTU between m's two ends for conversation cv. */
+static void cm_connect2(ctx_t *c, madctx_t *m, conv_t *cv, const ep_t *a, const ep_t *b,
+                    uint32_t ida, uint32_t idb, uint32_t psn_a, uint32_t psn_b, uint64_t tid)
+{
+    uint8_t d[232];
+    cm_req(d, ida, 7174, GUID_1, a, b, psn_a);
+    mad_send(c, m, 0, CM_REQ, tid, d, cv);
+    cm_rep(d, idb, ida, GUID_2, b, psn_b);
+    mad_send(c, m, 1, CM_REP, tid, d, cv);
+    cm_ids(d, ida, idb);
+    mad_send(c, m, 0, CM_RTU, tid, d, cv);
+}
+
+/* Case 10: a REQ from 10.0.0.1 QP 0x100 to 10.0.0.2; before its REP, a REP
+ * between 10.0.0.4 and 10.0.0.3 (its REQ not captured) whose own comm ID
+ * equals our REQ's; then our REP (QP 0x200), RTU and RC traffic. */
+void s_cm_stranger(ctx_t *c)
+{
+    ep_t a, b, s3, s4;
+    madctx_t m, ms;
+    uint8_t d[232];
+    ep_v4(&a, 10, 0, 0, 1, 0x100);
+    ep_v4(&b, 10, 0, 0, 2, 0x200);
+    ep_v4(&s3, 10, 0, 0, 3, 0x300);
+    ep_v4(&s4, 10, 0, 0, 4, 0x400);
+    mad_init(c, &m, &P4, &a, &b);
+    mad_init(c, &ms, &P4, &s3, &s4);
+    conv_t *cv = conv_new(c, "RC", "cm", &a, &b);
+    cv->extra = 1;
+    cm_req(d, 0x1000A001, 7174, GUID_1, &a, &b, 0x06a000);
+    mad_send(c, &m, 0, CM_REQ, 0x11, d, cv);
+    cm_rep(d, 0x1000A001, 0x3000C001, GUID_2, &s4, 0x44a000); /* the stranger */
+    mad_send(c, &ms, 1, CM_REP, 0x77, d, NULL);
+    cm_rep(d, 0x2000B001, 0x1000A001, GUID_2, &b, 0x06b000);
+    mad_send(c, &m, 1, CM_REP, 0x11, d, cv);
+    cm_ids(d, 0x1000A001, 0x2000B001);
+    mad_send(c, &m, 0, CM_RTU, 0x11, d, cv);
+    rc_t *r = rc_new(c, cv, &P4, &a, &b, 0x06a000, 1024);
+    rc_msg(r, MO_WRITE, 3000);
+    rc_msg(r, MO_READ, 2048);
+    rc_msg(r, MO_SEND, 100);
+    rc_start(r, c->t + 2000);
+    sim_run(c);
+    rc_free(r);
+}
+
+/* Case 8: QPNs 0x11/0x12 serve two CM connections, the second starting
+ * millions of PSNs below the first; QPNs 0x21/0x22 (no CM captured) start
+ * a new sequence after 2 s of silence. */
+void s_qpn_reuse(ctx_t *c)
+{
+    ep_t a, b;
+    madctx_t m;
+    uint8_t d[232];
+    ep_v4(&a, 10, 0, 0, 1, 0x11);
+    ep_v4(&b, 10, 0, 0, 2, 0x12);
+    mad_init(c, &m, &P4, &a, &b);
+    for (int k = 0; k < 2; k++) {
+        uint32_t psn = k ? 0x100000 : 0x700000;
+        conv_t *cv = conv_new(c, "RC", "cm", &a, &b);
+        cv->extra = 1;
+        cm_connect2(c, &m, cv, &a, &b, 0x1000A001u + (uint32_t)k, 0x2000B001u + (uint32_t)k, psn,
+                psn + 0x10000, 0x20 + (uint64_t)k);
+        rc_t *r = rc_new(c, cv, &P4, &a, &b, psn, 1024);
+        rc_msg(r, MO_WRITE, 3000);
+        rc_msg(r, MO_READ, 2048);
+        rc_msg(r, MO_WRITE, 1024);
+        rc_start(r, c->t + 2000);
+        sim_run(c);
+        rc_free(r);
+        cm_ids(d, 0x1000A001u + (uint32_t)k, 0x2000B001u + (uint32_t)k);
+        put24(d + 8, b.qpn);
+        mad_send(c, &m, 0, CM_DREQ, 0x30 + (uint64_t)k, d, cv);
+        cm_ids(d, 0x2000B001u + (uint32_t)k, 0x1000A001u + (uint32_t)k);
+        mad_send(c, &m, 1, CM_DREP, 0x30 + (uint64_t)k, d, cv);
+        c->t += 50000000; /* 50 ms */
+    }
+    lk_t l;
+    lk_init(c, &l, 0x21, 0x22);
+    for (uint32_t k = 0; k < 2; k++) {
+        uint32_t P = k ? 0x080000 : 0x900000;
+        uint64_t t0 = k ? 2000000 : 0; /* us */
+        for (uint32_t i = 0; i < 3; i++) {
+            req(&l, t0 + 10 + 20 * i, OP_WRITE_ONLY, P + i, 1024, 1, VA_W + i * 0x10000, 1024,
+                k && !i ? F_NEWSEQ : 0, 0);
+            ACK(&l, t0 + 22 + 20 * i, P + i, i + 1);
+        }
+    }
+    flush(c, 1);
+}
