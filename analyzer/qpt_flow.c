@@ -66,6 +66,9 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	struct half *h;
 	struct qpt_dir *d;
 
+	bool back = fl->have_ns && ns < fl->last_ns;
+	int64_t back_ns = back ? fl->last_ns - ns : 0;
+
 	memset(v, 0, sizeof(*v));
 	v->conv = -1;
 	v->dir = -1;
@@ -76,6 +79,12 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		fl_emit(v, frame, ns, NULL, QPT_VB_IP_FRAGMENT, 0, 0, 0, 0, 0,
 			"first IPv4 fragment of a RoCEv2 packet: an IP MTU smaller than the RoCE MTU?");
 	}
+	/* Time going backwards is a finding about the capture, reported as
+	 * such; the sequence rules never take a negative gap for a short one. */
+	fl->have_ns = true;
+	fl->last_ns = ns;
+	if (back)
+		fl->t.time_backwards++;
 	if (p->transport == QPT_TR_NONE)
 		return;
 	fl->t.iba_packets++;
@@ -136,6 +145,11 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		}
 	}
 	d = fl_dir_of(h);
+	if (back) {
+		d->time_backwards++;
+		fl_emit(v, frame, ns, h, QPT_VB_TIME_BACKWARDS, p->bth.psn, 0, 0, 0, back_ns,
+			"timestamp before the previous frame's");
+	}
 	if (!d->packets)
 		d->first_ns = ns;
 	d->last_ns = ns;

@@ -63,6 +63,9 @@ struct qpt_dir {
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
 	uint64_t naks[QPT_NAK_KINDS];
 	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t response_gaps, missing_responses; /* READ responses skipped */
+	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
+	uint64_t time_backwards; /* frames stamped before the previous frame */
 	int64_t first_ns, last_ns;
 	bool psn_seen;
 	uint32_t first_psn, last_psn; /* request PSN range */
@@ -114,6 +117,7 @@ struct qpt_totals {
 	uint64_t cm_unknown_comm_id, cm_rejects; /* CM messages of no known
 						  * connection; REJs */
 	uint64_t fragmented_roce_packets; /* first IPv4 fragments to a RoCE port */
+	uint64_t time_backwards; /* frames stamped before the previous frame */
 };
 
 struct qpt_flow;

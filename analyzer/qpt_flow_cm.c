@@ -4,21 +4,52 @@
 
 #include "qpt_flow_int.h"
 
-/* The connection a CM message belongs to, by either side's comm ID: the
- * REQ sender's (the table key) or the REP sender's. */
-static struct cm_rec *cm_find(struct qpt_flow *fl, uint32_t a, uint32_t b)
+static bool addr_is(const struct qpt_endpoint *e, uint8_t fam, const uint8_t a[16])
 {
-	const uint32_t ids[2] = { a, b };
+	return e->family == fam && !memcmp(e->addr, a, 16);
+}
 
-	for (int i = 0; i < 2; i++) {
-		struct cm_rec *r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(ids[i]));
+/* The connection a CM message belongs to: by a comm ID of it that the
+ * connection's REQ or REP gave, and only when the message goes between the
+ * connection's two addresses the way that ID says (the REQ sender's own ID
+ * comes from the REQ sender): a stranger whose comm ID happens to equal
+ * one of ours is not ours. */
+static struct cm_rec *cm_find(struct qpt_flow *fl, const struct qpt_cm *cm, uint8_t fam,
+			      const uint8_t src[16], const uint8_t dst[16])
+{
+	const struct {
+		GHashTable *t;
+		uint32_t id;
+		bool by_req_sender;
+	} ways[] = {
+		{ fl->cm, cm->remote_comm_id, false },	 /* answers the REQ sender */
+		{ fl->cm, cm->local_comm_id, true },	 /* the REQ sender again */
+		{ fl->cm_rep, cm->local_comm_id, false }, /* the REP sender again */
+		{ fl->cm_rep, cm->remote_comm_id, true }, /* answers the REP sender */
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(ways); i++) {
+		struct cm_rec *r = g_hash_table_lookup(ways[i].t, GUINT_TO_POINTER(ways[i].id));
+		const struct qpt_endpoint *s, *d;
 
 		if (!r)
-			r = g_hash_table_lookup(fl->cm_rep, GUINT_TO_POINTER(ids[i]));
-		if (r)
+			continue;
+		s = ways[i].by_req_sender ? &r->att.from : &r->att.to;
+		d = ways[i].by_req_sender ? &r->att.to : &r->att.from;
+		if (addr_is(s, fam, src) && addr_is(d, fam, dst))
 			return r;
 	}
 	return NULL;
+}
+
+/* h belongs to a conversation that carried packets and that this CM
+ * exchange did not set up: the QPN is reused by a new connection. */
+static bool conv_is_older(const struct half *h, const struct cm_rec *r)
+{
+	const struct qpt_conv *c = h->conv;
+
+	return c && (c->dir[0].packets || c->dir[1].packets) &&
+	       (!c->has_cm || c->cm.req_frame != r->att.info.req_frame);
 }
 
 void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
@@ -57,7 +88,7 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 	if (cm->msg == QPT_CM_SIDR_REQ || cm->msg == QPT_CM_SIDR_REP ||
 	    cm->msg == QPT_CM_CLASSPORTINFO)
 		return;
-	r = cm_find(fl, cm->remote_comm_id, cm->local_comm_id);
+	r = cm_find(fl, cm, fam, src, dst);
 	if (!r) {
 		v->flags |= QPT_V(CM_UNKNOWN);
 		fl->t.cm_unknown_comm_id++;
@@ -84,6 +115,12 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 			      r->att.from.qpn);
 		if (!ha || !hb)
 			break;
+		/* A new connection on QPNs used before: a new conversation,
+		 * its sequences from the start. */
+		if (conv_is_older(ha, r) || conv_is_older(hb, r)) {
+			fl_half_restart(ha);
+			fl_half_restart(hb);
+		}
 		r->conv = fl_pair(fl, ha, hb, QPT_PAIR_CM, "CM REQ/REP");
 		r->conv->has_cm = true;
 		if (r->att.info.path_mtu)

@@ -19,6 +19,11 @@
 #define MAX_READS 16  /* outstanding READ requests remembered per half */
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 #define HALF_CACHE 4096u
+#define SEEN_RING 32  /* recent packets per half, for capture copies */
+/* A request PSN this far from the next one expected, after this long a
+ * silence, starts a new sequence (a QPN reused without a CM exchange seen). */
+#define NEW_SEQ_DISTANCE 65536
+#define NEW_SEQ_IDLE_NS 100000000 /* 100 ms */
 
 struct half_key {
 	uint8_t src[16], dst[16];
@@ -42,9 +47,21 @@ struct window {
 
 struct read_req {
 	uint32_t psn, len, span; /* span 0: not yet known */
+	uint64_t va;
+	uint32_t rkey;
 	uint64_t frame;
 	int64_t ns;
-	bool answered;
+	bool answered;	 /* its first response seen (latency taken) */
+	bool resp_seen;	 /* any response of its range seen */
+	bool next_valid;
+	uint32_t next_resp; /* the response PSN expected next (PSN gaps) */
+};
+
+/* A packet a half carried, to know a capture copy of it. */
+struct seen {
+	uint32_t psn, fp;
+	int64_t ns;
+	uint64_t frame;
 };
 
 /* A message being reassembled from FIRST/MIDDLE/LAST packets. */
@@ -81,9 +98,22 @@ struct half {
 	unsigned ngaps;
 	struct msg msg;
 
-	/* last request, for capture duplicates and silences */
+	/* recent packets (requests and responses), for capture copies */
+	struct seen seen[SEEN_RING];
+	unsigned seen_pos;
+	/* the highest PSN of this half's requests the twin answered (ACK, NAK,
+	 * response) and when; the latest resend this half carried: a copy
+	 * never has an answer (or a resend) between itself and its original */
+	bool ans_valid, resend_valid, nak_seen;
+	uint32_t ans_hi, resend_psn;
+	int64_t ans_ns, resend_ns, nak_seen_ns; /* ... and the latest (RNR) NAK:
+						  * everything from its PSN on is resent */
+	/* an RNR retry resending a multi-packet message: the next PSN of it */
+	bool rnr_resend;
+	uint32_t rnr_next;
+
+	/* last request, for silences */
 	bool last_valid;
-	uint32_t last_psn, last_fp;
 	uint64_t last_frame;
 	int64_t last_ns;
 
@@ -118,6 +148,8 @@ struct qpt_flow {
 	struct half *recent[HALF_CACHE];
 	struct qpt_totals t;
 	uint64_t nhalves;
+	bool have_ns;
+	int64_t last_ns; /* the previous frame's time */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its
@@ -151,6 +183,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
+void fl_half_restart(struct half *h);
+bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request);
 struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
 			     const uint8_t *dst, uint32_t qpn);
 void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,

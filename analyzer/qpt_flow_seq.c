@@ -93,9 +93,10 @@ static uint32_t request_end(const struct half *h, const struct qpt_pkt *p)
 	return qpt_psn_add(p->bth.psn, (int32_t)span - 1);
 }
 
-static void read_add(struct half *h, uint32_t psn, uint32_t len, uint32_t mtu,
+static void read_add(struct half *h, const struct qpt_pkt *p, uint32_t mtu,
 		     uint64_t frame, int64_t ns)
 {
+	uint32_t psn = p->bth.psn, len = p->reth.dmalen;
 	struct read_req *r;
 
 	if (h->nreads == MAX_READS) {
@@ -106,6 +107,8 @@ static void read_add(struct half *h, uint32_t psn, uint32_t len, uint32_t mtu,
 	memset(r, 0, sizeof(*r));
 	r->psn = psn;
 	r->len = len;
+	r->va = p->reth.va;
+	r->rkey = p->reth.rkey;
 	r->frame = frame;
 	r->ns = ns;
 	if (mtu)
@@ -185,8 +188,122 @@ static struct gap *gap_of(struct half *h, uint32_t psn)
 	return NULL;
 }
 
+/* Forget what a half knew of its sequences (the QPN now serves a new
+ * connection); an open episode is closed first, into the old conversation. */
+void fl_half_restart(struct half *h)
+{
+	struct half_key key = h->key;
+	uint8_t family = h->family, service = h->service;
+
+	fl_episode_close(h, 0, h->last_ns);
+	g_free(h->win.s);
+	g_free(h->rwin.s);
+	memset(h, 0, sizeof(*h));
+	h->key = key;
+	h->family = family;
+	h->service = service;
+}
+
+/* A request PSN far from any window after a silence: the requester's
+ * sequence (and the responses to it) start again at psn. */
+static void seq_restart(struct half *h, struct half *t, uint32_t psn)
+{
+	fl_episode_close(h, 0, h->last_ns);
+	g_free(h->win.s);
+	memset(&h->win, 0, sizeof(h->win));
+	h->expected = psn;
+	h->nreads = h->ngaps = 0;
+	h->msg.open = false;
+	h->any_acked = true; /* all before psn is the old connection's */
+	h->acked = qpt_psn_add(psn, -1);
+	h->ans_valid = h->resend_valid = h->nak_seen = false;
+	h->nak_pending = h->rnr_pending = h->rnr_resend = false;
+	if (t) {
+		g_free(t->rwin.s);
+		memset(&t->rwin, 0, sizeof(t->rwin));
+		t->resp_started = t->ack_valid = false;
+	}
+}
+
+/* What tells two copies of one packet apart from two sendings of it: the
+ * ICRC covers every byte that a resend could change (IP ID, MSN, ...). */
+static uint32_t fingerprint(const struct qpt_pkt *p)
+{
+	return p->icrc ^ (p->payload_len * 2654435761u) ^ ((uint32_t)p->bth.opcode << 24) ^
+	       (p->aeth.msn * 40503u);
+}
+
+/* A capture copy: the same half, PSN and bytes as a packet of the last
+ * SEEN_RING it carried, at most dup_window_ns later (never earlier: a
+ * clock that stepped back proves nothing), and nothing in between that
+ * would make the sender send it again: for a request, no answer from the
+ * twin reaching its PSN (a READ re-issued after a response is a retry)
+ * and no NAK or RNR NAK (it asks for everything from its PSN again);
+ * for a response, no resend of the twin's requests up to its PSN (a
+ * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
+bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
+{
+	struct half *t = fl_twin_of(fl, h);
+	uint32_t psn = p->bth.psn, fp = fingerprint(p);
+	struct qpt_dir *d = fl_dir_of(h);
+
+	for (unsigned i = 0; i < SEEN_RING; i++) {
+		const struct seen *e = &h->seen[i];
+		int64_t dt = ns - e->ns;
+
+		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
+		    dt > fl->o.dup_window_ns)
+			continue;
+		if (request && h->ans_valid && h->ans_ns > e->ns &&
+		    qpt_psn_diff(h->ans_hi, psn) >= 0)
+			continue;
+		if (request && h->nak_seen && h->nak_seen_ns > e->ns)
+			continue;
+		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
+		    qpt_psn_diff(t->resend_psn, psn) <= 0)
+			continue;
+		v->flags |= QPT_V(DUPLICATE);
+		v->original_frame = e->frame;
+		if (d)
+			d->duplicates++;
+		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
+			"same PSN and bytes as a packet just before: a capture copy");
+		return true;
+	}
+	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
+	h->seen_pos = (h->seen_pos + 1) % SEEN_RING;
+	return false;
+}
+
+/* The READ that this READ request re-issues from inside its range, known by
+ * its RETH (same R_Key, a later start, the same end), or NULL. */
+static struct read_req *read_reissue_of(struct half *h, const struct qpt_pkt *p)
+{
+	for (unsigned i = h->nreads; i-- > 0;) {
+		struct read_req *r = &h->reads[i];
+		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		int32_t k = qpt_psn_diff(p->bth.psn, r->psn);
+
+		if (k > 0 && (uint32_t)k < span && p->reth.rkey == r->rkey &&
+		    p->reth.va > r->va && p->reth.va + p->reth.dmalen == r->va + r->len)
+			return r;
+	}
+	return NULL;
+}
+
+/* A READ's range once known: the requester's next new PSN follows it. */
+static void read_set_span(struct half *h, struct read_req *r, uint32_t span)
+{
+	uint32_t end = qpt_psn_add(r->psn, (int32_t)span);
+
+	r->span = span;
+	if (qpt_psn_diff(end, h->expected) > 0 && qpt_psn_diff(end, h->expected) < (int32_t)span)
+		h->expected = end;
+}
+
 void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		    uint64_t frame, int64_t ns, struct qpt_verdict *v)
+		uint64_t frame, int64_t ns, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
 	struct qpt_dir *d = fl_dir_of(h);
@@ -197,29 +314,27 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	bool ud = (p->bth.opcode & 0xe0) == QPT_SVC_UD;
 	struct slot *s;
 	struct gap *fill;
+	struct read_req *rr = NULL;
 	int32_t cmp;
 
 	d->req_packets++;
+	if (fl_capture_copy(fl, h, p, frame, ns, v, true))
+		return;
 	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
 		message_add(&h->msg, d, p, frame, v);
 		return;
 	}
-	/* The same bytes twice in a row within microseconds: a capture copy. */
-	if (h->last_valid && h->last_psn == psn && h->last_fp == fp &&
-	    silence <= fl->o.dup_window_ns) {
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = h->last_frame;
-		d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, h->last_frame, 0, 0, 0,
-		     "same PSN and bytes as the previous packet");
-		return;
-	}
 	h->last_valid = true;
-	h->last_psn = psn;
-	h->last_fp = fp;
 	h->last_frame = frame;
 	h->last_ns = ns;
 
+	if (h->req_started && silence >= NEW_SEQ_IDLE_NS &&
+	    ABS(qpt_psn_diff(psn, h->expected)) > NEW_SEQ_DISTANCE) {
+		seq_restart(h, fl_twin_of(fl, h), psn);
+		d->new_sequences++;
+		fl_emit(v, frame, ns, h, QPT_VB_NEW_SEQUENCE, psn, prev_frame, 0, 0, silence,
+			"PSN far outside the window after a silence: a new sequence");
+	}
 	if (!h->req_started) {
 		h->req_started = true;
 		h->expected = psn;
@@ -227,7 +342,28 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		d->first_psn = psn;
 		d->last_psn = psn;
 	}
+	/* The last READ was sent with the MTU unknown: its range once the MTU
+	 * is known (a response taught it), before the next PSN is judged. */
+	if (h->nreads && !h->reads[h->nreads - 1].span && h->conv && h->conv->mtu) {
+		struct read_req *r = &h->reads[h->nreads - 1];
+
+		read_set_span(h, r, r->len ? (r->len + h->conv->mtu - 1) / h->conv->mtu : 1);
+	}
 	cmp = qpt_psn_diff(psn, h->expected);
+	/* A READ re-issued from inside an earlier one whose range is not
+	 * known yet looks new: its RETH tells (and the PSNs it skips, the
+	 * packet size: the MTU). */
+	if (cmp >= 0 && oi->flags & QPT_O_READ && (rr = read_reissue_of(h, p))) {
+		uint32_t k = (uint32_t)qpt_psn_diff(psn, rr->psn);
+		uint64_t per = (p->reth.va - rr->va) / k;
+
+		if (!rr->span && per * k == p->reth.va - rr->va && per >= 256 && per <= 4096 &&
+		    !(per & (per - 1)))
+			read_set_span(h, rr, (uint32_t)((rr->len + per - 1) / per));
+		else if (!rr->span)
+			read_set_span(h, rr, k + 1);
+		cmp = -1;
+	}
 	if (cmp >= 0) {
 		/* New PSN.  After a READ whose span is unknown, any PSN within
 		 * its possible span is not a gap. */
@@ -264,6 +400,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
+		h->rnr_resend = false;
 		s = slot_of(&h->win, psn, true);
 		s->frame = frame;
 		s->ns = ns;
@@ -273,7 +410,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (oi->flags & QPT_O_READ) {
 			uint32_t mtu = h->conv ? h->conv->mtu : 0;
 
-			read_add(h, psn, p->reth.dmalen, mtu, frame, ns);
+			read_add(h, p, mtu, frame, ns);
 			if (h->reads[h->nreads - 1].span)
 				h->expected = qpt_psn_add(psn, (int32_t)h->reads[h->nreads - 1].span);
 		}
@@ -285,7 +422,18 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
 	s = slot_of(&h->win, psn, false);
-	fill = s ? NULL : gap_of(h, psn);
+	/* a READ retry: re-issued from inside an earlier READ's range, or the
+	 * READ itself again when later responses of it came but not its first
+	 * (a go-back-N resend of a READ is not a retry of it) */
+	if (!rr && oi->flags & QPT_O_READ) {
+		rr = read_find(h, psn);
+		if (rr && rr->psn == psn && !(rr->resp_seen && !rr->answered))
+			rr = NULL;
+	}
+	fill = s || rr ? NULL : gap_of(h, psn);
+	h->resend_valid = true;
+	h->resend_psn = psn;
+	h->resend_ns = ns;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = slot_of(&h->win, psn, true);
@@ -294,6 +442,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->ns = ns;
 		n->fp = fp;
 		message_add(&fill->msg, d, p, frame, v);
+		/* a READ seen first as a filler: its range is outstanding */
+		if (oi->flags & QPT_O_READ)
+			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
 		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
 		    silence < fl->o.timeout_gap_ns) {
 			v->flags |= QPT_V(OUT_OF_ORDER);
@@ -310,25 +461,31 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		v->original_frame = s->frame;
 		s->resent = true;
 	}
-	if (oi->flags & QPT_O_READ && !s) {
-		struct read_req *r = read_find(h, psn);
-
-		if (r) { /* re-issued from inside the first READ's range */
-			v->original_frame = r->frame;
-			d->read_retries++;
-			fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, r->frame, 0, 0, 0,
-			     "READ re-issued inside its response range");
-		}
+	if (rr) { /* re-issued from inside the first READ's range */
+		v->original_frame = rr->frame;
+		d->read_retries++;
+		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
+			"READ re-issued inside its response range");
 	}
-	if (h->rnr_pending && psn == h->rnr_psn) {
+	if (h->rnr_resend && !h->in_episode && psn == h->rnr_next) {
+		/* the rest of a message resent after an RNR NAK: part of the retry */
+		h->rnr_next = qpt_psn_add(request_end(h, p), 1);
+	} else if (h->rnr_pending && psn == h->rnr_psn) {
 		h->rnr_pending = false;
+		h->rnr_resend = true;
+		h->rnr_next = qpt_psn_add(request_end(h, p), 1);
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = h->rnr_frame;
 		d->rnr_retries++;
 		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
 		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
-		/* A go-back-N episode starts with its first resent packet. */
+		/* A go-back-N episode starts with its first resent packet.  A
+		 * NAK's requester resends from the NAK's PSN: a resend from below
+		 * it means the NAK was lost after the capture point. */
+		bool nak = h->nak_pending && qpt_psn_diff(psn, h->nak_psn) >= 0;
+
+		h->rnr_resend = false;
 		h->in_episode = true;
 		memset(&h->cur, 0, sizeof(h->cur));
 		h->cur.first_resent_frame = frame;
@@ -342,7 +499,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			qpt_psn_diff(h->acked, h->episode_top) < 65536;
 		if (h->episode_resent_top)
 			h->episode_top = request_end(h, p);
-		if (h->nak_pending) {
+		if (nak) {
 			h->cur.trigger = QPT_TRIGGER_NAK;
 			h->cur.trigger_frame = h->nak_frame;
 			h->cur.start_ns = h->nak_ns;
@@ -439,6 +596,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	struct qpt_dir *d;
 	struct half *t = fl_twin_of(fl, h);
 	uint32_t psn = p->bth.psn;
+	struct read_req *rd;
 
 	if (!t) {
 		struct half *r = fl_find_requester(fl, h, psn);
@@ -460,9 +618,23 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	v->dir = (int8_t)h->dir;
 	d = fl_dir_of(h);
 	d->resp_packets++;
+	if (fl_capture_copy(fl, h, p, frame, ns, v, false))
+		return;
+	/* an answer to the twin's requests up to this PSN (for copies) */
+	if (t && (!t->ans_valid || qpt_psn_diff(psn, t->ans_hi) >= 0 ||
+		  qpt_psn_diff(psn, t->ans_hi) < -(int32_t)WIN_SIZE * 64)) {
+		t->ans_valid = true;
+		t->ans_hi = psn;
+		t->ans_ns = ns;
+	}
 
 	if (p->flags & QPT_H_AETH) {
 		const struct qpt_aeth *a = &p->aeth;
+
+		if (t && a->kind != QPT_AETH_ACK) {
+			t->nak_seen = true;
+			t->nak_seen_ns = ns;
+		}
 
 		if (a->kind == QPT_AETH_NAK) {
 			v->flags |= QPT_V(NAK);
@@ -522,6 +694,9 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 	/* READ responses and atomic ACKs: the responder's own sequence. */
 	fl_learn_mtu(h, p);
+	rd = t && oi->flags & QPT_O_READ ? read_find(t, psn) : NULL;
+	if (rd)
+		rd->resp_seen = true;
 	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
 		struct slot *s = slot_of(&h->rwin, psn, false);
 
@@ -538,9 +713,24 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		s->ns = ns;
 		h->resp_started = true;
 		h->resp_max = psn;
+		/* responses of one READ come in PSN order: a skip is a loss */
+		if (rd) {
+			uint32_t next = rd->next_valid ? rd->next_resp : rd->psn;
+			int32_t miss = qpt_psn_diff(psn, next);
+
+			if (miss > 0) {
+				d->response_gaps++;
+				d->missing_responses += (uint32_t)miss;
+				fl_emit(v, frame, ns, h, QPT_VB_RESPONSE_GAP, psn, 0,
+					(uint32_t)miss, 0, 0,
+					"READ response PSNs skipped: lost before the capture point");
+			}
+			rd->next_valid = true;
+			rd->next_resp = qpt_psn_add(psn, 1);
+		}
 	}
 	if (t) {
-		struct read_req *r = oi->flags & QPT_O_READ ? read_find(t, psn) : NULL;
+		struct read_req *r = rd;
 
 		if (r) {
 			v->read_request_frame = r->frame;

@@ -105,7 +105,17 @@ enum qpt_vcode {
 	X(IP_FRAGMENT, "ip_fragment", "IPv4 fragment of a RoCEv2 packet",                \
 	  "RoCEv2 packet fragmented by IPv4 (not reassembled): an IP MTU below the RoCE MTU", \
 	  PROTOCOL, WARN, "", FLAG, NULL, NONE, true, NULL,                              \
-	  "totals.fragmented_roce_packets", false)
+	  "totals.fragmented_roce_packets", false)                                 \
+	X(RESPONSE_GAP, "response_gap", "READ response PSNs missing",                    \
+	  "READ response PSN gap (responses lost before the capture point)", SEQUENCE,   \
+	  WARN, " [Response gap]", COUNT, "missing", NONE, true, NULL, "response_gaps", true)  \
+	X(NEW_SEQUENCE, "new_sequence", "New PSN sequence (QPN reused)",                 \
+	  "New PSN sequence: far outside the window after a silence (QPN reused)",       \
+	  SEQUENCE, NOTE, " [New sequence]", FLAG, NULL, NONE, true, NULL,               \
+	  "new_sequences", true)                                                               \
+	X(TIME_BACKWARDS, "time_backwards", "Timestamp before the previous frame's",     \
+	  "Capture timestamp goes backwards (clock step or unsorted merge)", SEQUENCE,   \
+	  WARN, " [Time backwards]", FLAG, NULL, NONE, true, NULL, "time_backwards", true)
 
 enum {
 #define QPT_V_BIT(id, ...) QPT_VB_##id,
@@ -143,7 +153,8 @@ struct qpt_event {
 	uint32_t count;	 /* PSN_GAP: missing PSNs; GBN: the episode number */
 	uint32_t code;	 /* NAK code, RNR timer, REJ reason */
 	int64_t duration_ns; /* GBN: time since its trigger; RNR NAK: the timer's
-			      * wait; RNR retry: the wait seen */
+			      * wait; RNR retry: the wait seen; time backwards:
+			      * how far before the previous frame */
 	const char *detail;
 };
 
@@ -203,6 +214,10 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	X(fecn, "fecn", "FECN packets:", NULL, false)                                      \
 	X(becn, "becn", "BECN packets:", NULL, false)                                      \
 	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false)                             \
+	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false)              \
+	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false)  \
+	X(new_sequences, "new_sequences", "new PSN sequences:", NULL, false)               \
+	X(time_backwards, "time_backwards", "timestamps backwards:", NULL, false)          \
 	X(malformed, NULL, NULL, NULL, false)
 
 struct qpt_counter_info {

@@ -186,8 +186,10 @@ static void test_wrap_in_order(void)
 	g_assert_cmpuint(dir0(&f)->first_psn, ==, 0xfffffd);
 	g_assert_cmpuint(dir0(&f)->last_psn, ==, 2);
 	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 6);
-	/* PSN 0xFFFFFF again (frame 3): a retransmission naming frame 3. */
-	v = feed(&f, true, 0x0a, 0xffffff, 5000);
+	/* PSN 0xFFFFFF again (frame 3): a retransmission naming frame 3
+	 * (60 us on: the same bytes sooner, with nothing between, would be
+	 * a capture copy). */
+	v = feed(&f, true, 0x0a, 0xffffff, 60000);
 	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	g_assert_cmpuint(v->original_frame, ==, 3);
 	/* PSN 0 again (frame 4). */
@@ -238,8 +240,62 @@ static void test_ack_across_wrap(void)
 	g_assert_cmpuint(v->acks_frame, ==, 2);
 	g_assert_cmpint(v->ack_rtt_ns, ==, 20000);
 	g_assert_true(v->flags & QPT_V(COALESCED_ACK)); /* two A-bit requests */
+	/* The same ACK 1 us later with nothing between: a capture copy, not
+	 * a second ACK. */
+	v = feed(&f, false, 0x11, 0, 1000);
+	g_assert_true(v->flags & QPT_V(DUPLICATE));
+	g_assert_false(v->flags & QPT_V(DUP_ACK));
+	/* PSN 0 resent (its bytes, but an ACK came since: not a copy), and
+	 * the responder's ACK for it again: a duplicate ACK, not a copy. */
+	v = feed(&f, true, 0x0a, 0, 10000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	v = feed(&f, false, 0x11, 0, 1000);
 	g_assert_true(v->flags & QPT_V(DUP_ACK));
+	g_assert_false(v->flags & QPT_V(DUPLICATE));
+	qpt_flow_free(f.fl);
+}
+
+/* Captures of both hosts merged: each copy comes a few us after its
+ * original, after the next packets; a NAK between makes a resend. */
+static void test_copy_interleaved(void)
+{
+	struct feed f;
+	const struct qpt_verdict *v;
+
+	setup(&f);
+	feed(&f, true, 0x0a, 5, 1000);	   /* frame 1 */
+	feed(&f, true, 0x0a, 6, 1000);	   /* frame 2 */
+	feed(&f, true, 0x0a, 7, 1000);	   /* frame 3 */
+	v = feed(&f, true, 0x0a, 5, 3000); /* the copy of frame 1 */
+	g_assert_true(v->flags & QPT_V(DUPLICATE));
+	g_assert_cmpuint(v->original_frame, ==, 1);
+	v = feed(&f, true, 0x0a, 6, 1000);
+	g_assert_true(v->flags & QPT_V(DUPLICATE));
+	g_assert_cmpuint(v->original_frame, ==, 2);
+	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 0);
+	g_assert_cmpuint(dir0(&f)->gbn_episodes, ==, 0);
+	feed(&f, true, 0x0a, 8, 1000); /* frame 6, new */
+	{ /* a NAK (sequence error at 7), then 7 and 8 again: resends */
+		struct qpt_pkt n = mk(false, 0x11, 7);
+
+		n.aeth.kind = QPT_AETH_NAK;
+		n.aeth.syndrome = 0x60;
+		n.aeth.value = 0;
+		f.ns += 1000;
+		qpt_flow_packet(f.fl, ++f.frame, f.ns, &n, &f.v);
+	}
+	v = feed(&f, true, 0x0a, 7, 1000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_false(v->flags & QPT_V(DUPLICATE));
+	v = feed(&f, true, 0x0a, 8, 1000);
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_false(v->flags & QPT_V(DUPLICATE));
+	/* a clock that steps back: a finding, never a copy */
+	v = feed(&f, true, 0x0a, 8, -2000000000);
+	g_assert_true(v->flags & QPT_V(TIME_BACKWARDS));
+	g_assert_false(v->flags & QPT_V(DUPLICATE));
+	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
+	g_assert_cmpuint(qpt_flow_totals(f.fl)->time_backwards, ==, 1);
 	qpt_flow_free(f.fl);
 }
 
@@ -363,6 +419,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/ack_across_wrap", test_ack_across_wrap);
 	g_test_add_func("/flow/window_limit", test_window_limit);
 	g_test_add_func("/flow/duplicate", test_duplicate);
+	g_test_add_func("/flow/copy_interleaved", test_copy_interleaved);
 	g_test_add_func("/flow/bounded_halves", test_bounded_halves);
 	g_test_add_func("/flow/cm_failed", test_cm_failed);
 	return g_test_run();

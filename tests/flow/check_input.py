@@ -164,6 +164,10 @@ def check(qptrace, cap, tmp):
     def ts(rec, add=0):  # exact decimal text of a record's time
         return f"{rec[0] + add}.{rec[1]:0{digits}d}"
 
+    # Time windows hold for a clock that never steps back (time_backwards
+    # is made to: no window is the whole of it).
+    if any(x > y for x, y in zip(times, times[1:])):
+        return errs
     if summary(qptrace, ["--from", ts(first, -1), "--to", ts(last, 1), cap]) != whole:
         errs.append("a window around the whole capture differs from the file")
     if summary(qptrace, ["--from", "+0", cap]) != whole:

@@ -4,11 +4,15 @@ ground-truth manifests that tools/qpscen writes next to each made capture.
 
 usage: check_manifests.py QPTRACE MANIFEST.json...
 
-Per conversation (matched by its two endpoints), per direction: packets,
+Per conversation (matched by its two endpoints; the k-th of a pair of
+endpoints in the manifest to the k-th in the summary), per direction: packets,
 payload bytes, messages per operation, retransmitted packets, NAKs by kind,
 RNR NAKs, go-back-N episodes, CNPs, ECN-CE, duplicates, and the frame
 numbers of retransmissions, NAKs, RNR NAKs, duplicates, CNPs and ECN-CE
-marks must equal the manifest's.  A CM connection request the manifest
+marks must equal the manifest's.  The messy-capture manifests also give
+ACKs, READ retries, PSN gaps and missing PSNs, READ response gaps, out-of-order packets,
+duplicate ACKs, new sequences, timestamps going backwards and the trigger
+of each go-back-N episode in order ("?": any), which must match too.  A CM connection request the manifest
 shows without a REP must be in the summary's `cm_failed` (its REQ, MRA
 and REJ frames and the REQ sender), with a `cm_reject` event at its REJ,
 and nothing else may be there.  Prints `N passed, N failed`.
@@ -21,6 +25,11 @@ import sys
 
 DIR_FIELDS = ["packets", "payload_bytes", "retransmitted_packets", "rnr_naks",
               "gbn_episodes", "cnps", "ecn_ce", "duplicates"]
+# Printed by qpscen only for the messy-capture scenarios (scen_messy.c);
+# checked when the manifest has them.
+EXTRA_FIELDS = ["acks", "read_retries", "psn_gaps", "missing_psns",
+                "response_gaps", "missing_responses",
+                "out_of_order", "dup_acks", "new_sequences", "time_backwards"]
 EVENT_KINDS = {"retransmissions": "retransmission", "naks": "nak",
                "rnr_naks": "rnr_nak", "duplicates": "duplicate",
                "cnps": "cnp", "ecn_ce": "ecn_ce"}
@@ -50,9 +59,15 @@ def check(qptrace, manifest):
         return (addr, qpn)
 
     errs += check_cm_failed(m, summ, events, key)
+    seen = {}
     for mc in m.get("conversations", []):
         a, b = mc["a"], mc["b"]
         found = None
+        # QPNs reused by a new connection: the k-th manifest conversation
+        # between two endpoints is the k-th summary conversation between them.
+        pair = frozenset([key(a["addr"], a["qpn"]), key(b["addr"], b["qpn"])])
+        nth = seen.get(pair, 0)
+        seen[pair] = nth + 1
         # Management datagrams (QP0/QP1) are counted in totals, not as
         # conversations; a CM exchange without data (REJ) has no packets.
         if a["qpn"] <= 1 or b["qpn"] <= 1:
@@ -65,6 +80,8 @@ def check(qptrace, manifest):
                 found, flip = c, False
             elif eps == [key(b["addr"], b["qpn"]), key(a["addr"], a["qpn"])]:
                 found, flip = c, True
+            if found and nth:
+                found, nth = None, nth - 1
             if found:
                 break
         if mc["transport"] == "UC":
@@ -91,6 +108,14 @@ def check(qptrace, manifest):
             for op, n in md.get("messages", {}).items():
                 if qd["messages"].get(op, 0) != n:
                     errs.append(f"{name} {label}: messages.{op} {qd['messages'].get(op, 0)} != {n}")
+            if "episode_triggers" in md:
+                for f in EXTRA_FIELDS:
+                    if f in md and qd.get(f, 0) != md[f]:
+                        errs.append(f"{name} {label}: {f} {qd.get(f, 0)} != {md[f]}")
+                want = md["episode_triggers"]
+                got = [e["trigger"] for e in qd.get("episodes", [])]
+                if len(got) != len(want) or any(w not in ("?", g) for w, g in zip(want, got)):
+                    errs.append(f"{name} {label}: episode triggers {got} != {want}")
             for k, n in md.get("naks", {}).items():
                 if qd["naks"].get(k, 0) != n:
                     errs.append(f"{name} {label}: naks.{k} {qd['naks'].get(k, 0)} != {n}")

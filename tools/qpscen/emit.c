@@ -65,6 +65,7 @@ static void ds_init(dirstats_t *d)
     d->f_dups = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     d->f_cnps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     d->f_ce = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->trig = g_string_new("");
 }
 
 static void ds_free(dirstats_t *d)
@@ -75,6 +76,7 @@ static void ds_free(dirstats_t *d)
     g_array_free(d->f_dups, TRUE);
     g_array_free(d->f_cnps, TRUE);
     g_array_free(d->f_ce, TRUE);
+    g_string_free(d->trig, TRUE);
 }
 
 conv_t *conv_new(ctx_t *c, const char *transport, const char *pairing,
@@ -140,8 +142,9 @@ static int msg_kind(uint8_t opc)
 uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flags,
               uint32_t snaplen)
 {
-    if (t < c->last_t)
-        t = c->last_t; /* never go backwards */
+    int back = t < c->last_t;
+    if (back && !c->raw_time)
+        t = c->last_t, back = 0; /* never go backwards */
     c->last_t = t;
     if (c->t < t)
         c->t = t;
@@ -189,9 +192,20 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     pcap_dump((u_char *)c->dump, &h, c->buf);
     uint32_t fno = ++c->nframes;
 
+    uint32_t missing = c->x_missing;
+    c->x_missing = 0;
     if (!cv)
         return fno;
     dirstats_t *d = &cv->d[dir];
+    if (back)
+        d->tback++;
+    if (missing && dir == 1) { /* B->A: READ responses */
+        d->rgaps++;
+        d->rmissing += missing;
+    } else if (missing) {
+        d->gaps++;
+        d->missing += missing;
+    }
     d->packets++;
     if (p->opcode != OPC_CNP)
         d->payload_bytes += p->paylen;
@@ -205,7 +219,7 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     unsigned xm = ext_mask(p->opcode);
     if ((p->opcode & 0x1F) == OP_ACK && (xm & X_AETH)) {
         unsigned ty = p->aeth_syn >> 5 & 7, code = p->aeth_syn & 0x1F;
-        if (ty == 0) {
+        if (ty == 0 && !(flags & F_DUP)) { /* a capture copy is not another ACK */
             d->acks++;
         } else if (ty == 1) {
             d->rnr_naks++;
@@ -231,8 +245,20 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
         d->dups++;
         g_array_append_val(d->f_dups, fno);
     }
-    if (flags & F_GBN)
+    if (flags & F_GBN) {
         d->gbn++;
+        g_string_append_printf(d->trig, "%s\"%s\"", d->trig->len ? ", " : "",
+                               flags & F_TMO ? "timeout" : flags & F_TNAK ? "nak"
+                               : flags & F_TRR ? "read_retry" : flags & F_TRS ? "resend" : "?");
+    }
+    if (flags & F_RREISSUE)
+        d->rr++;
+    if (flags & F_NEWSEQ)
+        d->newseq++;
+    if (flags & F_DUPACK)
+        d->dupacks++;
+    if (flags & F_OOO)
+        d->ooo++;
     if (flags & F_TMO)
         d->tmo++;
     return fno;
@@ -247,9 +273,21 @@ static void j_frames(GString *s, const char *key, GArray *a, int last)
     g_string_append_printf(s, "]%s\n", last ? "" : ",");
 }
 
-static void j_dir(GString *s, const char *key, const dirstats_t *d, int last)
+static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, int extra)
 {
     g_string_append_printf(s, "      \"%s\": {\n", key);
+    if (extra) {
+        g_string_append_printf(s, "        \"read_retries\": %" G_GUINT64_FORMAT ",\n", d->rr);
+        g_string_append_printf(s, "        \"psn_gaps\": %" G_GUINT64_FORMAT ",\n", d->gaps);
+        g_string_append_printf(s, "        \"missing_psns\": %" G_GUINT64_FORMAT ",\n", d->missing);
+        g_string_append_printf(s, "        \"response_gaps\": %" G_GUINT64_FORMAT ",\n", d->rgaps);
+        g_string_append_printf(s, "        \"missing_responses\": %" G_GUINT64_FORMAT ",\n", d->rmissing);
+        g_string_append_printf(s, "        \"out_of_order\": %" G_GUINT64_FORMAT ",\n", d->ooo);
+        g_string_append_printf(s, "        \"dup_acks\": %" G_GUINT64_FORMAT ",\n", d->dupacks);
+        g_string_append_printf(s, "        \"new_sequences\": %" G_GUINT64_FORMAT ",\n", d->newseq);
+        g_string_append_printf(s, "        \"time_backwards\": %" G_GUINT64_FORMAT ",\n", d->tback);
+        g_string_append_printf(s, "        \"episode_triggers\": [%s],\n", d->trig->str);
+    }
     g_string_append_printf(s, "        \"packets\": %" G_GUINT64_FORMAT ",\n", d->packets);
     g_string_append_printf(s, "        \"payload_bytes\": %" G_GUINT64_FORMAT ",\n", d->payload_bytes);
     if (d->have_psn)
@@ -340,8 +378,8 @@ int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
                                        g_array_index(cv->cm_frames, uint32_t, k),
                                        (const char *)g_ptr_array_index(cv->cm_names, k));
             g_string_append(s, "],\n");
-            j_dir(s, "a_to_b", &cv->d[0], 0);
-            j_dir(s, "b_to_a", &cv->d[1], 1);
+            j_dir(s, "a_to_b", &cv->d[0], 0, cv->extra);
+            j_dir(s, "b_to_a", &cv->d[1], 1, cv->extra);
             g_string_append_printf(s, "    }%s\n", i + 1 < c->convs->len ? "," : "");
         }
         g_string_append(s, "  ],\n  \"frame_notes\": [\n");

@@ -124,6 +124,9 @@ enum { NK_PSN_SEQ, NK_INVALID_REQ, NK_REMOTE_ACCESS, NK_REMOTE_OP, NK_INVALID_RD
 typedef struct {
     uint64_t packets, payload_bytes, msgs[M_NOPS], retrans, naks[NK_N], rnr_naks,
              gbn, tmo, cnps, ecn_ce, dups, acks;
+    /* printed only for a conversation marked `extra` (scen_messy.c) */
+    uint64_t rr, gaps, missing, rgaps, rmissing, ooo, dupacks, newseq, tback;
+    GString *trig;           /* episode triggers, in order, "nak,read_retry" */
     int have_psn;
     uint32_t first_psn;
     GArray *f_retrans, *f_naks, *f_rnr, *f_dups, *f_cnps, *f_ce;
@@ -139,10 +142,19 @@ typedef struct {
     dirstats_t d[2];         /* 0: a->b, 1: b->a */
     GArray *cm_frames;       /* uint32 frame numbers of the CM exchange */
     GPtrArray *cm_names;     /* message name per cm frame */
+    int extra;               /* manifest: also read_retries, psn_gaps, triggers, ... */
 } conv_t;
 
 /* emit flags */
-enum { F_RETRANS = 1, F_DUP = 2, F_GBN = 4, F_COUNTMSG = 8, F_NOMSG = 16, F_TMO = 32 };
+enum { F_RETRANS = 1, F_DUP = 2, F_GBN = 4, F_COUNTMSG = 8, F_NOMSG = 16, F_TMO = 32,
+       /* ground truth that only `extra` conversations print */
+       F_RREISSUE = 64,  /* a READ re-issued (counted in read_retries) */
+       F_TNAK = 128,     /* with F_GBN: the episode's trigger is a NAK ... */
+       F_TRR = 256,      /* ... a READ re-issue ... */
+       F_TRS = 512,      /* ... a resend after a NAK the capture missed */
+       F_NEWSEQ = 1024,  /* first packet of a new PSN sequence on a reused QPN */
+       F_DUPACK = 2048,  /* an ACK the responder sent again (same PSN and MSN) */
+       F_OOO = 4096 };   /* a packet the network reordered */
 
 typedef struct {
     char *name;
@@ -158,6 +170,8 @@ typedef struct {
     GPtrArray *note_text; /* char* */
     uint8_t buf[MAX_FRAME];
     uint16_t ipid;
+    uint32_t x_missing;   /* the next emit() follows this many PSNs lost before the tap */
+    int raw_time;         /* emit() keeps a timestamp older than the last one */
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -191,6 +205,23 @@ void sim_run(ctx_t *c);
 uint32_t rc_next_psn(rc_t *r);
 void rc_free(rc_t *r);
 
+/* scen.c: CM MADs on QP1 */
+enum { CM_REQ = 0x10, CM_MRA, CM_REJ, CM_REP, CM_RTU, CM_DREQ, CM_DREP, CM_SIDR_REQ,
+       CM_SIDR_REP, CM_LAP, CM_APR };
+typedef struct {
+    conv_t *mad;      /* QP1 <-> QP1 UD conversation */
+    path_t path;
+    ep_t q1a, q1b;    /* QP1 endpoints */
+    uint32_t psn[2];
+} madctx_t;
+void mad_init(ctx_t *c, madctx_t *m, const path_t *path, const ep_t *a, const ep_t *b);
+uint32_t mad_send(ctx_t *c, madctx_t *m, int dir, uint16_t attr, uint64_t tid,
+                  const uint8_t *cm, conv_t *note_cv);
+void cm_req(uint8_t *d, uint32_t lcid, uint16_t port, uint64_t guid, const ep_t *a,
+            const ep_t *b, uint32_t spsn);
+void cm_rep(uint8_t *d, uint32_t lcid, uint32_t rcid, uint64_t guid, const ep_t *b, uint32_t spsn);
+void cm_ids(uint8_t *d, uint32_t lcid, uint32_t rcid);
+
 /* scen.c */
 typedef struct {
     const char *name;
@@ -199,6 +230,18 @@ typedef struct {
     void (*fn)(ctx_t *c);
 } scen_t;
 extern const scen_t scenarios[];
+
+/* scen_messy.c */
+void s_merged_hosts(ctx_t *c);
+void s_read_fill_reissue(ctx_t *c);
+void s_read_reissue_mtu(ctx_t *c);
+void s_read_reissue_fast(ctx_t *c);
+void s_read_resp_lost(ctx_t *c);
+void s_rnr_multi(ctx_t *c);
+void s_nak_lost_after_tap(ctx_t *c);
+void s_time_backwards(ctx_t *c);
+void s_cm_stranger(ctx_t *c);
+void s_qpn_reuse(ctx_t *c);
 extern const size_t n_scenarios;
 
 /* bench (main.c) */

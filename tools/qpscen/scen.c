@@ -93,9 +93,7 @@ static void stream_msg(ctx_t *c, conv_t *cv, int dir, const path_t *path, const 
     }
 }
 
-/* ---------- MAD / CM ---------- */
-enum { CM_REQ = 0x10, CM_MRA, CM_REJ, CM_REP, CM_RTU, CM_DREQ, CM_DREP, CM_SIDR_REQ,
-       CM_SIDR_REP, CM_LAP, CM_APR };
+/* ---------- MAD / CM (shared with scen_messy.c through qpscen.h) ---------- */
 
 static const char *cm_name(uint16_t a)
 {
@@ -104,14 +102,7 @@ static const char *cm_name(uint16_t a)
     return a >= 0x10 && a <= 0x1A ? n[a - 0x10] : "?";
 }
 
-typedef struct {
-    conv_t *mad;      /* QP1 <-> QP1 UD conversation */
-    path_t path;
-    ep_t q1a, q1b;    /* QP1 endpoints */
-    uint32_t psn[2];
-} madctx_t;
-
-static uint32_t mad_send(ctx_t *c, madctx_t *m, int dir, uint16_t attr, uint64_t tid,
+uint32_t mad_send(ctx_t *c, madctx_t *m, int dir, uint16_t attr, uint64_t tid,
                          const uint8_t *cm, conv_t *note_cv)
 {
     uint8_t mad[256];
@@ -137,7 +128,7 @@ static uint32_t mad_send(ctx_t *c, madctx_t *m, int dir, uint16_t attr, uint64_t
     return f;
 }
 
-static void mad_init(ctx_t *c, madctx_t *m, const path_t *path, const ep_t *a, const ep_t *b)
+void mad_init(ctx_t *c, madctx_t *m, const path_t *path, const ep_t *a, const ep_t *b)
 {
     memset(m, 0, sizeof *m);
     m->path = *path;
@@ -151,7 +142,7 @@ static void mad_init(ctx_t *c, madctx_t *m, const path_t *path, const ep_t *a, c
     m->mad->role = "cm_mad";
 }
 
-static void cm_req(uint8_t *d, uint32_t lcid, uint16_t port, uint64_t guid, const ep_t *a,
+void cm_req(uint8_t *d, uint32_t lcid, uint16_t port, uint64_t guid, const ep_t *a,
                    const ep_t *b, uint32_t spsn)
 {
     memset(d, 0, 232);
@@ -183,7 +174,7 @@ static void cm_req(uint8_t *d, uint32_t lcid, uint16_t port, uint64_t guid, cons
     memcpy(d + 160 + 12, b->addr + 12, 4);
 }
 
-static void cm_rep(uint8_t *d, uint32_t lcid, uint32_t rcid, uint64_t guid, const ep_t *b, uint32_t spsn)
+void cm_rep(uint8_t *d, uint32_t lcid, uint32_t rcid, uint64_t guid, const ep_t *b, uint32_t spsn)
 {
     memset(d, 0, 232);
     put32(d + 0, lcid);
@@ -198,7 +189,7 @@ static void cm_rep(uint8_t *d, uint32_t lcid, uint32_t rcid, uint64_t guid, cons
     put64(d + 28, guid);
 }
 
-static void cm_ids(uint8_t *d, uint32_t lcid, uint32_t rcid)
+void cm_ids(uint8_t *d, uint32_t lcid, uint32_t rcid)
 {
     memset(d, 0, 232);
     put32(d + 0, lcid);
@@ -971,5 +962,16 @@ const scen_t scenarios[] = {
     { "traffic_rc", "same RC traffic as cm_rc but without CM", LT_ETH, s_traffic_rc },
     { "read_retry", "READ of 4 packets, 3rd response lost, READ re-issued from the missing PSN", LT_ETH, s_read_retry },
     { "multi_qp", "8 RC conversations interleaved", LT_ETH, s_multi_qp },
+    /* messy captures (scen_messy.c) */
+    { "merged_hosts", "captures of both hosts merged: every packet twice, 6 us apart, interleaved", LT_ETH, s_merged_hosts },
+    { "read_fill_reissue", "tap at responder: READ lost before the tap, resent into the gap, re-issued from inside its range", LT_ETH, s_read_fill_reissue },
+    { "read_reissue_mtu", "READ sent with the MTU unknown, 2nd response lost, re-issued as the next request", LT_ETH, s_read_reissue_mtu },
+    { "read_reissue_fast", "READ's first response lost, the READ re-issued byte for byte 13 us after it", LT_ETH, s_read_reissue_fast },
+    { "read_resp_lost", "two READ responses lost before the tap, READ re-issued from the first", LT_ETH, s_read_resp_lost },
+    { "rnr_multi", "RNR NAK for a 3-packet SEND, all three resent 1.28 ms later", LT_ETH, s_rnr_multi },
+    { "nak_lost_after_tap", "tap at responder: NAK captured but lost after the tap, timeout resend from below its PSN", LT_ETH, s_nak_lost_after_tap },
+    { "cm_stranger", "a REP between two other hosts carries our REQ's comm ID; our REP/RTU and traffic follow", LT_ETH, s_cm_stranger },
+    { "qpn_reuse", "QPNs reused: a second CM connection with PSNs millions back; without CM, a new PSN sequence after 2 s idle", LT_ETH, s_qpn_reuse },
+    { "time_backwards", "capture clock steps back 2 s before a timeout resend with the same bytes", LT_ETH, s_time_backwards },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);
