@@ -26,6 +26,12 @@ const char *qpt_paired_by_name(enum qpt_paired_by p)
 	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
 
+void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap)
+{
+	fl->tap = MIN(tap, 255u);
+	fl->ntaps = MAX(fl->ntaps, fl->tap + 1);
+}
+
 const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl)
 {
 	return &fl->t;

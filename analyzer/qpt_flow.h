@@ -108,6 +108,7 @@ struct qpt_conv {
 struct qpt_flow_opts {
 	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
+	int64_t tap_window_ns;	 /* ... seen first by another capture point (10 ms) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
 };
 
@@ -127,6 +128,11 @@ void qpt_flow_free(struct qpt_flow *fl);
  * engine's whole answer for it, its events included. */
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t time_ns,
 		     const struct qpt_pkt *pkt, struct qpt_verdict *v);
+/* The capture point of the frames that follow (0 by default): with
+ * captures taken at several points and merged (both hosts, a switch), the
+ * same packet seen by two points is a capture copy however far apart the
+ * two saw it; one point seeing it twice is a resend. */
+void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap);
 /* End of input: closes open episodes. */
 void qpt_flow_finish(struct qpt_flow *fl);
 /* Conversations in id order (merged ones skipped).  The array is the

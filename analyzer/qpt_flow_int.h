@@ -20,6 +20,7 @@
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 #define HALF_CACHE 4096u
 #define SEEN_RING 32  /* recent packets per half, for capture copies */
+#define TAP_RING 256  /* ... with several capture points: every sighting */
 /* A request PSN this far from the next one expected, after this long a
  * silence, starts a new sequence (a QPN reused without a CM exchange seen). */
 #define NEW_SEQ_DISTANCE 65536
@@ -62,6 +63,7 @@ struct seen {
 	uint32_t psn, fp;
 	int64_t ns;
 	uint64_t frame;
+	uint8_t tap;
 };
 
 /* A message being reassembled from FIRST/MIDDLE/LAST packets. */
@@ -101,6 +103,9 @@ struct half {
 	/* recent packets (requests and responses), for capture copies */
 	struct seen seen[SEEN_RING];
 	unsigned seen_pos;
+	/* with several capture points: their sightings (allocated then) */
+	struct seen *taps;
+	unsigned taps_pos;
 	/* the highest PSN of this half's requests the twin answered (ACK, NAK,
 	 * response) and when; the latest resend this half carried: a copy
 	 * never has an answer (or a resend) between itself and its original */
@@ -150,6 +155,7 @@ struct qpt_flow {
 	uint64_t nhalves;
 	bool have_ns;
 	int64_t last_ns; /* the previous frame's time */
+	unsigned tap, ntaps; /* the current frame's capture point; how many */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its

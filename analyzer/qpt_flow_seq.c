@@ -241,12 +241,62 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * and no NAK or RNR NAK (it asks for everything from its PSN again);
  * for a response, no resend of the twin's requests up to its PSN (a
  * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
+/* Several capture points: a sighting is a copy when another point has
+ * seen this packet (PSN and bytes) more often than this one had, within
+ * tap_window_ns: this point is catching up on a sending the other saw.
+ * One point seeing it again is a sending again (a resend), whatever the
+ * time.  Every sighting is remembered. */
+static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
+				   uint32_t fp, uint64_t frame, int64_t ns)
+{
+	unsigned here = 0, other[256] = { 0 }, most = 0;
+	const struct seen *orig = NULL;
+
+	if (!h->taps)
+		h->taps = g_new0(struct seen, TAP_RING);
+	for (unsigned k = 0; k < TAP_RING; k++) {
+		/* oldest first, so that orig is the sighting this one copies */
+		const struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
+		int64_t dt = ns - e->ns;
+
+		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 || dt > fl->o.tap_window_ns)
+			continue;
+		if (e->tap == fl->tap) {
+			here++;
+		} else if (++other[e->tap] > most) {
+			most = other[e->tap];
+			if (most == here + 1)
+				orig = e;
+		}
+	}
+	if (most <= here)
+		orig = NULL;
+	h->taps[h->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
+					      .tap = (uint8_t)fl->tap };
+	h->taps_pos = (h->taps_pos + 1) % TAP_RING;
+	return orig;
+}
+
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
 {
 	struct half *t = fl_twin_of(fl, h);
 	uint32_t psn = p->bth.psn, fp = fingerprint(p);
 	struct qpt_dir *d = fl_dir_of(h);
+
+	if (fl->ntaps > 1) {
+		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns);
+
+		if (!e)
+			return false; /* a sending this point saw first: analysed */
+		v->flags |= QPT_V(DUPLICATE);
+		v->original_frame = e->frame;
+		if (d)
+			d->duplicates++;
+		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
+			"the same packet seen by another capture point: a capture copy");
+		return true;
+	}
 
 	for (unsigned i = 0; i < SEEN_RING; i++) {
 		const struct seen *e = &h->seen[i];

@@ -26,6 +26,7 @@ struct qpt_frame {
 	 * qpt_input_opts.decode); data is then NULL. */
 	const struct qpt_pkt *pkt;
 	uint64_t file_number; /* number inside its own file */
+	uint32_t file_index;  /* which of the files (0 first): its capture point */
 };
 
 /* Errors of the reader: one message naming the file and the problem. */

@@ -575,6 +575,7 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 			const struct bframe *e = &b->f[i];
 
 			f->file = in->c.names[e->file];
+			f->file_index = e->file;
 			f->number = b->first + i;
 			f->file_number = e->file_number;
 			f->ts_sec = e->ts_sec;

@@ -220,6 +220,9 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 			p = &pkt;
 		}
+		/* each file is a capture point of its own: merged captures of
+		 * both hosts show every packet twice, copies, not resends */
+		qpt_flow_set_tap(fl, f.file_index);
 		qpt_flow_packet(fl, f.number, ns, p, &v);
 		if (fn)
 			fn(user, &f, ns, p, &v);
