@@ -73,8 +73,16 @@ READ_REQUEST = 0x0C
 RNR_RETRY_KINDS = ("retransmission", "rnr_retry")
 
 
+ORDER = {}     # tuple(files) -> merged frame -> (role, frame in its file)
+MERGED = {}    # tuple(files) -> packets of the merged view, numbered along its timeline
+
+
 def run_json(qptrace, cmd, pcaps, lines=False):
     pcaps = [pcaps] if isinstance(pcaps, str) else list(pcaps)
+    if cmd == "packets" and len(pcaps) > 1 and tuple(pcaps) in MERGED:
+        # `qptrace packets` prints each file with its own frame numbers;
+        # summary and events number the frames along the merged timeline
+        return MERGED[tuple(pcaps)]
     out = subprocess.run([qptrace, cmd, "--json"] + pcaps, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise RuntimeError(f"qptrace {cmd} exit {out.returncode}: {out.stderr.strip()[:300]}")
@@ -87,7 +95,7 @@ validate.run_json = run_json    # validate.check() on a list of files: the merge
 
 
 def pcap_frames(path):
-    """(time, src, dst, proto, dport) of every frame of an Ethernet pcap"""
+    """(time, src, dst, proto, dport, (sec, frac)) of every frame of an Ethernet pcap"""
     out = []
     with open(path, "rb") as f:
         hdr = f.read(24)
@@ -102,15 +110,22 @@ def pcap_frames(path):
             d = f.read(incl)
             t = ts + tf / (1e9 if nano else 1e6)
             if len(d) < 34 or d[12:14] != b"\x08\x00":
-                out.append((t, None, None, None, None))
+                out.append((t, None, None, None, None, (ts, tf)))
                 continue
             ihl = (d[14] & 15) * 4
             proto = d[23]
             src = ".".join(str(b) for b in d[26:30])
             dst = ".".join(str(b) for b in d[30:34])
             dport = struct.unpack(">H", d[14 + ihl + 2:14 + ihl + 4])[0] if proto == 17 else None
-            out.append((t, src, dst, proto, dport))
+            out.append((t, src, dst, proto, dport, (ts, tf)))
     return out
+
+
+def merge_order(raw, roles):
+    """merged frame number -> (role, frame in its file): by time, ties to the
+    earlier file (as mergecap and qptrace merge)"""
+    recs = sorted((r[5], i, n + 1, role) for i, role in enumerate(roles) for n, r in enumerate(raw[role]))
+    return {k + 1: (role, n) for k, (_, _, n, role) in enumerate(recs)}
 
 
 def is_request(p):
@@ -181,47 +196,38 @@ class Truth:
         return self.of.get((f_role, frame))
 
 
-def view_frames(view, pk_view, pk, truth):
-    """view frame -> (file role, frame in that file) for the request frames"""
+def view_frames(view, pk_view, order):
+    """view frame -> (file role, frame in that file)"""
     if view != "merged":
         return {f: (view, f) for f in pk_view}
-    # merged: match each frame to its file by content and time
-    index = {}
-    for role in ("server", "client"):
-        for f, p in pk[role].items():
-            if "bth" in p:
-                index.setdefault((p["time"],) + pkey(p), []).append((role, f))
-    out = {}
-    for f, p in sorted(pk_view.items()):
-        if "bth" not in p:
-            continue
-        c = index.get((p["time"],) + pkey(p))
-        if c:
-            out[f] = c.pop(0)
-    return out
+    return {f: order[f] for f in pk_view}
 
 
 def check_view(view, files, man, qptrace, pk, truth, errs, notes):
     exp = man.get("expect", {})
-    pk_view = pk[view] if view != "merged" else {
-        p["frame"]: p for p in run_json(qptrace, "packets", files, lines=True) if "frame" in p}
+    pk_view = pk[view] if view != "merged" else {p["frame"]: p for p in MERGED[tuple(files)]}
     summ = run_json(qptrace, "summary", files)
     evs = run_json(qptrace, "events", files, lines=True)
-    vf = view_frames(view, pk_view, pk, truth)
+    vf = view_frames(view, pk_view, ORDER[tuple(files)] if view == "merged" else None)
     if view == "merged":
-        unm = [f for f, p in pk_view.items() if "bth" in p and f not in vf]
-        if unm:
-            errs.append(f"{len(unm)} merged frames not found in either file (first {unm[:5]})")
+        # qptrace's own numbering of the merged timeline must be ours
+        name = {r: os.path.basename(files[i]) for i, r in enumerate(("server", "client"))}
+        off = [(e["frame"], e.get("file"), e.get("file_frame")) for e in evs if "file_frame" in e
+               and (e["frame"] not in vf or name[vf[e["frame"]][0]] != os.path.basename(e.get("file") or "")
+                    or vf[e["frame"]][1] != e["file_frame"])]
+        if off:
+            errs.append(f"{len(off)} events place their frame elsewhere in the merged timeline than "
+                        f"mergecap order does (frame, file, file_frame: {off[:4]})")
     # sightings of each transmission in this view, in order
     sight = {}
     for f in sorted(vf):
         s = truth.sender(*vf[f])
         if s is not None:
             sight.setdefault(s, []).append(f)
-    retx_ev = {}
-    for e in evs:
-        if e.get("kind") in RNR_RETRY_KINDS:
-            retx_ev.setdefault(e["frame"], e)
+    retx_ev = {}    # frame -> its retransmission event (else its rnr_retry event, whose
+    for e in evs:   # original_frame is the RNR NAK, not the packet sent before)
+        if e.get("kind") in RNR_RETRY_KINDS and (e["frame"] not in retx_ev or e["kind"] == "retransmission"):
+            retx_ev[e["frame"]] = e
     bad_flagged, missed, no_orig, copies_flagged = [], [], [], []
     n_true = n_with_orig = 0
     for f in sorted(vf):
@@ -244,7 +250,7 @@ def check_view(view, files, man, qptrace, pk, truth, errs, notes):
                 continue
             if orig_frames:
                 n_with_orig += 1
-                of = ev.get("original_frame")
+                of = ev.get("original_frame") if ev.get("kind") == "retransmission" else None
                 os_ = truth.sender(*vf[of]) if of in vf else None
                 same_psn = os_ is not None and of < f and (
                     os_ == orig or truth.retx.get(os_) == orig[1] and os_[0] == orig[0])
@@ -252,6 +258,42 @@ def check_view(view, files, man, qptrace, pk, truth, errs, notes):
                     no_orig.append((f, of))
         elif ev is not None:
             bad_flagged.append(f)
+    # every retransmission event: one naming an original must name an earlier
+    # frame of the same PSN, opcode and QP from the same sender (a READ retry:
+    # inside the original's response range); one naming none is right only
+    # when no such frame is in the view (the original lost before it)
+    mtu = int(man.get("path_mtu") or 1024)
+    earlier = {}
+    for f in sorted(pk_view):
+        p = pk_view[f]
+        if "bth" in p:
+            earlier.setdefault((p["src"], p["bth"]["dqpn"], p["bth"]["psn"], p["bth"]["opcode"]), []).append(f)
+    not_repeat, unnamed = [], []
+    for e in evs:
+        if e.get("kind") != "retransmission" or e["frame"] not in pk_view:
+            continue
+        r = pk_view[e["frame"]]
+        o = pk_view.get(e.get("original_frame"))
+        if e.get("original_frame") is None:
+            k = (r["src"], r["bth"]["dqpn"], r["bth"]["psn"], r["bth"]["opcode"])
+            if any(g < e["frame"] for g in earlier.get(k, [])):
+                unnamed.append(e["frame"])
+            continue
+        ok = o is not None and e["original_frame"] < e["frame"] and o.get("src") == r.get("src") \
+            and o["bth"]["dqpn"] == r["bth"]["dqpn"]
+        if ok and o["bth"]["opcode"] == r["bth"]["opcode"] == READ_REQUEST:
+            span = max(1, -(-int((o.get("reth") or {}).get("dmalen", 0)) // mtu))
+            ok = psn_diff(r["bth"]["psn"], o["bth"]["psn"]) in range(span)
+        elif ok:
+            ok = o["bth"]["psn"] == r["bth"]["psn"] and o["bth"]["opcode"] == r["bth"]["opcode"]
+        if not ok:
+            not_repeat.append((e["frame"], e.get("original_frame")))
+    if not_repeat:
+        errs.append(f"{len(not_repeat)} retransmission events name an original that is not the same packet "
+                    f"(frame, original: {not_repeat[:6]})")
+    if unnamed:
+        errs.append(f"{len(unnamed)} retransmission events name no original though the same packet is earlier "
+                    f"in the view (frames {unnamed[:8]})")
     if missed:
         errs.append(f"{len(missed)} of {n_true} retransmissions have no retransmission event "
                     f"(frames {missed[:8]})")
@@ -321,8 +363,8 @@ def check_counters(man, pk, raw, truth, summs, mtu, errs, notes):
             errs.append(f"{role}: no rxe counters in the manifest")
             continue
         own = pk[role]
-        roce_from = sum(1 for t, s, d, pr, dp in raw[role] if s == me and dp == 4791)
-        roce_to = sum(1 for t, s, d, pr, dp in raw[role] if d == me and dp == 4791)
+        roce_from = sum(1 for t, s, d, pr, dp, _ in raw[role] if s == me and dp == 4791)
+        roce_to = sum(1 for t, s, d, pr, dp, _ in raw[role] if d == me and dp == 4791)
         qpt_from = sum(1 for p in own.values() if p.get("src") == me)
         if dl["sent_pkts"] != roce_from:
             errs.append(f"{role} rxe sent_pkts {dl['sent_pkts']}, {roce_from} RoCE packets from it in its capture")
@@ -387,12 +429,29 @@ def check_run(qptrace, d, man):
           for r in files}
     raw = {r: pcap_frames(files[r]) for r in files}
     truth = Truth(pk, mtu)
+    order = merge_order(raw, ("server", "client"))
+    key = (files["server"], files["client"])
+    ORDER[key] = order
+    MERGED[key] = [dict(pk[role][f], frame=n) for n, (role, f) in sorted(order.items()) if f in pk[role]]
     summs, msgs = {}, {}
     for view, fl in (("server", [files["server"]]), ("client", [files["client"]]),
                      ("merged", [files["server"], files["client"]])):
         errs, notes = [], []
         try:
             e2, n2 = validate.check(qptrace, fl if view == "merged" else fl[0], man)
+            # validate.py wants an original for every retransmission event;
+            # here the original may be lost before the capture: checked below
+            e2 = [e for e in e2 if "retransmission events are not repeats of an earlier frame" not in e]
+            if view != "merged":
+                # the peer's first request lost in the middle is not in this
+                # file: its first PSN here is a later one, rightly
+                other = "client" if view == "server" else "server"
+                f0 = truth.tx[other][0] if truth.tx[other] else None
+                seen = f0 is not None and any(v == (other, f0) for (r, _), v in truth.of.items() if r == view)
+                if not seen:
+                    lost = [e for e in e2 if e.startswith(f"{ROLE_ADDR[other]} first request PSN")]
+                    e2 = [e for e in e2 if e not in lost]
+                    notes += [f"{other}'s first request lost before this capture"] if lost else []
             errs += e2
             notes += n2
             summ, _ = check_view(view, fl, man, qptrace, pk, truth, errs, notes)
