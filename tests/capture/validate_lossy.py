@@ -229,12 +229,18 @@ def check_view(view, files, man, qptrace, pk, truth, errs, notes):
         if e.get("kind") in RNR_RETRY_KINDS and (e["frame"] not in retx_ev or e["kind"] == "retransmission"):
             retx_ev[e["frame"]] = e
     bad_flagged, missed, no_orig, copies_flagged = [], [], [], []
-    n_true = n_with_orig = 0
+    n_true = n_with_orig = n_unknowable = 0
+    top = {}        # (sender, dqpn) -> highest PSN in this view so far
     for f in sorted(vf):
         s = truth.sender(*vf[f])
         if s is None:
             continue
         first_sighting = sight[s][0] == f
+        b = pk_view[f]["bth"]
+        hi = top.get((s[0], b["dqpn"]))
+        newest = hi is None or psn_diff(b["psn"], hi) > 0
+        if newest:
+            top[(s[0], b["dqpn"])] = b["psn"]
         is_retx = s in truth.retx and first_sighting
         ev = retx_ev.get(f)
         if not first_sighting:
@@ -245,6 +251,11 @@ def check_view(view, files, man, qptrace, pk, truth, errs, notes):
             n_true += 1
             orig = (s[0], truth.retx[s])
             orig_frames = sight.get(orig, [])
+            if ev is None and not orig_frames and newest:
+                # its original and everything after it were lost before
+                # this capture point: nothing in the view tells it apart
+                n_unknowable += 1
+                continue
             if ev is None:
                 missed.append(f)
                 continue
@@ -304,7 +315,8 @@ def check_view(view, files, man, qptrace, pk, truth, errs, notes):
     if no_orig:
         errs.append(f"{len(no_orig)} of {n_with_orig} retransmissions with the original in the capture do not "
                     f"name it (frame, named: {no_orig[:6]})")
-    notes.append(f"{n_true} retransmissions ({n_with_orig} with original)")
+    notes.append(f"{n_true} retransmissions ({n_with_orig} with original"
+                 f"{f', {n_unknowable} not recognisable here: original lost, newest PSN' if n_unknowable else ''})")
     if view == "merged":
         copy_frames = {f for fs in sight.values() for f in fs[1:]}
         ep_bad = [e["frame"] for e in evs if e.get("kind") == "gbn_episode" and e["frame"] in copy_frames]
