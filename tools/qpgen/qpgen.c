@@ -4,7 +4,7 @@
  * be checked against it.
  *
  *   qpgen [-s SERVER_ADDR] [-c CLIENT_ADDR] [-p PORT] [-o MANIFEST]
- *         [-t RC|UC|UD] [-q NQPS] [-r RNR_DELAY_MS] OP...
+ *         [-t RC|UC|UD] [-q NQPS] [-k GENERATIONS] [-r RNR_DELAY_MS] OP...
  *
  * -t RC (default): RC QPs connected through RDMA CM.  -t UC, -t UD: QPs
  * created with ibv_create_qp on the devices that own the two addresses
@@ -12,7 +12,14 @@
  * INIT/RTR/RTS here (as ibv_uc_pingpong/ibv_ud_pingpong do); UD sends carry
  * an address handle with a GRH.  -q N: N QP pairs, each running the whole
  * workload; every operation is posted on all of them before any completion
- * is awaited, so their packets interleave on the wire.
+ * is awaited, so their packets interleave on the wire.  -k N (RC): N
+ * generations: after the workload the QPs are disconnected (CM DREQ/DREP)
+ * and destroyed, and new ones are connected over RDMA CM (same addresses,
+ * same port) for the next round of the whole workload; the manifest's "qps"
+ * lists every generation's QP pairs (qp index = generation * NQPS + i).
+ * RC QPs get the local ACK timeout 14 (4.096 us * 2^14 = 67 ms) through
+ * rdma_set_option, not RDMA CM's default for RoCE (about 1 s), so a lost
+ * last packet costs a short timer retry.
  *
  * OP is [client:|server:]NAME[:SIZE][xCOUNT]; the prefix names the side
  * that posts (default client).  NAME is one of
@@ -91,6 +98,8 @@ struct side {
     union ibv_gid gid;
     int gid_index;
     enum ibv_mtu mtu;
+    uint32_t kept_qpn, kept_rkey;   /* after destroy_cm_side */
+    char devname[64];
 };
 
 struct conn {
@@ -115,7 +124,8 @@ struct result {
 };
 
 static struct conn *conns;
-static int nconns = 1;
+static int nconns = 1, ngen = 1, gen;   /* conns holds ngen * nconns; gen is the current one */
+static struct rdma_cm_id *listen_id;
 static enum transport transport = TR_RC;
 static bool need_mw;
 static struct result *results;
@@ -209,6 +219,7 @@ static struct rdma_cm_event *expect_event(struct rdma_event_channel *ec, enum rd
 static void setup_resources(struct side *s, struct ibv_context *ctx, size_t buflen, int fill)
 {
     s->ctx = ctx;
+    snprintf(s->devname, sizeof s->devname, "%s", ibv_get_device_name(ctx->device));
     s->pd = ibv_alloc_pd(ctx);
     if (!s->pd)
         die("ibv_alloc_pd (%s)", s->role);
@@ -255,6 +266,26 @@ static void setup_cm_side(struct side *s, struct rdma_cm_id *id, size_t buflen, 
     if (rdma_create_qp(id, s->pd, &qa))
         die("rdma_create_qp (%s): %s", s->role, strerror(errno));
     s->qp = id->qp;
+}
+
+/* the QP and everything of one side, and its CM id; the side's record
+ * (QPN, PSNs, rkey) stays for the manifest */
+static void destroy_cm_side(struct side *s)
+{
+    uint32_t qpn = s->qp->qp_num, rkey = s->mr->rkey;
+    rdma_destroy_qp(s->id);
+    if (s->mw)
+        ibv_dealloc_mw(s->mw);
+    ibv_dereg_mr(s->mr);
+    ibv_destroy_cq(s->cq);
+    ibv_dealloc_pd(s->pd);
+    free(s->buf);
+    s->kept_qpn = qpn;
+    s->kept_rkey = rkey;
+    s->qp = NULL;
+    s->mr = NULL;
+    rdma_destroy_id(s->id);
+    s->id = NULL;
 }
 
 static void query_side(struct side *s)
@@ -540,17 +571,18 @@ static void run_op(const struct opspec *o, unsigned seq, int rnr_delay_ms)
     struct pending *pd = calloc((size_t)nconns, sizeof *pd);
     if (!pd)
         die("out of memory");
+    struct conn *cs = conns + gen * nconns;
     for (int i = 0; i < nconns; i++)
-        post_op(&conns[i], i, o, seq, &pd[i]);
+        post_op(&cs[i], gen * nconns + i, o, seq, &pd[i]);
     if (o->kind == OP_RNR_SEND) {
         usleep((useconds_t)rnr_delay_ms * 1000);
         for (int i = 0; i < nconns; i++) {
             pd[i].r.rnr_delay_ms = rnr_delay_ms;
-            post_recv(&conns[i].s[!o->from], 1000 + seq);
+            post_recv(&cs[i].s[!o->from], 1000 + seq);
         }
     }
     for (int i = 0; i < nconns; i++)
-        finish_op(&conns[i], o, &pd[i]);
+        finish_op(&cs[i], o, &pd[i]);
     free(pd);
 }
 
@@ -585,13 +617,13 @@ static void write_endpoint(FILE *f, struct side *s, const char *addr)
     char gid[INET6_ADDRSTRLEN];
     inet_ntop(AF_INET6, s->gid.raw, gid, sizeof gid);
     fprintf(f, "{\"device\": ");
-    json_str(f, ibv_get_device_name(s->ctx->device));
+    json_str(f, s->devname);
     fprintf(f, ", \"addr\": ");
     json_str(f, addr);
     fprintf(f, ", \"gid_index\": %d, \"gid\": \"%s\", \"qpn\": %u, \"dest_qpn\": %u, "
             "\"starting_psn\": %u, \"expected_rq_psn\": %u, \"rkey\": %u, \"buffer_bytes\": %zu",
-            s->gid_index, gid, s->qp->qp_num, s->dest_qpn, s->start_psn, s->rq_psn,
-            s->mr->rkey, s->buflen);
+            s->gid_index, gid, s->qp ? s->qp->qp_num : s->kept_qpn, s->dest_qpn, s->start_psn, s->rq_psn,
+            s->mr ? s->mr->rkey : s->kept_rkey, s->buflen);
     if (transport == TR_UD)
         fprintf(f, ", \"qkey\": %u", UD_QKEY);
     fputc('}', f);
@@ -609,19 +641,22 @@ static void write_manifest(FILE *f, int argc, char **argv, const char *saddr, co
             transport == TR_RC ? "rdma_cm" : "out-of-band");
     if (transport == TR_RC)
         fprintf(f, "  \"cm_port\": %d,\n", port);
-    fprintf(f, "  \"path_mtu\": %s,\n  \"nqps\": %d,\n", mtu_str(conns[0].s[0].mtu), nconns);
+    fprintf(f, "  \"path_mtu\": %s,\n  \"nqps\": %d,\n  \"generations\": %d,\n", mtu_str(conns[0].s[0].mtu),
+            nconns, gen + 1);
     /* "endpoints": the first QP pair (as before -q existed) */
     fprintf(f, "  \"endpoints\": {\n    \"client\": ");
     write_endpoint(f, &conns[0].s[0], caddr);
     fprintf(f, ",\n    \"server\": ");
     write_endpoint(f, &conns[0].s[1], saddr);
     fprintf(f, "\n  },\n  \"qps\": [\n");
-    for (int i = 0; i < nconns; i++) {
-        fprintf(f, "    {\"qp\": %d, \"transport\": \"%s\",\n     \"client\": ", i, tr_names[transport]);
+    int nall = (gen + 1) * nconns;
+    for (int i = 0; i < nall; i++) {
+        fprintf(f, "    {\"qp\": %d, \"generation\": %d, \"transport\": \"%s\",\n     \"client\": ", i,
+                i / nconns, tr_names[transport]);
         write_endpoint(f, &conns[i].s[0], caddr);
         fprintf(f, ",\n     \"server\": ");
         write_endpoint(f, &conns[i].s[1], saddr);
-        fprintf(f, "}%s\n", i + 1 < nconns ? "," : "");
+        fprintf(f, "}%s\n", i + 1 < nall ? "," : "");
     }
     fprintf(f, "  ],\n  \"ops\": [\n");
     for (size_t i = 0; i < nresults; i++) {
@@ -654,27 +689,35 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: qpgen [-s SERVER_ADDR] [-c CLIENT_ADDR] [-p PORT] [-o MANIFEST] [-t RC|UC|UD]\n"
-            "             [-q NQPS] [-r RNR_DELAY_MS] OP...\n"
+            "             [-q NQPS] [-k GENERATIONS] [-r RNR_DELAY_MS] OP...\n"
             "  OP: [client:|server:]NAME[:SIZE][xCOUNT], NAME one of SEND SEND_IMM WRITE WRITE_IMM\n"
             "      READ CMP_SWAP FETCH_ADD SEND_INV RNR_SEND BAD_RKEY_WRITE BAD_RKEY_READ\n");
     exit(2);
 }
 
+static void set_ack_timeout(struct rdma_cm_id *id)
+{
+    uint8_t t = 14;
+    if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof t))
+        fprintf(stderr, "qpgen: warning: cannot set the ACK timeout: %s\n", strerror(errno));
+}
+
 static void cm_connect_all(struct rdma_event_channel *ec, const char *saddr, const char *caddr,
                            int port, size_t buflen)
 {
-    struct rdma_cm_id *listen_id;
-    if (rdma_create_id(ec, &listen_id, NULL, RDMA_PS_TCP))
-        die("rdma_create_id: %s", strerror(errno));
     struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     struct sockaddr_in cin = { .sin_family = AF_INET };
     if (inet_pton(AF_INET, saddr, &sin.sin_addr) != 1 || inet_pton(AF_INET, caddr, &cin.sin_addr) != 1)
         die("addresses must be IPv4");
-    if (rdma_bind_addr(listen_id, (struct sockaddr *)&sin))
-        die("rdma_bind_addr %s: %s", saddr, strerror(errno));
-    if (rdma_listen(listen_id, nconns))
-        die("rdma_listen: %s", strerror(errno));
-    for (int i = 0; i < nconns; i++) {
+    if (!listen_id) {
+        if (rdma_create_id(ec, &listen_id, NULL, RDMA_PS_TCP))
+            die("rdma_create_id: %s", strerror(errno));
+        if (rdma_bind_addr(listen_id, (struct sockaddr *)&sin))
+            die("rdma_bind_addr %s: %s", saddr, strerror(errno));
+        if (rdma_listen(listen_id, nconns))
+            die("rdma_listen: %s", strerror(errno));
+    }
+    for (int i = gen * nconns; i < (gen + 1) * nconns; i++) {
         struct rdma_cm_id *cli_id;
         if (rdma_create_id(ec, &cli_id, NULL, RDMA_PS_TCP))
             die("rdma_create_id: %s", strerror(errno));
@@ -687,6 +730,7 @@ static void cm_connect_all(struct rdma_event_channel *ec, const char *saddr, con
         ev = expect_event(ec, RDMA_CM_EVENT_ROUTE_RESOLVED);
         rdma_ack_cm_event(ev);
         setup_cm_side(&conns[i].s[0], cli_id, buflen, 'c');
+        set_ack_timeout(cli_id);
         struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4,
                                       .retry_count = 7, .rnr_retry_count = 7 };
         if (rdma_connect(cli_id, &cp))
@@ -695,6 +739,7 @@ static void cm_connect_all(struct rdma_event_channel *ec, const char *saddr, con
         struct rdma_cm_id *srv_id = ev->id;
         rdma_ack_cm_event(ev);
         setup_cm_side(&conns[i].s[1], srv_id, buflen, 's');
+        set_ack_timeout(srv_id);
         if (rdma_accept(srv_id, &cp))
             die("rdma_accept: %s", strerror(errno));
         for (int established = 0; established < 2;) {
@@ -718,8 +763,9 @@ static void cm_disconnect_all(struct rdma_event_channel *ec)
 {
     /* DREQ from each client; the server answers with DREP when it sees the
      * disconnect, so the capture has a clean CM teardown */
+    struct conn *cs = conns + gen * nconns;
     for (int i = 0; i < nconns; i++)
-        rdma_disconnect(conns[i].s[0].id);
+        rdma_disconnect(cs[i].s[0].id);
     for (int disconnected = 0; disconnected < 2 * nconns;) {
         struct pollfd pfd = { .fd = ec->fd, .events = POLLIN };
         struct rdma_cm_event *ev;
@@ -729,7 +775,7 @@ static void cm_disconnect_all(struct rdma_event_channel *ec)
             break;
         if (ev->event == RDMA_CM_EVENT_DISCONNECTED) {
             for (int i = 0; i < nconns; i++)
-                if (ev->id == conns[i].s[1].id)
+                if (ev->id == cs[i].s[1].id)
                     rdma_disconnect(ev->id);
             disconnected++;
         }
@@ -743,7 +789,7 @@ int main(int argc, char **argv)
     int port = 7471, rnr_delay = 100, c;
     clock_gettime(CLOCK_MONOTONIC, &t_zero);
     srand48((long)getpid() ^ (long)time(NULL));
-    while ((c = getopt(argc, argv, "s:c:p:o:r:t:q:h")) != -1) {
+    while ((c = getopt(argc, argv, "s:c:p:o:r:t:q:k:h")) != -1) {
         switch (c) {
         case 's': saddr = optarg; break;
         case 'c': caddr = optarg; break;
@@ -759,6 +805,11 @@ int main(int argc, char **argv)
         case 'q':
             nconns = atoi(optarg);
             if (nconns < 1 || nconns > 64)
+                usage();
+            break;
+        case 'k':
+            ngen = atoi(optarg);
+            if (ngen < 1 || ngen > 64)
                 usage();
             break;
         default: usage();
@@ -778,10 +829,12 @@ int main(int argc, char **argv)
             need_mw = true;
     }
     size_t buflen = (maxsize + GRH_LEN + 4095) & ~(size_t)4095;
-    conns = calloc((size_t)nconns, sizeof *conns);
+    if (ngen > 1 && transport != TR_RC)
+        die("-k (new QPs over RDMA CM) is for RC only");
+    conns = calloc((size_t)(nconns * ngen), sizeof *conns);
     if (!conns)
         die("out of memory");
-    for (int i = 0; i < nconns; i++) {
+    for (int i = 0; i < nconns * ngen; i++) {
         conns[i].s[0].role = "client";
         conns[i].s[1].role = "server";
     }
@@ -815,6 +868,7 @@ int main(int argc, char **argv)
 
     unsigned seq = 0;
     int failed = 0;
+next_generation:
     for (int i = 0; i < nops; i++) {
         for (unsigned k = 0; k < ops[i].count; k++) {
             size_t first = nresults;
@@ -832,6 +886,20 @@ int main(int argc, char **argv)
             if (expected_error)
                 goto done; /* QPs are in the error state now */
         }
+    }
+    if (gen + 1 < ngen) {
+        /* tear this generation down and connect new QPs for the next */
+        cm_disconnect_all(ec);
+        for (int i = gen * nconns; i < (gen + 1) * nconns; i++)
+            for (int k = 0; k < 2; k++)
+                destroy_cm_side(&conns[i].s[k]);
+        gen++;
+        cm_connect_all(ec, saddr, caddr, port, buflen);
+        for (int i = gen * nconns; i < (gen + 1) * nconns; i++)
+            fprintf(stderr, "qpgen: generation %d RC qp %d: qpn %u psn %u <-> qpn %u psn %u\n", gen, i,
+                    conns[i].s[0].qp->qp_num, conns[i].s[0].start_psn,
+                    conns[i].s[1].qp->qp_num, conns[i].s[1].start_psn);
+        goto next_generation;
     }
 done:
     if (manifest) {

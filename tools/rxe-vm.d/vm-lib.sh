@@ -11,16 +11,25 @@ say() { echo "[vm] $*" > /dev/console 2>/dev/null || echo "[vm] $*"; }
 
 sysw() { [ -w "$1" ] && echo "$2" > "$1"; }
 
+# The "network" between the two hosts: vethA's peer pA and vethB's peer pB,
+# joined by tc mirred (whatever arrives on pA leaves on pB and back).  A
+# qdisc on pB's egress acts on what rxe0 sends to rxe1 after vethA has seen
+# it and before vethB does, and pA's egress on the other direction: loss in
+# the middle, seen by the sender's capture only (tools/capture -L).
 rxe_setup() {
     $IP link set lo up
-    $IP link add vethA address $MAC_A type veth peer name vethB address $MAC_B
-    for d in vethA vethB; do
+    $IP link add vethA address $MAC_A type veth peer name pA
+    $IP link add vethB address $MAC_B type veth peer name pB
+    for d in vethA vethB pA pB; do
         sysw /proc/sys/net/ipv6/conf/$d/disable_ipv6 1
     done
     $IP addr add $ADDR_A/24 dev vethA
     $IP addr add $ADDR_B/24 dev vethB
-    $IP link set vethA up
-    $IP link set vethB up
+    for d in pA pB vethA vethB; do $IP link set $d up; done
+    $TC qdisc add dev pA ingress
+    $TC filter add dev pA parent ffff: matchall action mirred egress redirect dev pB
+    $TC qdisc add dev pB ingress
+    $TC filter add dev pB parent ffff: matchall action mirred egress redirect dev pA
     for c in all default vethA vethB; do
         sysw /proc/sys/net/ipv4/conf/$c/accept_local 1
         sysw /proc/sys/net/ipv4/conf/$c/rp_filter 0
