@@ -288,7 +288,7 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns);
 
 		if (!e)
-			return false; /* a sending this point saw first: analysed */
+			goto same_point; /* a copy within one file is still one */
 		v->flags |= QPT_V(DUPLICATE);
 		v->original_frame = e->frame;
 		if (d)
@@ -297,7 +297,7 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 			"the same packet seen by another capture point: a capture copy");
 		return true;
 	}
-
+same_point:
 	for (unsigned i = 0; i < SEEN_RING; i++) {
 		const struct seen *e = &h->seen[i];
 		int64_t dt = ns - e->ns;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "qpt_flow.h"
+#include "qpt_rank.h"
 
 static double secs(int64_t ns)
 {
@@ -244,20 +245,6 @@ static void counted(GString *o, uint64_t n, const char *noun, const char *sep)
 	g_string_append_printf(o, "%" PRIu64 " %s%s%s", n, noun, n == 1 ? "" : "s", sep);
 }
 
-static uint64_t trouble(const struct qpt_conv *c)
-{
-	uint64_t t = 0;
-
-	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
-
-		t += x->retransmitted_packets + x->psn_gaps + x->rnr_naks + x->duplicates;
-		for (int i = 0; i < QPT_NAK_KINDS; i++)
-			t += x->naks[i];
-	}
-	return t;
-}
-
 static void row(GString *o, const char *label, uint64_t a, uint64_t b)
 {
 	g_string_append_printf(o, "  %-28s %18" PRIu64 " %18" PRIu64 "\n", label, a, b);
@@ -284,17 +271,17 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 /* CM requests that made no conversation. */
 static void text_attempts(GString *o, GPtrArray *att)
 {
-	char f[QPT_ADDR_STRLEN], t[QPT_ADDR_STRLEN];
+	char fq[QPT_ENDPOINT_QP_STRLEN], t[QPT_ADDR_STRLEN];
 
 	for (guint i = 0; i < att->len; i++) {
 		const struct qpt_cm_attempt *a = g_ptr_array_index(att, i);
 
 		if (!i)
 			g_string_append(o, "CM requests that made no connection:\n");
-		qpt_endpoint_addr(&a->from, f);
+		qpt_format_endpoint_qp(&a->from, fq);
 		qpt_endpoint_addr(&a->to, t);
-		g_string_append_printf(o, "  REQ frame %" PRIu64 ": %s QP 0x%06x -> %s, service ID 0x%016" PRIx64,
-				       a->info.req_frame, f, a->from.qpn, t, a->info.service_id);
+		g_string_append_printf(o, "  REQ frame %" PRIu64 ": %s -> %s, service ID 0x%016" PRIx64,
+				       a->info.req_frame, fq, t, a->info.service_id);
 		if (a->info.mra_frame)
 			g_string_append_printf(o, ", MRA frame %" PRIu64, a->info.mra_frame);
 		if (a->info.rej_frame)
@@ -363,17 +350,12 @@ static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir 
 static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 {
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
-	char e0[QPT_ADDR_STRLEN], e1[QPT_ADDR_STRLEN];
+	char e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
 
-	qpt_endpoint_addr(&c->ep[0], e0);
-	qpt_endpoint_addr(&c->ep[1], e1);
-	g_string_append_printf(o, "conversation %d: %s  a: %s QP ", c->id,
-			       c->transport[0] ? c->transport : "?", e0);
-	if (c->ep[0].qpn_known)
-		g_string_append_printf(o, "0x%06x", c->ep[0].qpn);
-	else
-		g_string_append(o, "?");
-	g_string_append_printf(o, "  b: %s QP 0x%06x\n", e1, c->ep[1].qpn);
+	qpt_format_endpoint_qp(&c->ep[0], e0);
+	qpt_format_endpoint_qp(&c->ep[1], e1);
+	g_string_append_printf(o, "conversation %d: %s  a: %s  b: %s\n", c->id,
+			       c->transport[0] ? c->transport : "?", e0, e1);
 	g_string_append_printf(o, "  paired by %s%s%s%s\n", qpt_paired_by_name(c->paired_by),
 			       c->pair_evidence[0] ? " (" : "", c->pair_evidence,
 			       c->pair_evidence[0] ? ")" : "");
@@ -609,15 +591,6 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append(o, "]}");
 }
 
-static gint by_trouble(gconstpointer a, gconstpointer b)
-{
-	const struct qpt_conv *x = *(const struct qpt_conv *const *)a;
-	const struct qpt_conv *y = *(const struct qpt_conv *const *)b;
-	uint64_t tx = trouble(x), ty = trouble(y);
-
-	return tx < ty ? 1 : tx > ty ? -1 : x->id - y->id;
-}
-
 /* In the summary: selected, and with a frame in the window when there is
  * one (ids seen during the reading may have been folded since). */
 static bool shown_conv(const struct run *r, const struct qpt_conv *c)
@@ -740,10 +713,10 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
-	g_ptr_array_sort(convs, by_trouble);
+	g_ptr_array_sort(convs, qpt_conv_cmp_worst);
 	for (guint i = 0; i < convs->len && i < 10; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-		uint64_t tr = trouble(c);
+		uint64_t tr = qpt_conv_trouble(c);
 
 		if (!tr)
 			break;
