@@ -108,7 +108,7 @@ struct qpt_conv {
 struct qpt_flow_opts {
 	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
-	int64_t tap_window_ns;	 /* ... seen first by another capture point (10 ms) */
+	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
 };
 

@@ -64,11 +64,13 @@ struct seen {
 	int64_t ns;
 	uint64_t frame;
 	uint8_t tap;
+	bool paired; /* with a sighting of it by another capture point */
 };
 
 /* A message being reassembled from FIRST/MIDDLE/LAST packets. */
 struct msg {
 	bool open;
+	bool from_first; /* opened by its FIRST (or ONLY) packet */
 	uint8_t op;
 	uint64_t first_frame;
 	uint32_t len, pkts;
@@ -99,6 +101,10 @@ struct half {
 	struct gap gaps[MAX_GAPS];
 	unsigned ngaps;
 	struct msg msg;
+	/* the PSN of the last packet of the newest message completed: a
+	 * message whose FIRST the capture missed starts after it */
+	bool msg_end_valid;
+	uint32_t msg_end_psn;
 
 	/* recent packets (requests and responses), for capture copies */
 	struct seen seen[SEEN_RING];

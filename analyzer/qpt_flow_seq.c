@@ -138,10 +138,11 @@ void fl_set_transport(struct half *h, uint8_t opcode)
 
 /* Adds a request packet seen for the first time to message m; a message
  * is counted once, when its LAST (or ONLY) packet is first seen. */
-static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *p,
-			uint64_t frame, struct qpt_verdict *v)
+static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
+			const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, psn = p->bth.psn;
 	struct qpt_opstat *os;
 	uint32_t len;
 
@@ -149,6 +150,7 @@ static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *
 		return;
 	if (oi->flags & QPT_O_FIRST || !m->open) {
 		m->open = true;
+		m->from_first = (oi->flags & QPT_O_FIRST) != 0;
 		m->first_frame = frame;
 		m->len = 0;
 		m->pkts = 0;
@@ -162,6 +164,21 @@ static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *
 		return;
 	m->open = false;
 	len = m->len;
+	/* Its FIRST (and maybe more) lost before the capture point: the
+	 * message began right after the previous one, and every packet but
+	 * the last of a message carries one MTU (IBA 9.7.6.1.3). */
+	if (!m->from_first && h->msg_end_valid && mtu && (oi->flags & QPT_O_REQ) &&
+	    qpt_psn_diff(psn, h->msg_end_psn) > (int32_t)m->pkts &&
+	    qpt_psn_diff(psn, h->msg_end_psn) <= 65536) {
+		uint32_t n = (uint32_t)qpt_psn_diff(psn, h->msg_end_psn);
+
+		len = (n - 1) * mtu + p->payload_len;
+		m->pkts = n;
+	}
+	if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
+		h->msg_end_valid = true;
+		h->msg_end_psn = psn;
+	}
 	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
 		len = p->reth.dmalen;
 	os = &d->ops[m->op];
@@ -174,6 +191,37 @@ static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *
 	v->msg_len = len;
 	v->msg_packets = m->pkts;
 	v->msg_op = m->op;
+}
+
+static struct gap *gap_of(struct half *h, uint32_t psn);
+
+/* A NAK asking the requester half t for a PSN before the first request the
+ * capture saw: the capture began among requests lost before its point.
+ * They are a gap, so that their resends fill it and count once. */
+static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,
+			     struct qpt_verdict *v)
+{
+	struct qpt_dir *td = fl_dir_of(t);
+	int32_t before = td && td->psn_seen ? qpt_psn_diff(td->first_psn, psn) : 0;
+	struct gap *g;
+
+	if (before <= 0 || before > 64 || gap_of(t, psn) || slot_of(&t->win, psn, false))
+		return;
+	if (t->ngaps == MAX_GAPS) {
+		memmove(t->gaps, t->gaps + 1, sizeof(t->gaps[0]) * (MAX_GAPS - 1));
+		t->ngaps--;
+	}
+	g = &t->gaps[t->ngaps++];
+	memset(g, 0, sizeof(*g));
+	g->first = psn;
+	g->count = (uint32_t)before;
+	g->ns = ns;
+	td->psn_gaps++;
+	td->missing_psns += (uint32_t)before;
+	td->first_psn = psn;
+	fl_emit(v, frame, ns, t, QPT_VB_PSN_GAP, psn, 0, (uint32_t)before, 0, 0,
+		"PSNs before the first request captured, asked for by a NAK: lost before "
+		"the capture point");
 }
 
 /* The gap this never-seen PSN fills, or NULL. */
@@ -241,38 +289,31 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * and no NAK or RNR NAK (it asks for everything from its PSN again);
  * for a response, no resend of the twin's requests up to its PSN (a
  * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
-/* Several capture points: a sighting is a copy when another point has
- * seen this packet (PSN and bytes) more often than this one had, within
- * tap_window_ns: this point is catching up on a sending the other saw.
- * One point seeing it again is a sending again (a resend), whatever the
- * time.  Every sighting is remembered. */
+/* Several capture points: a sighting is a copy when another point saw the
+ * same packet (PSN and bytes) within tap_window_ns and that sighting is not
+ * yet paired with one of this point: each sending is seen once by each
+ * point it passes.  One point seeing a packet again is a sending again (a
+ * resend), whatever the time.  Every sighting is remembered. */
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
 				   uint32_t fp, uint64_t frame, int64_t ns)
 {
-	unsigned here = 0, other[256] = { 0 }, most = 0;
-	const struct seen *orig = NULL;
+	struct seen *orig = NULL;
 
 	if (!h->taps)
 		h->taps = g_new0(struct seen, TAP_RING);
-	for (unsigned k = 0; k < TAP_RING; k++) {
-		/* oldest first, so that orig is the sighting this one copies */
-		const struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
+	for (unsigned k = 0; k < TAP_RING && !orig; k++) {
+		/* oldest first: the sending this sighting catches up on */
+		struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
 		int64_t dt = ns - e->ns;
 
-		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 || dt > fl->o.tap_window_ns)
-			continue;
-		if (e->tap == fl->tap) {
-			here++;
-		} else if (++other[e->tap] > most) {
-			most = other[e->tap];
-			if (most == here + 1)
-				orig = e;
-		}
+		if (e->frame && !e->paired && e->tap != fl->tap && e->psn == psn && e->fp == fp &&
+		    dt >= 0 && dt <= fl->o.tap_window_ns)
+			orig = e;
 	}
-	if (most <= here)
-		orig = NULL;
+	if (orig)
+		orig->paired = true;
 	h->taps[h->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
-					      .tap = (uint8_t)fl->tap };
+					      .tap = (uint8_t)fl->tap, .paired = orig != NULL };
 	h->taps_pos = (h->taps_pos + 1) % TAP_RING;
 	return orig;
 }
@@ -371,7 +412,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (fl_capture_copy(fl, h, p, frame, ns, v, true))
 		return;
 	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
-		message_add(&h->msg, d, p, frame, v);
+		message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
 	h->last_valid = true;
@@ -466,7 +507,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
 		d->last_psn = qpt_psn_add(h->expected, -1);
-		message_add(&h->msg, d, p, frame, v);
+		message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
 
@@ -491,7 +532,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->frame = frame;
 		n->ns = ns;
 		n->fp = fp;
-		message_add(&fill->msg, d, p, frame, v);
+		message_add(h, &fill->msg, d, p, frame, v);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
@@ -531,9 +572,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
 		/* A go-back-N episode starts with its first resent packet.  A
-		 * NAK's requester resends from the NAK's PSN: a resend from below
-		 * it means the NAK was lost after the capture point. */
-		bool nak = h->nak_pending && qpt_psn_diff(psn, h->nak_psn) >= 0;
+		 * NAK's requester resends from the NAK's PSN (rxe_comp.c: it
+		 * goes back to it): a resend from below it means the NAK was
+		 * lost after the capture point, one from above it is not the
+		 * NAK's go-back-N. */
+		bool nak = h->nak_pending && qpt_psn_diff(psn, h->nak_psn) == 0;
 
 		h->rnr_resend = false;
 		h->in_episode = true;
@@ -698,6 +741,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				t->nak_ns = ns;
 				t->nak_psn = psn;
 			}
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR)
+				gap_before_start(t, psn, frame, ns, v);
 			/* A sequence error NAK acknowledges every PSN before it. */
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR) {
 				struct qpt_pkt q = *p;
@@ -752,10 +797,18 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 		v->flags |= QPT_V(RETRANSMISSION);
 		d->retransmitted_packets++;
-		if (s)
+		if (s) {
 			v->original_frame = s->frame;
+		} else {
+			/* its first sending was not captured: this sighting is
+			 * the one later resends of it name */
+			s = slot_of(&h->rwin, psn, true);
+			s->frame = frame;
+			s->ns = ns;
+		}
 		fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
-		     0, 0, 0, "response resent by the responder");
+		     0, 0, 0, v->original_frame ? "response resent by the responder" :
+						  "response resent by the responder (original not captured)");
 	} else {
 		struct slot *s = slot_of(&h->rwin, psn, true);
 
