@@ -119,6 +119,12 @@ struct half {
 	uint32_t ans_hi, resend_psn;
 	int64_t ans_ns, resend_ns, nak_seen_ns; /* ... and the latest (RNR) NAK:
 						  * everything from its PSN on is resent */
+	/* a gap filler with no resend trigger: out of order, unless the next
+	 * request shows it began a go-back-N (fl_fill_resolve) */
+	bool fill_pending;
+	uint32_t fill_psn;
+	uint64_t fill_frame;
+	int64_t fill_ns;
 	/* an RNR retry resending a multi-packet message: the next PSN of it */
 	bool rnr_resend;
 	uint32_t rnr_next;
@@ -196,6 +202,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_half_restart(struct half *h);
+void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     struct qpt_verdict *v);
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request);
 struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,

@@ -273,6 +273,53 @@ static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 	}
 }
 
+/* A gap filler that had no resend trigger, judged with the request p that
+ * follows it (NULL: nothing followed): when p resends a PSN after the
+ * filler that was sent before it, the filler began a go-back-N (its NAK
+ * was not captured): a retransmission of a sending not captured and the
+ * episode's first resent packet.  Else it was out of order.  The events
+ * are the filler's frame's, carried by v (see qpt_verdict.h). */
+void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     struct qpt_verdict *v)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	struct slot *s, *fs;
+
+	(void)fl;
+	if (!h->fill_pending)
+		return;
+	h->fill_pending = false;
+	s = p ? slot_of(&h->win, p->bth.psn, false) : NULL;
+	if (!d || !p || qpt_psn_diff(p->bth.psn, h->fill_psn) <= 0 ||
+	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->fill_frame) {
+		fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->fill_psn, 0, 0,
+			0, 0, "fills a PSN gap without a resend trigger");
+		return;
+	}
+	d->out_of_order--;
+	d->retransmitted_packets++;
+	fs = slot_of(&h->win, h->fill_psn, false);
+	if (fs)
+		fs->resent = true;
+	h->rnr_resend = false;
+	h->in_episode = true;
+	memset(&h->cur, 0, sizeof(h->cur));
+	h->cur.first_resent_frame = h->fill_frame;
+	h->cur.from_psn = h->fill_psn;
+	h->cur.trigger = QPT_TRIGGER_RESEND;
+	h->cur.trigger_frame = h->fill_frame;
+	h->cur.start_ns = h->fill_ns;
+	h->cur.resent_packets = 1;
+	h->episode_top = qpt_psn_add(h->expected, -1);
+	h->episode_resent_top = false;
+	d->gbn_episodes++;
+	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_GBN_START, h->fill_psn, h->fill_frame,
+		(uint32_t)d->gbn_episodes, 0, 0,
+		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
+	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_RETRANSMISSION, h->fill_psn, 0, 0, 0, 0,
+		"PSN sent before (original not captured): the first resend of a go-back-N");
+}
+
 /* What tells two copies of one packet apart from two sendings of it: the
  * ICRC covers every byte that a resend could change (IP ID, MSN, ...). */
 static uint32_t fingerprint(const struct qpt_pkt *p)
@@ -415,6 +462,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
+	fl_fill_resolve(fl, h, p, v); /* the filler before this one, if any */
 	h->last_valid = true;
 	h->last_frame = frame;
 	h->last_ns = ns;
@@ -538,10 +586,15 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
 		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
 		    silence < fl->o.timeout_gap_ns) {
-			v->flags |= QPT_V(OUT_OF_ORDER);
+			/* No trigger seen: out of order, unless the next request
+			 * resends what followed the gap (a go-back-N whose NAK
+			 * the capture missed, begun by this packet).  Counted
+			 * now, decided and reported then (fl_fill_resolve). */
 			d->out_of_order++;
-			fl_emit(v, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0, 0,
-			     "fills a PSN gap without a resend trigger");
+			h->fill_pending = true;
+			h->fill_psn = psn;
+			h->fill_frame = frame;
+			h->fill_ns = ns;
 			return;
 		}
 		n->resent = true;

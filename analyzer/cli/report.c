@@ -229,6 +229,14 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			fn(user, &f, ns, p, &v);
 	}
 	qpt_input_close(in);
+	/* the events still undecided at the end (of earlier frames) */
+	qpt_flow_drain(fl, &v);
+	if (fn && v.nevents && an->have_t0 && !an->stop) {
+		static const struct qpt_pkt none;
+		struct qpt_frame last = { .in_window = true, .file = "" };
+
+		fn(user, &last, 0, &none, &v);
+	}
 	qpt_flow_finish(fl);
 	if (keep_errors)
 		return errors->len ? 2 : 0;
