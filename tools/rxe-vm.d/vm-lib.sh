@@ -84,11 +84,12 @@ ulp_modload() {
             n=$(echo "${m%.ko}" | tr - _)
             grep -q "^$n " /proc/modules && continue
             [ -f /lib/modules/extra/$m ] || continue      # in the base image, built in
+            grep -qx "$m" /tmp/ulp_modload.failed 2>/dev/null && continue
             a=; [ "$n" = "$w" ] && a=$p
             # a failure is fatal for NAME only: an optional accelerated
             # variant (crct10dif-pclmul: no PCLMULQDQ under TCG) may fail
             insmod /lib/modules/extra/$m $a 2>/dev/null || {
-                echo "ulp_modload: insmod $m $a failed" >&2
+                echo "ulp_modload: insmod $m $a failed" >&2; echo "$m" >> /tmp/ulp_modload.failed
                 [ "$n" = "$w" ] && return 1; }
         done
     done
