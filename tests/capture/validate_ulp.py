@@ -114,6 +114,7 @@ def main():
             elif n < lo:
                 errs.append(f"tshark -Y {f!r}: {n} frames, expected at least {lo}")
         total, _ = count(pcap, "frame")
+        malformed, _ = count(pcap, "_ws.malformed")   # TShark's own baseline, reported only
         # ---- qptrace
         r = subprocess.run([a.qptrace, "summary", "--json", "-q", pcap], capture_output=True, text=True)
         if r.returncode != 0:
@@ -149,7 +150,7 @@ def main():
         decoded = seen.get(flt)
         line = (f"{name}: {m.get('protocol')} port {port}, {total} frames, tshark -Y {flt}: {decoded}, "
                 f"qptrace: {len(convs)} RC conversations paired by CM, kernel {m.get('kernel')}, "
-                f"{size} bytes")
+                f"{size} bytes, tshark malformed: {malformed}")
         if errs:
             failures += 1
             print("FAIL " + line)
