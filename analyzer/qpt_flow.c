@@ -209,5 +209,6 @@ void qpt_flow_finish(struct qpt_flow *fl)
 
 		if (h->in_episode)
 			fl_episode_close(h, 0, h->last_ns);
+		fl_pend_flush(h); /* messages whose start never showed */
 	}
 }

@@ -35,6 +35,7 @@ struct half_key {
 struct slot {
 	uint32_t psn;
 	bool used, ackreq, resent, acked;
+	uint8_t bound; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
 	uint64_t frame;
 	int64_t ns;
 	uint32_t fp;
@@ -73,7 +74,22 @@ struct msg {
 	bool from_first; /* opened by its FIRST (or ONLY) packet */
 	uint8_t op;
 	uint64_t first_frame;
+	uint32_t first_psn; /* of the packet that opened it */
 	uint32_t len, pkts;
+};
+
+#define SLOT_FIRST 1
+#define SLOT_LAST 2
+#define MAX_PEND_MSGS 4 /* messages whose start is not yet known, per half */
+
+/* A message whose LAST was seen but not its FIRST (lost before the capture
+ * point): counted once its start is known, from the PSN boundaries the
+ * resends show (every packet but the last carries one MTU). */
+struct pend_msg {
+	bool used;
+	uint8_t op;
+	uint32_t first_seen, last_psn, last_len;
+	uint64_t first_frame;
 };
 
 struct gap {
@@ -105,6 +121,7 @@ struct half {
 	 * message whose FIRST the capture missed starts after it */
 	bool msg_end_valid;
 	uint32_t msg_end_psn;
+	struct pend_msg pend[MAX_PEND_MSGS];
 
 	/* recent packets (requests and responses), for capture copies */
 	struct seen seen[SEEN_RING];
@@ -202,6 +219,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_half_restart(struct half *h);
+void fl_pend_flush(struct half *h);
 void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     struct qpt_verdict *v);
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,

@@ -138,12 +138,98 @@ void fl_set_transport(struct half *h, uint8_t opcode)
 
 /* Adds a request packet seen for the first time to message m; a message
  * is counted once, when its LAST (or ONLY) packet is first seen. */
+static uint8_t slot_bound(const struct qpt_opcode_info *oi)
+{
+	return (oi->flags & QPT_O_FIRST ? SLOT_FIRST : 0) | (oi->flags & QPT_O_LAST ? SLOT_LAST : 0);
+}
+
+static void msg_count(struct qpt_dir *d, uint8_t op, uint32_t len, uint32_t pkts)
+{
+	struct qpt_opstat *os = &d->ops[op];
+
+	os->min_size = os->count ? MIN(os->min_size, len) : len;
+	os->max_size = MAX(os->max_size, len);
+	os->count++;
+	os->bytes += len;
+	os->packets += pkts;
+}
+
+/* The PSN a pending message starts at, when the window shows it: walking
+ * down from its first packet seen, every PSN seen, to a FIRST (it starts
+ * there) or a LAST (it starts after).  0 and false while a PSN is missing. */
+static bool pend_start(struct half *h, const struct pend_msg *pm, uint32_t *start)
+{
+	for (int32_t k = 1; k <= 64; k++) {
+		uint32_t q = qpt_psn_add(pm->first_seen, -k);
+		struct slot *s = slot_of(&h->win, q, false);
+
+		if (!s)
+			return false;
+		if (s->bound & SLOT_LAST) {
+			*start = qpt_psn_add(q, 1);
+			return true;
+		}
+		if (s->bound & SLOT_FIRST) {
+			*start = q;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Counts the pending messages whose start is known now. */
+static void pend_resolve(struct half *h, struct qpt_verdict *v)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, start;
+
+	for (unsigned i = 0; d && mtu && i < MAX_PEND_MSGS; i++) {
+		struct pend_msg *pm = &h->pend[i];
+		uint32_t n;
+
+		if (!pm->used || !pend_start(h, pm, &start))
+			continue;
+		n = (uint32_t)qpt_psn_diff(pm->last_psn, start) + 1;
+		msg_count(d, pm->op, (n - 1) * mtu + pm->last_len, n);
+		if (v && !v->msg_first_frame) {
+			v->msg_first_frame = pm->first_frame;
+			v->msg_len = (n - 1) * mtu + pm->last_len;
+			v->msg_packets = n;
+			v->msg_op = pm->op;
+		}
+		pm->used = false;
+	}
+}
+
+/* Counts a pending message by the best estimate (the end of the message
+ * before it), when it cannot wait: the list is full or the input ended. */
+static void pend_count(struct half *h, struct pend_msg *pm)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, n;
+
+	if (!pm->used || !d)
+		return;
+	n = (uint32_t)qpt_psn_diff(pm->last_psn, pm->first_seen) + 1;
+	if (h->msg_end_valid && qpt_psn_diff(pm->first_seen, h->msg_end_psn) > 0 &&
+	    qpt_psn_diff(pm->last_psn, h->msg_end_psn) <= 64)
+		n = (uint32_t)qpt_psn_diff(pm->last_psn, h->msg_end_psn);
+	msg_count(d, pm->op, (n - 1) * mtu + pm->last_len, n);
+	pm->used = false;
+}
+
+void fl_pend_flush(struct half *h)
+{
+	pend_resolve(h, NULL);
+	for (unsigned i = 0; i < MAX_PEND_MSGS; i++)
+		pend_count(h, &h->pend[i]);
+}
+
 static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 			const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
 	uint32_t mtu = h->conv ? h->conv->mtu : 0, psn = p->bth.psn;
-	struct qpt_opstat *os;
 	uint32_t len;
 
 	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
@@ -151,6 +237,7 @@ static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 	if (oi->flags & QPT_O_FIRST || !m->open) {
 		m->open = true;
 		m->from_first = (oi->flags & QPT_O_FIRST) != 0;
+		m->first_psn = psn;
 		m->first_frame = frame;
 		m->len = 0;
 		m->pkts = 0;
@@ -164,16 +251,29 @@ static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 		return;
 	m->open = false;
 	len = m->len;
-	/* Its FIRST (and maybe more) lost before the capture point: the
-	 * message began right after the previous one, and every packet but
-	 * the last of a message carries one MTU (IBA 9.7.6.1.3). */
-	if (!m->from_first && h->msg_end_valid && mtu && (oi->flags & QPT_O_REQ) &&
-	    qpt_psn_diff(psn, h->msg_end_psn) > (int32_t)m->pkts &&
-	    qpt_psn_diff(psn, h->msg_end_psn) <= 65536) {
-		uint32_t n = (uint32_t)qpt_psn_diff(psn, h->msg_end_psn);
+	/* Its FIRST (and maybe more) lost before the capture point: counted
+	 * once its start is known (pend_resolve), every packet but the last
+	 * of a message carrying one MTU (IBA 9.7.6.1.3). */
+	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH &&
+	    (!h->msg_end_valid || qpt_psn_diff(m->first_psn, h->msg_end_psn) > 1)) {
+		struct pend_msg *pm = NULL;
 
-		len = (n - 1) * mtu + p->payload_len;
-		m->pkts = n;
+		for (unsigned i = 0; i < MAX_PEND_MSGS && !pm; i++)
+			if (!h->pend[i].used)
+				pm = &h->pend[i];
+		if (!pm) { /* full: the oldest counted by estimate */
+			pm = &h->pend[0];
+			pend_count(h, pm);
+		}
+		*pm = (struct pend_msg){ .used = true, .op = m->op, .first_seen = m->first_psn,
+					 .last_psn = psn, .last_len = p->payload_len,
+					 .first_frame = m->first_frame };
+		if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
+			h->msg_end_valid = true;
+			h->msg_end_psn = psn;
+		}
+		pend_resolve(h, v);
+		return;
 	}
 	if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
 		h->msg_end_valid = true;
@@ -181,12 +281,7 @@ static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 	}
 	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
 		len = p->reth.dmalen;
-	os = &d->ops[m->op];
-	os->min_size = os->count ? MIN(os->min_size, len) : len;
-	os->max_size = MAX(os->max_size, len);
-	os->count++;
-	os->bytes += len;
-	os->packets += m->pkts;
+	msg_count(d, m->op, len, m->pkts);
 	v->msg_first_frame = m->first_frame;
 	v->msg_len = len;
 	v->msg_packets = m->pkts;
@@ -463,6 +558,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		return;
 	}
 	fl_fill_resolve(fl, h, p, v); /* the filler before this one, if any */
+	if (h->pend[0].used || h->pend[1].used || h->pend[2].used || h->pend[3].used)
+		pend_resolve(h, v); /* what the packets before this one showed */
 	h->last_valid = true;
 	h->last_frame = frame;
 	h->last_ns = ns;
@@ -545,6 +642,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		s->ns = ns;
 		s->fp = fp;
 		s->ackreq = p->bth.ackreq;
+		s->bound = slot_bound(oi);
 		h->expected = qpt_psn_add(psn, 1);
 		if (oi->flags & QPT_O_READ) {
 			uint32_t mtu = h->conv ? h->conv->mtu : 0;
@@ -580,6 +678,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->frame = frame;
 		n->ns = ns;
 		n->fp = fp;
+		n->bound = slot_bound(oi);
 		message_add(h, &fill->msg, d, p, frame, v);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
