@@ -5,7 +5,7 @@
  *   expr    := term (('+' | '-') term)*
  *   term    := unary (('*' | '/' | '%') unary)*
  *   unary   := ('-' | '+') unary | primary
- *   primary := NUMBER | NAME | '${' NAME '}' | '(' expr ')'
+ *   primary := NUMBER | NAME | '${' expr '}' | '(' expr ')'
  *            | FUNC '(' expr (',' expr)* ')'      ceil floor min max
  *
  * Values are exact fractions of 64-bit integers (so ceil(size/mtu) rounds
@@ -271,13 +271,15 @@ static bool parse_primary(struct ev *e, struct frac *out)
 		return true;
 	}
 	if (e->p[0] == '$' && e->p[1] == '{') {
+		/* ${NAME} or ${EXPR}, as in text values */
 		e->p += 2;
-		if (!parse_name(e, name, sizeof name))
-			return fail(e, "a parameter name expected after '${'");
+		if (!parse_expr(e, out))
+			return false;
+		skip_ws(e);
 		if (*e->p != '}')
-			return fail(e, "'}' expected after '${%s'", name);
+			return fail(e, "'}' expected at '%s'", *e->p ? e->p : "the end");
 		e->p++;
-		return lookup(e, name, out);
+		return true;
 	}
 	if (parse_name(e, name, sizeof name)) {
 		static const char *const fns[] = { "ceil", "floor", "min", "max" };

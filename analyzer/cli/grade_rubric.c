@@ -200,7 +200,7 @@ static bool get_long(struct lines *L, GKeyFile *kf, const char *group, const cha
 		GString *err = g_string_new("");
 		int64_t x = 0;
 
-		ok = grade_eval(v, L->ps, &x, err);
+		ok = grade_eval(raw, L->ps, &x, err); /* the parameters' own words */
 		if (!ok)
 			rerr(L, line_of(L, group, key), "%s: '%s': %s", key, raw, err->str);
 		else if (x < min || x > max)
