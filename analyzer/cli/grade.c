@@ -455,6 +455,8 @@ static void header_text(GString *o, const struct rubric *rb)
 		}
 		g_string_append_c(o, '\n');
 	}
+	if (rb->not_checked->len)
+		g_string_append_printf(o, "  not checked for these parameters: %s\n", rb->not_checked->str);
 	g_string_append_c(o, '\n');
 }
 

@@ -99,6 +99,7 @@ struct check {
 	unsigned header; /* QPT_H_* bit */
 	char *bpf;	 /* oob_tcp */
 	int missing;	 /* MISSING_FAIL or MISSING_SKIP */
+	char *when;	 /* when=: the condition as written, NULL none */
 };
 
 /* missing=: how a check the capture cannot show (NOT-IN-CAPTURE) scores */
@@ -113,6 +114,7 @@ struct rubric {
 	char *tool;    /* tool= or the tool of command= */
 	char *command; /* the command line the parameters come from, or NULL */
 	int missing;
+	GString *not_checked; /* "multi_packet (when ${size} > ${mtu})", ... */
 };
 
 /* What the command line of `grade` sets: --command and --set NAME=VALUE. */

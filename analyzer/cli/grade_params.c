@@ -2,7 +2,8 @@
  * values, ${...} in rubric values, and the small expression language of
  * derived counts (rubrics/README.md, "Parameters")
  *
- *   expr    := term (('+' | '-') term)*
+ *   expr    := sum (('<' | '<=' | '>' | '>=' | '==' | '!=') sum)?   1 or 0
+ *   sum     := term (('+' | '-') term)*
  *   term    := unary (('*' | '/' | '%') unary)*
  *   unary   := ('-' | '+') unary | primary
  *   primary := NUMBER | NAME | '${' expr '}' | '(' expr ')'
@@ -384,7 +385,7 @@ static bool parse_term(struct ev *e, struct frac *out)
 	}
 }
 
-static bool parse_expr(struct ev *e, struct frac *out)
+static bool parse_sum(struct ev *e, struct frac *out)
 {
 	if (++e->depth > EXPR_MAX_DEPTH)
 		return fail(e, "nested too deeply");
@@ -403,6 +404,38 @@ static bool parse_expr(struct ev *e, struct frac *out)
 			return false;
 	}
 	e->depth--;
+	return true;
+}
+
+static bool parse_expr(struct ev *e, struct frac *out)
+{
+	static const char *const ops[] = { "<=", ">=", "==", "!=", "<", ">" };
+	struct frac b;
+	int64_t x, y;
+	int op = -1;
+
+	if (!parse_sum(e, out))
+		return false;
+	skip_ws(e);
+	for (int i = 0; i < 6 && op < 0; i++)
+		if (!strncmp(e->p, ops[i], strlen(ops[i])))
+			op = i;
+	if (op < 0)
+		return true;
+	e->p += strlen(ops[op]);
+	if (!parse_sum(e, &b))
+		return false;
+	if (__builtin_mul_overflow(out->n, b.d, &x) || __builtin_mul_overflow(b.n, out->d, &y))
+		return fail(e, "number out of range");
+	switch (op) {
+	case 0: out->n = x <= y; break;
+	case 1: out->n = x >= y; break;
+	case 2: out->n = x == y; break;
+	case 3: out->n = x != y; break;
+	case 4: out->n = x < y; break;
+	default: out->n = x > y; break;
+	}
+	out->d = 1;
 	return true;
 }
 

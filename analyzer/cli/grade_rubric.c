@@ -299,6 +299,7 @@ static void check_free(gpointer p)
 	g_free(c->name);
 	g_free(c->explain);
 	g_free(c->bpf);
+	g_free(c->when);
 	g_free(c);
 }
 
@@ -371,11 +372,24 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 			get_missing(L, kf, group, &c->missing);
 			continue;
 		}
+		if (!strcmp(key, "when")) {
+			char *raw = get_raw(L, kf, group, key);
+			GString *err = g_string_new("");
+			int64_t on = 0;
+
+			if (raw && !grade_eval(raw, L->ps, &on, err))
+				rerr(L, kl, "when: '%s': %s", raw, err->str);
+			else if (raw && !on)
+				c->when = g_strdup(raw);
+			g_string_free(err, TRUE);
+			g_free(raw);
+			continue;
+		}
 		if (!has_word(grade_kinds[c->kind].keys, key)) {
 			gchar **kw = g_strsplit(grade_kinds[c->kind].keys, " ", -1);
 			gchar *known = g_strjoinv(", ", kw);
 
-			rerr(L, kl, "key '%s' is not known for kind=%s (known: kind, points, explain, missing%s%s)",
+			rerr(L, kl, "key '%s' is not known for kind=%s (known: kind, points, explain, missing, when%s%s)",
 			     key, grade_kinds[c->kind].name, *known ? ", " : "", known);
 			g_free(known);
 			g_strfreev(kw);
@@ -503,7 +517,12 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 		c->bpf = g_strdup_printf("tcp port %ld", c->value);
 out:
 	g_strfreev(keys);
-	if (L->nerrors == before) {
+	if (L->nerrors == before && c->when) {
+		/* when= is false for these parameters: not part of this grading */
+		g_string_append_printf(rb->not_checked, "%s%s (when %s)", rb->not_checked->len ? ", " : "",
+				       c->name, c->when);
+		check_free(c);
+	} else if (L->nerrors == before) {
 		g_ptr_array_add(rb->checks, c);
 		rb->max_points += c->points;
 	} else {
@@ -522,6 +541,8 @@ void grade_rubric_free(struct rubric *rb)
 	g_free(rb->command);
 	g_ptr_array_free(rb->checks, TRUE);
 	grade_params_clear(&rb->params);
+	if (rb->not_checked)
+		g_string_free(rb->not_checked, TRUE);
 	g_free(rb);
 }
 
@@ -650,6 +671,7 @@ struct rubric *grade_rubric_load(const char *file, const struct grade_overrides 
 	rb = g_new0(struct rubric, 1);
 	rb->file = g_strdup(file);
 	rb->checks = g_ptr_array_new_with_free_func(check_free);
+	rb->not_checked = g_string_new("");
 	grade_params_init(&rb->params);
 	/* The parameters first: every other value may use them. */
 	if (g_key_file_has_group(kf, "params"))
@@ -704,7 +726,8 @@ struct rubric *grade_rubric_load(const char *file, const struct grade_overrides 
 	else if (!rb->name)
 		rerr(&L, line_of(&L, "rubric", NULL), "[rubric] has no name=");
 	if (!L.nerrors && !rb->checks->len)
-		rerr(&L, 0, "no [check NAME] group: nothing to grade");
+		rerr(&L, 0, "no [check NAME] group%s: nothing to grade",
+		     rb->not_checked->len ? " whose when= holds" : "");
 	{
 		/* Check names must be unique once stripped. */
 		GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);

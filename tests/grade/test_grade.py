@@ -450,6 +450,19 @@ try:
     rc, out, err = grade(path, rxe("rc_pingpong"))
     ok(rc == 0 and "rubric %s: e 3 2 1 14 20 7 2 1024 " % path in out,
        "expressions: ceil, floor, max, precedence, unary minus, %, min", out + err)
+    # when=: a check that the parameters make meaningless is left out.
+    rc, out, err = grade(rubric("write_bw"), rxe("write_lat"), extra=["--command", "ib_write_bw -n 5 -s 64"])
+    ok("(4 checks, 7 points)" in out
+       and "not checked for these parameters: multi_packet (when ${size} > ${mtu}), path_mtu (when ${size} > ${mtu})" in out
+       and rc == 0,
+       "when=: -s 64 leaves multi_packet and path_mtu out, the 64-byte WRITEs pass", out + err)
+    path = os.path.join(tmp, "cmp.ini")
+    with open(path, "w") as f:
+        f.write("[rubric]\nname=c ${3 > 2} ${2 >= 3} ${1 == 1} ${1 != 1} ${1 < 2} ${(1 <= 1) + 1}\n"
+                "[check a]\nkind=acks\nwhen=1 < 0\n[check b]\nkind=acks\nwhen=2/3 > 1/2\n")
+    rc, out, err = grade(path, rxe("rc_pingpong"))
+    ok(rc == 0 and "c 1 0 1 0 1 2 (1 checks, 1 points)" in out and "not checked for these parameters: a (when 1 < 0)" in out,
+       "comparisons give 1 or 0 (exact: 2/3 > 1/2); when=0 leaves the check out", out + err)
     # A command= in the rubric sets its parameters; --command overrides it.
     path = os.path.join(tmp, "cmd.ini")
     with open(path, "w") as f:
