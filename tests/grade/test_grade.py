@@ -558,6 +558,11 @@ try:
        and k.get("paired_by_cm", ("?",))[0] == "not-in-capture",
        "capture cut before the CM handshake: cm_handshake and paired_by_cm NOT-IN-CAPTURE",
        json.dumps(k)[:2000])
+    # Wrong link type: native InfiniBand in ERF records cannot carry TCP.
+    rc, doc, err = graded_json(rubric("rc_pingpong"), os.path.join(CAPS, "wswiki_infiniband_erf.pcap"))
+    res = check_reasons(doc)["oob_tcp"] if doc else ("?", err, [])
+    ok(res[0] == "not-in-capture" and "cannot be applied to link type 197 (ERF)" in res[1],
+       "ERF InfiniBand capture: oob_tcp NOT-IN-CAPTURE (wrong link type): %s" % res[1])
     # A capture of the CM run with no TCP: the CM replaced TCP, a FAIL.
     res = check_reasons(graded_json(rubric("write_bw"), rxe("write_bw_rdma_cm"))[1])["oob_tcp"]
     ok(res[0] == "fail" and "connected by RDMA CM instead (CM REQ frame 1)" in res[1],
