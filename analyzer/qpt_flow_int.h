@@ -16,7 +16,8 @@
 #define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
 #define WIN_MIN 16u   /* a window starts this small and doubles up to WIN_SIZE */
 #define MAX_GAPS 8    /* open PSN gaps remembered per half */
-#define MAX_READS 16  /* outstanding READ requests remembered per half */
+#define MAX_READS 128 /* outstanding READ requests remembered per half (rxe's
+			* max_rd_atomic; allocated with the first READ) */
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 #define HALF_CACHE 4096u
 #define SEEN_RING 32  /* recent packets per half, for capture copies */
@@ -112,7 +113,11 @@ struct half {
 	uint32_t acked;	   /* highest PSN acknowledged by the twin */
 	bool any_acked;
 	struct window win;
-	struct read_req reads[MAX_READS];
+	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
+	/* with the MTU unknown: the largest packet size that READ requests'
+	 * spacing allows (one READ after another takes len / MTU PSNs; a
+	 * READ lost in between makes a step longer, never shorter) */
+	uint32_t read_mtu_guess;
 	unsigned nreads;
 	struct gap gaps[MAX_GAPS];
 	unsigned ngaps;

@@ -49,6 +49,7 @@ static void half_free(gpointer p)
 	g_free(h->win.s);
 	g_free(h->rwin.s);
 	g_free(h->taps);
+	g_free(h->reads);
 	g_free(h);
 }
 

@@ -70,11 +70,21 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 		g_array_append_val(d->episodes, h->cur);
 }
 
+/* The most PSNs a READ of unknown span can take: its length over the
+ * smallest packet size the MTU can be (256), or over the size the READ
+ * requests' own spacing shows when it is known. */
+static uint32_t read_span_max(const struct half *h, const struct read_req *r)
+{
+	uint32_t per = h->read_mtu_guess ? h->read_mtu_guess : 256;
+
+	return MAX(1u, (r->len + per - 1) / per);
+}
+
 static struct read_req *read_find(struct half *h, uint32_t psn)
 {
 	for (unsigned i = 0; i < h->nreads; i++) {
 		struct read_req *r = &h->reads[i];
-		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		uint32_t span = r->span ? r->span : read_span_max(h, r);
 		int32_t d = qpt_psn_diff(psn, r->psn);
 
 		if (d >= 0 && (uint32_t)d < span)
@@ -99,6 +109,8 @@ static void read_add(struct half *h, const struct qpt_pkt *p, uint32_t mtu,
 	uint32_t psn = p->bth.psn, len = p->reth.dmalen;
 	struct read_req *r;
 
+	if (!h->reads)
+		h->reads = g_new0(struct read_req, MAX_READS);
 	if (h->nreads == MAX_READS) {
 		memmove(h->reads, h->reads + 1, sizeof(h->reads[0]) * (MAX_READS - 1));
 		h->nreads--;
@@ -254,8 +266,7 @@ static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 	/* Its FIRST (and maybe more) lost before the capture point: counted
 	 * once its start is known (pend_resolve), every packet but the last
 	 * of a message carrying one MTU (IBA 9.7.6.1.3). */
-	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH &&
-	    (!h->msg_end_valid || qpt_psn_diff(m->first_psn, h->msg_end_psn) > 1)) {
+	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH) {
 		struct pend_msg *pm = NULL;
 
 		for (unsigned i = 0; i < MAX_PEND_MSGS && !pm; i++)
@@ -341,6 +352,8 @@ void fl_half_restart(struct half *h)
 	fl_episode_close(h, 0, h->last_ns);
 	g_free(h->win.s);
 	g_free(h->rwin.s);
+	g_free(h->taps);
+	g_free(h->reads);
 	memset(h, 0, sizeof(*h));
 	h->key = key;
 	h->family = family;
@@ -515,7 +528,7 @@ static struct read_req *read_reissue_of(struct half *h, const struct qpt_pkt *p)
 {
 	for (unsigned i = h->nreads; i-- > 0;) {
 		struct read_req *r = &h->reads[i];
-		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		uint32_t span = r->span ? r->span : read_span_max(h, r);
 		int32_t k = qpt_psn_diff(p->bth.psn, r->psn);
 
 		if (k > 0 && (uint32_t)k < span && p->reth.rkey == r->rkey &&
@@ -607,10 +620,19 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		uint32_t skipped = (uint32_t)cmp;
 
 		if (r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
-		    (uint32_t)qpt_psn_diff(psn, r->psn) <= MAX(1u, (r->len + 255) / 256) &&
+		    (uint32_t)qpt_psn_diff(psn, r->psn) <= read_span_max(h, r) &&
 		    qpt_psn_add(r->psn, 1) == h->expected) {
-			r->span = (uint32_t)qpt_psn_diff(psn, r->psn);
+			uint32_t span = (uint32_t)qpt_psn_diff(psn, r->psn);
+			uint32_t per = 256;
+
+			r->span = span;
 			skipped = 0;
+			/* the packet size this spacing allows: the smallest
+			 * power of two that carries the READ in span packets */
+			while (per < 4096 && (uint64_t)per * span < r->len)
+				per *= 2;
+			if (r->len > (uint64_t)(per / 2) * span && per > h->read_mtu_guess)
+				h->read_mtu_guess = per;
 		}
 		if (skipped) {
 			struct gap *g;
