@@ -225,6 +225,11 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_half_restart(struct half *h);
 void fl_pend_flush(struct half *h);
+void fl_pend_resolve(struct half *h, struct qpt_verdict *v);
+struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create);
+uint8_t fl_slot_bound(const struct qpt_opcode_info *oi);
+void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
+		    const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v);
 void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     struct qpt_verdict *v);
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,

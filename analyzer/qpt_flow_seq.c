@@ -27,7 +27,7 @@ static void win_grow(struct window *w)
 	w->size = n;
 }
 
-static struct slot *slot_of(struct window *w, uint32_t psn, bool create)
+struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create)
 {
 	struct slot *s;
 
@@ -150,155 +150,6 @@ void fl_set_transport(struct half *h, uint8_t opcode)
 
 /* Adds a request packet seen for the first time to message m; a message
  * is counted once, when its LAST (or ONLY) packet is first seen. */
-static uint8_t slot_bound(const struct qpt_opcode_info *oi)
-{
-	return (oi->flags & QPT_O_FIRST ? SLOT_FIRST : 0) | (oi->flags & QPT_O_LAST ? SLOT_LAST : 0);
-}
-
-static void msg_count(struct qpt_dir *d, uint8_t op, uint32_t len, uint32_t pkts)
-{
-	struct qpt_opstat *os = &d->ops[op];
-
-	os->min_size = os->count ? MIN(os->min_size, len) : len;
-	os->max_size = MAX(os->max_size, len);
-	os->count++;
-	os->bytes += len;
-	os->packets += pkts;
-}
-
-/* The PSN a pending message starts at, when the window shows it: walking
- * down from its first packet seen, every PSN seen, to a FIRST (it starts
- * there) or a LAST (it starts after).  0 and false while a PSN is missing. */
-static bool pend_start(struct half *h, const struct pend_msg *pm, uint32_t *start)
-{
-	for (int32_t k = 1; k <= 64; k++) {
-		uint32_t q = qpt_psn_add(pm->first_seen, -k);
-		struct slot *s = slot_of(&h->win, q, false);
-
-		if (!s)
-			return false;
-		if (s->bound & SLOT_LAST) {
-			*start = qpt_psn_add(q, 1);
-			return true;
-		}
-		if (s->bound & SLOT_FIRST) {
-			*start = q;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Counts the pending messages whose start is known now. */
-static void pend_resolve(struct half *h, struct qpt_verdict *v)
-{
-	struct qpt_dir *d = fl_dir_of(h);
-	uint32_t mtu = h->conv ? h->conv->mtu : 0, start;
-
-	for (unsigned i = 0; d && mtu && i < MAX_PEND_MSGS; i++) {
-		struct pend_msg *pm = &h->pend[i];
-		uint32_t n;
-
-		if (!pm->used || !pend_start(h, pm, &start))
-			continue;
-		n = (uint32_t)qpt_psn_diff(pm->last_psn, start) + 1;
-		msg_count(d, pm->op, (n - 1) * mtu + pm->last_len, n);
-		if (v && !v->msg_first_frame) {
-			v->msg_first_frame = pm->first_frame;
-			v->msg_len = (n - 1) * mtu + pm->last_len;
-			v->msg_packets = n;
-			v->msg_op = pm->op;
-		}
-		pm->used = false;
-	}
-}
-
-/* Counts a pending message by the best estimate (the end of the message
- * before it), when it cannot wait: the list is full or the input ended. */
-static void pend_count(struct half *h, struct pend_msg *pm)
-{
-	struct qpt_dir *d = fl_dir_of(h);
-	uint32_t mtu = h->conv ? h->conv->mtu : 0, n;
-
-	if (!pm->used || !d)
-		return;
-	n = (uint32_t)qpt_psn_diff(pm->last_psn, pm->first_seen) + 1;
-	if (h->msg_end_valid && qpt_psn_diff(pm->first_seen, h->msg_end_psn) > 0 &&
-	    qpt_psn_diff(pm->last_psn, h->msg_end_psn) <= 64)
-		n = (uint32_t)qpt_psn_diff(pm->last_psn, h->msg_end_psn);
-	msg_count(d, pm->op, (n - 1) * mtu + pm->last_len, n);
-	pm->used = false;
-}
-
-void fl_pend_flush(struct half *h)
-{
-	pend_resolve(h, NULL);
-	for (unsigned i = 0; i < MAX_PEND_MSGS; i++)
-		pend_count(h, &h->pend[i]);
-}
-
-static void message_add(struct half *h, struct msg *m, struct qpt_dir *d,
-			const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v)
-{
-	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
-	uint32_t mtu = h->conv ? h->conv->mtu : 0, psn = p->bth.psn;
-	uint32_t len;
-
-	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
-		return;
-	if (oi->flags & QPT_O_FIRST || !m->open) {
-		m->open = true;
-		m->from_first = (oi->flags & QPT_O_FIRST) != 0;
-		m->first_psn = psn;
-		m->first_frame = frame;
-		m->len = 0;
-		m->pkts = 0;
-		m->op = oi->op;
-	}
-	m->len += p->payload_len;
-	m->pkts++;
-	if (oi->op != QPT_OP_SEND && oi->op != QPT_OP_WRITE)
-		m->op = oi->op; /* the LAST with Immediate / Invalidate names it */
-	if (!(oi->flags & QPT_O_LAST))
-		return;
-	m->open = false;
-	len = m->len;
-	/* Its FIRST (and maybe more) lost before the capture point: counted
-	 * once its start is known (pend_resolve), every packet but the last
-	 * of a message carrying one MTU (IBA 9.7.6.1.3). */
-	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH) {
-		struct pend_msg *pm = NULL;
-
-		for (unsigned i = 0; i < MAX_PEND_MSGS && !pm; i++)
-			if (!h->pend[i].used)
-				pm = &h->pend[i];
-		if (!pm) { /* full: the oldest counted by estimate */
-			pm = &h->pend[0];
-			pend_count(h, pm);
-		}
-		*pm = (struct pend_msg){ .used = true, .op = m->op, .first_seen = m->first_psn,
-					 .last_psn = psn, .last_len = p->payload_len,
-					 .first_frame = m->first_frame };
-		if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
-			h->msg_end_valid = true;
-			h->msg_end_psn = psn;
-		}
-		pend_resolve(h, v);
-		return;
-	}
-	if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
-		h->msg_end_valid = true;
-		h->msg_end_psn = psn;
-	}
-	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
-		len = p->reth.dmalen;
-	msg_count(d, m->op, len, m->pkts);
-	v->msg_first_frame = m->first_frame;
-	v->msg_len = len;
-	v->msg_packets = m->pkts;
-	v->msg_op = m->op;
-}
-
 static struct gap *gap_of(struct half *h, uint32_t psn);
 
 /* A NAK asking the requester half t for a PSN before the first request the
@@ -311,7 +162,7 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 	int32_t before = td && td->psn_seen ? qpt_psn_diff(td->first_psn, psn) : 0;
 	struct gap *g;
 
-	if (before <= 0 || before > 64 || gap_of(t, psn) || slot_of(&t->win, psn, false))
+	if (before <= 0 || before > 64 || gap_of(t, psn) || fl_slot_of(&t->win, psn, false))
 		return;
 	if (t->ngaps == MAX_GAPS) {
 		memmove(t->gaps, t->gaps + 1, sizeof(t->gaps[0]) * (MAX_GAPS - 1));
@@ -397,7 +248,7 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	if (!h->fill_pending)
 		return;
 	h->fill_pending = false;
-	s = p ? slot_of(&h->win, p->bth.psn, false) : NULL;
+	s = p ? fl_slot_of(&h->win, p->bth.psn, false) : NULL;
 	if (!d || !p || qpt_psn_diff(p->bth.psn, h->fill_psn) <= 0 ||
 	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->fill_frame) {
 		fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->fill_psn, 0, 0,
@@ -406,7 +257,7 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	}
 	d->out_of_order--;
 	d->retransmitted_packets++;
-	fs = slot_of(&h->win, h->fill_psn, false);
+	fs = fl_slot_of(&h->win, h->fill_psn, false);
 	if (fs)
 		fs->resent = true;
 	h->rnr_resend = false;
@@ -426,100 +277,6 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
 	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_RETRANSMISSION, h->fill_psn, 0, 0, 0, 0,
 		"PSN sent before (original not captured): the first resend of a go-back-N");
-}
-
-/* What tells two copies of one packet apart from two sendings of it: the
- * ICRC covers every byte that a resend could change (IP ID, MSN, ...). */
-static uint32_t fingerprint(const struct qpt_pkt *p)
-{
-	return p->icrc ^ (p->payload_len * 2654435761u) ^ ((uint32_t)p->bth.opcode << 24) ^
-	       (p->aeth.msn * 40503u);
-}
-
-/* A capture copy: the same half, PSN and bytes as a packet of the last
- * SEEN_RING it carried, at most dup_window_ns later (never earlier: a
- * clock that stepped back proves nothing), and nothing in between that
- * would make the sender send it again: for a request, no answer from the
- * twin reaching its PSN (a READ re-issued after a response is a retry)
- * and no NAK or RNR NAK (it asks for everything from its PSN again);
- * for a response, no resend of the twin's requests up to its PSN (a
- * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
-/* Several capture points: a sighting is a copy when another point saw the
- * same packet (PSN and bytes) within tap_window_ns and that sighting is not
- * yet paired with one of this point: each sending is seen once by each
- * point it passes.  One point seeing a packet again is a sending again (a
- * resend), whatever the time.  Every sighting is remembered. */
-static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
-				   uint32_t fp, uint64_t frame, int64_t ns)
-{
-	struct seen *orig = NULL;
-
-	if (!h->taps)
-		h->taps = g_new0(struct seen, TAP_RING);
-	for (unsigned k = 0; k < TAP_RING && !orig; k++) {
-		/* oldest first: the sending this sighting catches up on */
-		struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
-		int64_t dt = ns - e->ns;
-
-		if (e->frame && !e->paired && e->tap != fl->tap && e->psn == psn && e->fp == fp &&
-		    dt >= 0 && dt <= fl->o.tap_window_ns)
-			orig = e;
-	}
-	if (orig)
-		orig->paired = true;
-	h->taps[h->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
-					      .tap = (uint8_t)fl->tap, .paired = orig != NULL };
-	h->taps_pos = (h->taps_pos + 1) % TAP_RING;
-	return orig;
-}
-
-bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
-{
-	struct half *t = fl_twin_of(fl, h);
-	uint32_t psn = p->bth.psn, fp = fingerprint(p);
-	struct qpt_dir *d = fl_dir_of(h);
-
-	if (fl->ntaps > 1) {
-		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns);
-
-		if (!e)
-			goto same_point; /* a copy within one file is still one */
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = e->frame;
-		if (d)
-			d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
-			"the same packet seen by another capture point: a capture copy");
-		return true;
-	}
-same_point:
-	for (unsigned i = 0; i < SEEN_RING; i++) {
-		const struct seen *e = &h->seen[i];
-		int64_t dt = ns - e->ns;
-
-		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
-		    dt > fl->o.dup_window_ns)
-			continue;
-		if (request && h->ans_valid && h->ans_ns > e->ns &&
-		    qpt_psn_diff(h->ans_hi, psn) >= 0)
-			continue;
-		if (request && h->nak_seen && h->nak_seen_ns > e->ns)
-			continue;
-		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
-		    qpt_psn_diff(t->resend_psn, psn) <= 0)
-			continue;
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = e->frame;
-		if (d)
-			d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
-			"same PSN and bytes as a packet just before: a capture copy");
-		return true;
-	}
-	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
-	h->seen_pos = (h->seen_pos + 1) % SEEN_RING;
-	return false;
 }
 
 /* The READ that this READ request re-issues from inside its range, known by
@@ -567,12 +324,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (fl_capture_copy(fl, h, p, frame, ns, v, true))
 		return;
 	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
-		message_add(h, &h->msg, d, p, frame, v);
+		fl_message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
 	fl_fill_resolve(fl, h, p, v); /* the filler before this one, if any */
 	if (h->pend[0].used || h->pend[1].used || h->pend[2].used || h->pend[3].used)
-		pend_resolve(h, v); /* what the packets before this one showed */
+		fl_pend_resolve(h, v); /* what the packets before this one showed */
 	h->last_valid = true;
 	h->last_frame = frame;
 	h->last_ns = ns;
@@ -659,12 +416,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		h->rnr_resend = false;
-		s = slot_of(&h->win, psn, true);
+		s = fl_slot_of(&h->win, psn, true);
 		s->frame = frame;
 		s->ns = ns;
 		s->fp = fp;
 		s->ackreq = p->bth.ackreq;
-		s->bound = slot_bound(oi);
+		s->bound = fl_slot_bound(oi);
 		h->expected = qpt_psn_add(psn, 1);
 		if (oi->flags & QPT_O_READ) {
 			uint32_t mtu = h->conv ? h->conv->mtu : 0;
@@ -675,12 +432,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
 		d->last_psn = qpt_psn_add(h->expected, -1);
-		message_add(h, &h->msg, d, p, frame, v);
+		fl_message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
 
 	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
-	s = slot_of(&h->win, psn, false);
+	s = fl_slot_of(&h->win, psn, false);
 	/* a READ retry: re-issued from inside an earlier READ's range, or the
 	 * READ itself again when later responses of it came but not its first
 	 * (a go-back-N resend of a READ is not a retry of it) */
@@ -695,13 +452,13 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->resend_ns = ns;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
-		struct slot *n = slot_of(&h->win, psn, true);
+		struct slot *n = fl_slot_of(&h->win, psn, true);
 
 		n->frame = frame;
 		n->ns = ns;
 		n->fp = fp;
-		n->bound = slot_bound(oi);
-		message_add(h, &fill->msg, d, p, frame, v);
+		n->bound = fl_slot_bound(oi);
+		fl_message_add(h, &fill->msg, d, p, frame, v);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
@@ -824,7 +581,7 @@ static void ack_requests(struct half *h, struct half *t,
 		n = -1; /* stale or foreign: nothing new acknowledged */
 	for (int32_t i = 0; i <= n && i < (int32_t)WIN_SIZE; i++) {
 		uint32_t q = qpt_psn_add(psn, -i);
-		struct slot *s = slot_of(&t->win, q, false);
+		struct slot *s = fl_slot_of(&t->win, q, false);
 
 		if (!s || s->acked)
 			continue;
@@ -967,7 +724,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (rd)
 		rd->resp_seen = true;
 	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
-		struct slot *s = slot_of(&h->rwin, psn, false);
+		struct slot *s = fl_slot_of(&h->rwin, psn, false);
 
 		v->flags |= QPT_V(RETRANSMISSION);
 		d->retransmitted_packets++;
@@ -976,7 +733,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		} else {
 			/* its first sending was not captured: this sighting is
 			 * the one later resends of it name */
-			s = slot_of(&h->rwin, psn, true);
+			s = fl_slot_of(&h->rwin, psn, true);
 			s->frame = frame;
 			s->ns = ns;
 		}
@@ -984,7 +741,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     0, 0, 0, v->original_frame ? "response resent by the responder" :
 						  "response resent by the responder (original not captured)");
 	} else {
-		struct slot *s = slot_of(&h->rwin, psn, true);
+		struct slot *s = fl_slot_of(&h->rwin, psn, true);
 
 		s->frame = frame;
 		s->ns = ns;
@@ -1023,7 +780,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			}
 		}
 		if (oi->flags & QPT_O_ATOMIC) {
-			struct slot *s = slot_of(&t->win, psn, false);
+			struct slot *s = fl_slot_of(&t->win, psn, false);
 
 			if (s && !s->resent)
 				fl_lat_add(&fl_dir_of(t)->atomic_lat, (double)(ns - s->ns) / 1000.0);
