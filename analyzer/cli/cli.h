@@ -86,6 +86,7 @@ bool qpt_parse_time(const char *s, int64_t *ns, bool *relative);
 
 struct opts {
 	gboolean verbose, json, quiet, no_crc;
+	gboolean long_report; /* summary -l: the tcptrace block per conversation */
 	gchar *filter;
 	gchar *rubric; /* grade: --rubric FILE */
 	gchar **ports;

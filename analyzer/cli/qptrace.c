@@ -261,6 +261,10 @@ int main(int argc, char **argv)
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
+		{ C_SUMMARY, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
+			       "With --long: also the rows that are zero both ways", NULL } },
+		{ C_SUMMARY, { "long", 'l', 0, G_OPTION_ARG_NONE, &o.long_report,
+			       "A tcptrace-style block per conversation (a->b and b->a columns)", NULL } },
 		{ (C_READ & ~C_PLOT) | C_VERDICTS, { "json", 0, 0, G_OPTION_ARG_NONE, &o.json,
 					 "Print JSON (JSON Lines for packets and events)", NULL } },
 		{ C_READ, { "filter", 'f', 0, G_OPTION_ARG_STRING, &o.filter,

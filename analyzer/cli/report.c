@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "qpt_rank.h"
 
@@ -30,6 +31,7 @@ struct run {
 	unsigned char addr[16]; /* --addr, parsed */
 	uint8_t addr_family;
 	char addr_text[QPT_ADDR_STRLEN];
+	struct qpt_findings_frames *ff; /* frames the findings name */
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -136,6 +138,8 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 
 	(void)ns;
 	(void)pkt;
+	if (r->ff && v->nevents)
+		qpt_findings_frames_add(r->ff, v);
 	if (!f->in_window)
 		return;
 	if (v->conv >= 0 && r->seen) {
@@ -250,6 +254,26 @@ static void row(GString *o, const char *label, uint64_t a, uint64_t b)
 	g_string_append_printf(o, "  %-28s %18" PRIu64 " %18" PRIu64 "\n", label, a, b);
 }
 
+/* s right-aligned in width characters (UTF-8: "µs" is one). */
+static void cell_pad(GString *o, const char *s, int width)
+{
+	long n = g_utf8_strlen(s, -1);
+
+	for (; n < width; n++)
+		g_string_append_c(o, ' ');
+	g_string_append(o, s);
+}
+
+/* The same, left-aligned. */
+static void cell_left(GString *o, const char *s, int width)
+{
+	long n = g_utf8_strlen(s, -1);
+
+	g_string_append(o, s);
+	for (; n < width; n++)
+		g_string_append_c(o, ' ');
+}
+
 static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 		    const struct qpt_lat *b)
 {
@@ -259,13 +283,22 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 	if (!a->n && !b->n)
 		return;
 	for (int i = 0; i < 2; i++) {
-		if (l[i]->n)
-			g_snprintf(cell[i], sizeof(cell[i]), "%.1f/%.1f/%.1f", l[i]->min_us,
-				   qpt_lat_percentile(l[i], 50), l[i]->max_us);
+		if (l[i]->n) {
+			char x[3][24];
+
+			g_snprintf(cell[i], sizeof(cell[i]), "%s/%s/%s",
+				   qpt_format_duration_us(l[i]->min_us, x[0], sizeof(x[0])),
+				   qpt_format_duration_us(qpt_lat_percentile(l[i], 50), x[1],
+							  sizeof(x[1])),
+				   qpt_format_duration_us(l[i]->max_us, x[2], sizeof(x[2])));
+		}
 		else
 			g_strlcpy(cell[i], "-", sizeof(cell[i]));
 	}
-	g_string_append_printf(o, "  %-28s %18s %18s\n", label, cell[0], cell[1]);
+	g_string_append_printf(o, "  %-28s", label);
+	cell_pad(o, cell[0], 19);
+	cell_pad(o, cell[1], 19);
+	g_string_append_c(o, '\n');
 }
 
 /* CM requests that made no conversation. */
@@ -335,19 +368,20 @@ static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *
 }
 
 /* NAKs by code: PSN sequence errors always, the others when seen. */
-static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir *b)
+static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir *b,
+		      bool verbose)
 {
 	for (unsigned i = 0; i < QPT_NAK_KINDS; i++) {
 		char label[64];
 
-		if (!a->naks[i] && !b->naks[i] && i)
+		if (!a->naks[i] && !b->naks[i] && (i || !verbose))
 			continue;
 		g_snprintf(label, sizeof(label), "NAK %s:", qpt_nak_name(i));
 		row(o, label, a->naks[i], b->naks[i]);
 	}
 }
 
-static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
+static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool verbose)
 {
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
 	char e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
@@ -391,16 +425,27 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 		const struct qpt_counter_info *ci = &qpt_counters[k];
 		uint64_t va = qpt_counter(a, k), vb = qpt_counter(b, k);
 
-		if (ci->label && (ci->always || va || vb))
+		if (ci->label && ((ci->always && verbose) || va || vb))
 			row(o, ci->label, va, vb);
 		if (k == QPT_C_resp_packets)
 			text_ops(o, a, b);
 		if (k == QPT_C_out_of_order)
-			text_naks(o, a, b);
+			text_naks(o, a, b, verbose);
 	}
-	row_lat(o, "ACK RTT us min/p50/max:", &a->ack_rtt, &b->ack_rtt);
-	row_lat(o, "READ latency us:", &a->read_lat, &b->read_lat);
-	row_lat(o, "atomic latency us:", &a->atomic_lat, &b->atomic_lat);
+	row_lat(o, "ACK RTT min/p50/max:", &a->ack_rtt, &b->ack_rtt);
+	row_lat(o, "READ latency min/p50/max:", &a->read_lat, &b->read_lat);
+	row_lat(o, "atomic latency min/p50/max:", &a->atomic_lat, &b->atomic_lat);
+	{
+		char ta[32] = "-", tb[32] = "-";
+		double da = secs(a->last_ns - a->first_ns), db = secs(b->last_ns - b->first_ns);
+
+		if (a->payload_bytes && da > 0)
+			qpt_format_rate((double)a->payload_bytes * 8 / da, ta, sizeof(ta));
+		if (b->payload_bytes && db > 0)
+			qpt_format_rate((double)b->payload_bytes * 8 / db, tb, sizeof(tb));
+		if (a->payload_bytes || b->payload_bytes)
+			g_string_append_printf(o, "  %-28s %18s %18s\n", "throughput:", ta, tb);
+	}
 	{
 		char pa[32] = "-", pb[32] = "-";
 
@@ -423,16 +468,24 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 			const struct qpt_episode *e =
 				&g_array_index(x->episodes, struct qpt_episode, i);
 
+			char lost[32];
+
 			g_string_append_printf(o,
 					       "  %s go-back-N #%u: %s frame %" PRIu64
 					       ", first resent frame %" PRIu64
-					       ", %u packets resent from PSN %u, %.1f us lost\n",
+					       ", %u packets resent from PSN %u, %s lost\n",
 					       d ? "b->a" : "a->b", i + 1,
 					       qpt_trigger_name(e->trigger),
 					       e->trigger_frame, e->first_resent_frame,
 					       e->resent_packets, e->from_psn,
-					       (double)(e->end_ns - e->start_ns) / 1000.0);
+					       qpt_format_duration(e->end_ns - e->start_ns, lost,
+								   sizeof(lost)));
 		}
+		if (x->episodes && x->gbn_episodes > x->episodes->len)
+			g_string_append_printf(o, "  %s: %" PRIu64 " more go-back-N episodes, "
+					       "not kept (at most %u per direction)\n",
+					       d ? "b->a" : "a->b",
+					       x->gbn_episodes - x->episodes->len, x->episodes->len);
 	}
 	g_string_append_c(o, '\n');
 }
@@ -509,6 +562,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       secs(x->first_ns), secs(x->last_ns),
 				       dur > 0 ? (double)x->payload_bytes * 8 / dur : 0.0);
 	}
+	g_string_append_printf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
 	json_lat(o, "ack_rtt_us", &x->ack_rtt);
 	json_lat(o, "read_latency_us", &x->read_lat);
 	json_lat(o, "atomic_latency_us", &x->atomic_lat);
@@ -525,7 +579,8 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       e->resent_packets, e->from_psn,
 				       (double)(e->end_ns - e->start_ns) / 1000.0);
 	}
-	g_string_append(o, "]}");
+	g_string_append_printf(o, "],\"episodes_truncated\":%s}",
+			       x->episodes && x->gbn_episodes > x->episodes->len ? "true" : "false");
 }
 
 static void json_conv(GString *o, const struct qpt_conv *c)
@@ -591,6 +646,140 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append(o, "]}");
 }
 
+/* ---- summary: the diagnosis and one line per conversation ---------------- */
+
+static void text_findings(GString *o, GArray *fs)
+{
+	if (!fs->len) {
+		g_string_append(o, "diagnosis: nothing wrong found\n\n");
+		return;
+	}
+	g_string_append_printf(o, "diagnosis (%u %s, worst first):\n", fs->len,
+			       fs->len == 1 ? "finding" : "findings");
+	for (guint i = 0; i < fs->len; i++) {
+		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+		g_string_append_printf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
+	}
+	g_string_append_c(o, '\n');
+}
+
+static void json_findings(GString *o, GArray *fs)
+{
+	g_string_append(o, ",\"findings\":[");
+	for (guint i = 0; i < fs->len; i++) {
+		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+		g_string_append_printf(o, "%s{\"kind\":\"%s\",\"severity\":\"%s\",\"text\":",
+				       i ? "," : "", qpt_finding_kinds[f->kind].key,
+				       qpt_severity_name(f->severity));
+		qpt_json_escape(o, f->text);
+		if (f->conv >= 0)
+			g_string_append_printf(o, ",\"conv\":%d", f->conv);
+		else
+			g_string_append(o, ",\"conv\":null");
+		if (f->dir >= 0)
+			g_string_append_printf(o, ",\"dir\":%d", f->dir);
+		g_string_append(o, ",\"frames\":[");
+		for (unsigned k = 0; k < f->nframes; k++)
+			g_string_append_printf(o, "%s%" PRIu64, k ? "," : "", f->frames[k]);
+		g_string_append(o, "],\"numbers\":{");
+		for (unsigned k = 0; k < f->nnumbers; k++)
+			g_string_append_printf(o, "%s\"%s\":%.17g", k ? "," : "",
+					       f->numbers[k].key, f->numbers[k].value);
+		g_string_append(o, "}}");
+	}
+	g_string_append_c(o, ']');
+}
+
+/* Worst first: the engine's ranking, then time lost, then congestion. */
+static gint conv_cmp_table(gconstpointer a, gconstpointer b)
+{
+	const struct qpt_conv *x = *(const struct qpt_conv *const *)a;
+	const struct qpt_conv *y = *(const struct qpt_conv *const *)b;
+	uint64_t tx = qpt_conv_trouble(x), ty = qpt_conv_trouble(y);
+	struct qpt_conv_numbers nx, ny;
+
+	if (tx != ty)
+		return tx < ty ? 1 : -1;
+	qpt_conv_numbers(x, &nx);
+	qpt_conv_numbers(y, &ny);
+	if (nx.time_lost_ns != ny.time_lost_ns)
+		return nx.time_lost_ns < ny.time_lost_ns ? 1 : -1;
+	if (nx.cnps + nx.ecn_ce != ny.cnps + ny.ecn_ce)
+		return nx.cnps + nx.ecn_ce < ny.cnps + ny.ecn_ce ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The conversations, one line each, worst first (convs is sorted here). */
+static void text_conv_table(GString *o, GPtrArray *convs)
+{
+	static const struct { const char *title; int width; bool left; } col[] = {
+		{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
+		{ "packets", 9, false }, { "bytes", 12, false }, { "throughput", 13, false },
+		{ "re-sent", 13, false }, { "episodes", 9, false }, { "time lost", 10, false },
+		{ "CNPs", 7, false }, { "RTT p50/p99", 20, false }, { "", 2, false },
+		{ "endpoints", 0, true },
+	};
+	enum { N_COL = G_N_ELEMENTS(col) };
+
+	if (!convs->len)
+		return;
+	g_ptr_array_sort(convs, conv_cmp_table);
+	g_string_append(o, "conversations (worst first):\n");
+	for (unsigned k = 0; k < N_COL; k++)
+		(col[k].left ? cell_left : cell_pad)(o, col[k].title, col[k].width);
+	g_string_append_c(o, '\n');
+	for (guint i = 0; i < convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+		struct qpt_conv_numbers n;
+		char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
+
+		qpt_conv_numbers(c, &n);
+		g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
+		cell[1][0] = 0;
+		g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
+		g_snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, n.packets);
+		g_snprintf(cell[4], sizeof(cell[4]), "%" PRIu64, n.bytes);
+		if (n.duration_ns > 0)
+			qpt_format_rate(n.throughput_bps, cell[5], sizeof(cell[5]));
+		else
+			g_strlcpy(cell[5], "-", sizeof(cell[5]));
+		if (n.resent)
+			g_snprintf(cell[6], sizeof(cell[6]), "%" PRIu64 " (%.*f %%)", n.resent,
+				   100.0 * (double)n.resent / (double)n.packets >= 9.95 ? 0 : 1,
+				   100.0 * (double)n.resent / (double)n.packets);
+		else
+			g_strlcpy(cell[6], "0", sizeof(cell[6]));
+		g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
+		if (n.time_lost_ns)
+			qpt_format_duration(n.time_lost_ns, cell[8], sizeof(cell[8]));
+		else
+			g_strlcpy(cell[8], "-", sizeof(cell[8]));
+		g_snprintf(cell[9], sizeof(cell[9]), "%" PRIu64, n.cnps);
+		if (n.rtt_p50_us >= 0) {
+			char p50[24], p99[24];
+
+			g_snprintf(cell[10], sizeof(cell[10]), "%s/%s",
+				   qpt_format_duration_us(n.rtt_p50_us, p50, sizeof(p50)),
+				   qpt_format_duration_us(n.rtt_p99_us, p99, sizeof(p99)));
+		} else {
+			g_strlcpy(cell[10], "-", sizeof(cell[10]));
+		}
+		cell[11][0] = 0;
+		g_snprintf(cell[12], sizeof(cell[12]), "%s <-> %s",
+			   qpt_format_endpoint_qp(&c->ep[0], e0), qpt_format_endpoint_qp(&c->ep[1], e1));
+		for (unsigned k = 0; k < N_COL; k++) {
+			if (k == N_COL - 1)
+				g_string_append(o, cell[k]);
+			else
+				(col[k].left ? cell_left : cell_pad)(o, cell[k], col[k].width);
+		}
+		g_string_append_c(o, '\n');
+	}
+	g_string_append_c(o, '\n');
+}
+
 /* In the summary: selected, and with a frame in the window when there is
  * one (ids seen during the reading may have been folded since). */
 static bool shown_conv(const struct run *r, const struct qpt_conv *c)
@@ -630,16 +819,19 @@ static guint count_shown(const struct run *r)
 static void summary_out(struct run *r, const char *file)
 {
 	GPtrArray *convs = qpt_flow_conversations(r->fl);
-	GPtrArray *att = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr ?
-				 qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
+	bool everything = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
+	GPtrArray *att = everything ? qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
+	GPtrArray *shown = g_ptr_array_new();
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
-	guint shown = 0;
+	GArray *fs;
 
 	for (guint i = 0; i < convs->len; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
+		if (shown_conv(r, c))
+			g_ptr_array_add(shown, (gpointer)c);
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_dir *x = &c->dir[d];
 
@@ -653,20 +845,19 @@ static void summary_out(struct run *r, const char *file)
 				naks += x->naks[k];
 		}
 	}
+	/* the findings of what is shown; the capture's own with no selection */
+	fs = qpt_findings(r->fl, shown, att, everything, r->ff);
 	if (r->o->json) {
 		g_string_append(o, "{\"file\":");
 		qpt_json_escape(o, file);
 		g_string_append(o, ",\"conversations\":[");
-		for (guint i = 0; i < convs->len; i++) {
-			const struct qpt_conv *c = g_ptr_array_index(convs, i);
-
-			if (!shown_conv(r, c))
-				continue;
-			g_string_append(o, shown++ ? "," : "");
-			json_conv(o, c);
+		for (guint i = 0; i < shown->len; i++) {
+			g_string_append(o, i ? "," : "");
+			json_conv(o, g_ptr_array_index(shown, i));
 		}
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
+		json_findings(o, fs);
 		g_string_append_printf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
 				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
@@ -681,17 +872,15 @@ static void summary_out(struct run *r, const char *file)
 				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
 				       naks, rnr, gbn, cnps, ce, t->cm_unknown_comm_id,
 				       t->cm_rejects, t->fragmented_roce_packets);
-		g_ptr_array_free(convs, TRUE);
-		g_ptr_array_free(att, TRUE);
-		return;
+		goto out;
 	}
 	g_string_append_printf(o, "%s:\n\n", file);
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-
-		if (!shown_conv(r, c))
-			continue;
-		text_conv(o, c, r->an.t0);
+	text_findings(o, fs);
+	if (r->o->long_report) {
+		for (guint i = 0; i < shown->len; i++)
+			text_conv(o, g_ptr_array_index(shown, i), r->an.t0, r->o->verbose);
+	} else {
+		text_conv_table(o, shown);
 	}
 	text_attempts(o, att);
 	g_string_append_printf(o,
@@ -706,6 +895,8 @@ static void summary_out(struct run *r, const char *file)
 	g_string_append_printf(o, "%" PRIu64 " go-back-N, ", gbn);
 	counted(o, cnps, "CNP", ", ");
 	g_string_append_printf(o, "%" PRIu64 " ECN-CE\n", ce);
+	if (!r->o->long_report)
+		goto out; /* the findings say the rest, the table is worst first */
 	if (t->untracked)
 		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
 				       t->untracked);
@@ -731,6 +922,9 @@ static void summary_out(struct run *r, const char *file)
 				       c->dir[1].psn_gaps, c->dir[0].gbn_episodes,
 				       c->dir[1].gbn_episodes);
 	}
+out:
+	g_array_free(fs, TRUE);
+	g_ptr_array_free(shown, TRUE);
 	g_ptr_array_free(convs, TRUE);
 	g_ptr_array_free(att, TRUE);
 }
@@ -773,6 +967,8 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	if (!events)
+		r.ff = qpt_findings_frames_new();
 	r.an.window_selects = true; /* analyse everything, show the window */
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
 	r.file = r.an.label; /* only the files that could be read */
@@ -797,6 +993,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	g_free(r.an.label);
 	g_array_free(r.seen, TRUE);
 	g_array_free(r.seen_final, TRUE);
+	qpt_findings_frames_free(r.ff);
 	return status;
 }
 
