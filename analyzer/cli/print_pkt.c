@@ -747,3 +747,69 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 		break;
 	}
 }
+
+/* Wireshark's Info column tags of the verdict, in the table's order. */
+static void info_tags(GString *o, const struct qpt_verdict *v)
+{
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++)
+		if (v->flags & (1u << k) && qpt_verdicts[k].info[0])
+			g_string_append(o, qpt_verdicts[k].info);
+}
+
+void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_pkt *pkt,
+		     enum qpt_print_mode mode, double t0, const struct qpt_verdict *v)
+{
+	gsize start = out->len;
+
+	qpt_print_pkt(out, f, pkt, mode, t0);
+	if (!v)
+		return;
+	if (mode == QPT_PRINT_JSON) {
+		bool first = true;
+
+		/* the object ends "}\n": the analysis goes before it */
+		g_string_truncate(out, out->len - 2);
+		if (v->conv >= 0)
+			g_string_append_printf(out, ",\"conv\":%d", v->conv);
+		else
+			g_string_append(out, ",\"conv\":null");
+		if (v->dir >= 0)
+			g_string_append_printf(out, ",\"dir\":%d", v->dir);
+		g_string_append(out, ",\"verdicts\":[");
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!(v->flags & (1u << k)))
+				continue;
+			g_string_append_printf(out, "%s\"%s\"", first ? "" : ",", qpt_verdicts[k].key);
+			first = false;
+		}
+		g_string_append(out, "]}\n");
+		return;
+	}
+	{
+		const char *nl = strchr(out->str + start, '\n');
+		GString *tags = g_string_new("");
+		gsize at = nl ? (gsize)(nl - out->str) : out->len;
+
+		info_tags(tags, v);
+		g_string_insert(out, (gssize)at, tags->str);
+		g_string_free(tags, TRUE);
+	}
+	if (mode == QPT_PRINT_VERBOSE && (v->conv >= 0 || v->flags)) {
+		bool first = true;
+
+		g_string_append(out, "  analysis:");
+		if (v->conv >= 0)
+			g_string_append_printf(out, " conversation %d%s", v->conv,
+					       v->dir < 0 ? "" : v->dir ? " b->a" : " a->b");
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!(v->flags & (1u << k)))
+				continue;
+			g_string_append_printf(out, "%s%s", first ? "; " : ", ", qpt_verdicts[k].key);
+			first = false;
+		}
+		if (v->original_frame)
+			g_string_append_printf(out, " (original frame %" G_GUINT64_FORMAT ")",
+					       v->original_frame);
+		g_string_append_c(out, '\n');
+	}
+}

@@ -28,8 +28,6 @@ struct run {
 	bool window;	  /* --from/--to given: show what they select */
 	GArray *seen;	  /* gboolean per conversation id: a frame in the window */
 	GArray *seen_final; /* the same by the ids at the end */
-	unsigned char addr[16]; /* --addr, parsed */
-	uint8_t addr_family;
 	char addr_text[QPT_ADDR_STRLEN];
 	struct qpt_findings_frames *ff; /* frames the findings name */
 };
@@ -108,25 +106,35 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 	g_string_append_c(o, '\n');
 }
 
+bool qpt_selecting(const struct opts *o)
+{
+	return o->conv >= 0 || o->qp >= 0 || o->addr;
+}
+
 /* Does the conversation pass --conv, --qp and --addr?  (The window is
  * checked apart: by frame for events, by conversation for summary.) */
-static bool conv_selected(const struct run *r, const struct qpt_conv *c)
+bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c)
 {
-	bool qp = r->o->qp < 0, addr = !r->o->addr;
+	bool qp = o->qp < 0, addr = !o->addr;
 
 	if (!c)
-		return r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
-	if (r->o->conv >= 0 && c->id != r->o->conv)
+		return !qpt_selecting(o);
+	if (o->conv >= 0 && c->id != o->conv)
 		return false;
 	for (int e = 0; e < 2; e++) {
 		char a[QPT_ADDR_STRLEN];
 
-		if (c->ep[e].qpn_known && (gint64)c->ep[e].qpn == r->o->qp)
+		if (c->ep[e].qpn_known && (gint64)c->ep[e].qpn == o->qp)
 			qp = true;
-		if (r->o->addr && !strcmp(qpt_endpoint_addr(&c->ep[e], a), r->addr_text))
+		if (o->addr && !strcmp(qpt_endpoint_addr(&c->ep[e], a), addr_text))
 			addr = true;
 	}
 	return qp && addr;
+}
+
+static bool conv_selected(const struct run *r, const struct qpt_conv *c)
+{
+	return qpt_conv_matches(r->o, r->addr_text, c);
 }
 
 /* Every analysed frame: the conversations the window shows; the events
@@ -199,7 +207,7 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	if (!qpt_input_opts_from(o, &io))
 		return 2;
 	io.progress = progress && !o->quiet;
-	io.decode = &o->dec;
+	io.decode = an->need_data ? NULL : &o->dec;
 	io.window_selects = an->window_selects;
 	in = qpt_input_open(files, &io, errors);
 	if (!keep_errors)
@@ -214,12 +222,14 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	while (!an->stop && qpt_input_next(in, &f, errors) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
+		an->frames_read++;
 		if (!an->have_t0) {
 			an->t0 = ns;
 			an->have_t0 = true;
 		}
 		if (!f.matched)
 			continue;
+		an->frames_matched++;
 		p = f.pkt; /* decoded by the reading thread, or here */
 		if (!p) {
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
@@ -231,6 +241,11 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		qpt_flow_packet(fl, f.number, ns, p, &v);
 		if (fn)
 			fn(user, &f, ns, p, &v);
+		/* -c N (packets counts what it shows itself) */
+		if (o->count > 0 && !an->own_count && an->frames_matched >= (uint64_t)o->count) {
+			an->count_reached = true;
+			break;
+		}
 	}
 	qpt_input_close(in);
 	qpt_flow_finish(fl);
@@ -931,22 +946,26 @@ out:
 
 /* --addr: an IPv4 or IPv6 address, a GID, or "LID N"; compared in the
  * form the summary prints endpoints. */
-static bool parse_addr(struct run *r, const char *s)
+bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN])
 {
 	unsigned char b[16] = { 0 };
 	guint64 lid;
+	const char *s = o->addr;
 
+	addr_text[0] = 0;
+	if (!s)
+		return true;
 	if (inet_pton(AF_INET, s, b + 12) == 1) {
-		qpt_addr_format(b, 4, r->addr_text);
+		qpt_addr_format(b, 4, addr_text);
 	} else if (inet_pton(AF_INET6, s, b) == 1) {
-		qpt_addr_format(b, 6, r->addr_text);
+		qpt_addr_format(b, 6, addr_text);
 	} else if ((g_str_has_prefix(s, "LID ") &&
 		    g_ascii_string_to_unsigned(s + 4, 0, 0, 0xffff, &lid, NULL)) ||
 		   (g_str_has_prefix(s, "lid:") &&
 		    g_ascii_string_to_unsigned(s + 4, 0, 0, 0xffff, &lid, NULL))) {
 		b[0] = (unsigned char)(lid >> 8);
 		b[1] = (unsigned char)lid;
-		qpt_addr_format(b, 'L', r->addr_text);
+		qpt_addr_format(b, 'L', addr_text);
 	} else {
 		g_printerr("qptrace: bad --addr '%s': an IPv4 or IPv6 address, a GID, or LID N\n", s);
 		return false;
@@ -961,7 +980,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	bool selecting = o->conv >= 0 || o->qp >= 0 || o->addr;
 	int status;
 
-	if (o->addr && !parse_addr(&r, o->addr))
+	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
 	r.fl = qpt_flow_new(NULL);
 	r.several = files[0] && files[1];

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""qptrace as operators use it (issue 16): what golden rows cannot show.
+
+usage: cli_ops.py QPTRACE ROOT
+
+- packets --json carries conv and the verdict kinds of events --json, on
+  the same frames;
+- packets -w FILE writes the frames shown (--conv, a window) as a pcap that
+  reads back with the same frames (and that tshark reads, when installed);
+- summary --json findings: every finding names an existing conversation
+  and frames of the capture, and the loss findings' numbers add up.
+Prints `N passed, N failed`.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ok = bad = 0
+
+
+def check(cond, what):
+    global ok, bad
+    if cond:
+        ok += 1
+    else:
+        bad += 1
+        print('FAIL', what)
+
+
+def run(q, *args, **kw):
+    return subprocess.run([q, *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def jsonl(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_packets_verdicts(q):
+    for cap in ('captures/made/nak_gbn.pcap', 'captures/made/rnr.pcap',
+                'captures/made/cnp_ecn.pcap', 'captures/rxe/write_bw_drop.pcap'):
+        pk = jsonl(run(q, 'packets', '--json', cap).stdout)
+        ev = jsonl(run(q, 'events', '--json', cap).stdout)
+        by_frame = {}
+        for e in ev:
+            by_frame.setdefault(e['frame'], set()).add(e['kind'])
+        got = {p['frame']: set(p['verdicts']) for p in pk if p['verdicts']}
+        check(got == by_frame, f'{cap}: packets --json verdicts {sorted(got.items())[:4]} '
+                               f'!= events {sorted(by_frame.items())[:4]}')
+        convs = {e['frame']: e['conv'] for e in ev if e['conv'] >= 0}
+        for p in pk:
+            if p['frame'] in convs:
+                check(p['conv'] == convs[p['frame']],
+                      f'{cap} frame {p["frame"]}: conv {p["conv"]} != events {convs[p["frame"]]}')
+        check(all('conv' in p for p in pk), f'{cap}: a packets --json line without conv')
+
+
+def test_write(q):
+    d = tempfile.mkdtemp()
+    try:
+        out = os.path.join(d, 'conv1.pcap')
+        cap = 'captures/made/multi_qp.pcap'
+        p = run(q, 'packets', '-q', '--conv', '1', '-w', out, cap)
+        check(p.returncode == 0 and p.stdout == '', f'-w: exit {p.returncode}, stdout {p.stdout[:80]!r}')
+        want = [x for x in jsonl(run(q, 'packets', '--json', cap).stdout) if x['conv'] == 1]
+        got = jsonl(run(q, 'packets', '--json', out).stdout)
+        strip = lambda x: {k: v for k, v in x.items() if k not in ('frame', 'conv')}
+        check(len(got) == len(want) and len(got) > 0 and
+              [strip(x) for x in got] == [strip(x) for x in want],
+              f'-w --conv 1: {len(got)} frames read back, {len(want)} shown')
+        # a window, nanosecond times kept
+        out2 = os.path.join(d, 'window.pcap')
+        p = run(q, 'packets', '-q', '--from', '+0.000010', '--to', '+0.000030', '-w', out2,
+                'captures/made/nak_gbn.pcap')
+        w = jsonl(run(q, 'packets', '--json', out2).stdout)
+        allp = jsonl(run(q, 'packets', '--json', 'captures/made/nak_gbn.pcap').stdout)
+        t0 = allp[0]['time']
+        inwin = [x['time'] for x in allp if 0.000010 <= round(x['time'] - t0, 6) <= 0.000030]
+        check([x['time'] for x in w] == inwin and w,
+              f'-w window: times {[x["time"] for x in w][:3]} != {inwin[:3]}')
+        if shutil.which('tshark'):
+            t = subprocess.run(['tshark', '-r', out, '-T', 'fields', '-e', 'frame.number'],
+                               capture_output=True, text=True, timeout=120)
+            check(t.returncode == 0 and len(t.stdout.split()) == len(want),
+                  f'tshark -r the -w file: exit {t.returncode}, {t.stderr[:120]}')
+        # nothing selected: no file, a message
+        out3 = os.path.join(d, 'none.pcap')
+        p = run(q, 'packets', '--conv', '99', '-w', out3, cap)
+        check(not os.path.exists(out3) and 'not written' in p.stderr,
+              f'-w with nothing selected: {p.stderr!r}')
+        # an unwritable file: exit 2 and a message naming it
+        p = run(q, 'packets', '-w', '/nonexistent/dir/x.pcap', cap)
+        check(p.returncode == 2 and '/nonexistent/dir/x.pcap' in p.stderr,
+              f'-w unwritable: exit {p.returncode}, {p.stderr!r}')
+    finally:
+        shutil.rmtree(d)
+
+
+def test_findings(q):
+    for cap in ('captures/made/nak_gbn.pcap', 'captures/made/naks.pcap',
+                'captures/rxe/write_bw_drop.pcap', 'captures/made/cnp_ecn.pcap',
+                'captures/made/timeout_resend.pcap', 'captures/made/multi_qp.pcap'):
+        s = json.loads(run(q, 'summary', '--json', cap).stdout)
+        ids = {c['id']: c for c in s['conversations']}
+        nframes = s['totals']['frames']
+        for f in s['findings']:
+            check(f['severity'] in ('error', 'warning', 'note', 'chat'), f'{cap}: severity {f}')
+            check(f['conv'] is None or f['conv'] in ids, f'{cap}: finding of no conversation {f}')
+            check(all(1 <= x <= nframes for x in f['frames']), f'{cap}: frames {f["frames"]}')
+            check(f['text'] and f['kind'], f'{cap}: empty finding {f}')
+            n = f['numbers']
+            if 'resent_packets' in n:
+                x = ids[f['conv']]['directions'][f['dir']]
+                check(n['resent_packets'] == x['retransmitted_packets'] and
+                      abs(n['time_lost_us'] - x['time_lost_us']) < 0.01,
+                      f'{cap}: finding numbers {n} vs direction {f["dir"]}')
+        sev = ['error', 'warning', 'note', 'chat']
+        order = [sev.index(f['severity']) for f in s['findings']]
+        check(order == sorted(order), f'{cap}: findings not worst first: {order}')
+        clean = all(not x['retransmitted_packets'] and not x['psn_gaps'] and not x['cnps']
+                    for c in s['conversations'] for x in c['directions'])
+        check(clean == (not s['findings']), f'{cap}: clean {clean} but findings {s["findings"][:1]}')
+
+
+def main():
+    q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+    os.chdir(root)
+    for t in [v for k, v in sorted(globals().items()) if k.startswith('test_')]:
+        t(q)
+    print(f'{ok} passed, {bad} failed')
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
