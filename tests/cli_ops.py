@@ -124,6 +124,30 @@ def test_findings(q):
         check(clean == (not s['findings']), f'{cap}: clean {clean} but findings {s["findings"][:1]}')
 
 
+def test_units(q):
+    """Durations in µs, ms or s with three significant digits; throughput
+    in bit/s; no bare "us" in text (JSON keeps *_us keys)."""
+    import re
+    dur = re.compile(r'(-?\d+(?:\.\d+)?) (µs|ms|s)\b')
+    for cap in ('captures/made/nak_gbn.pcap', 'captures/rxe/write_bw_drop.pcap',
+                'captures/rxe/qpgen_rnr.pcap', 'captures/made/timeout_resend.pcap',
+                'captures/public/linlinw5_rdma_cm.pcap'):
+        for args in (['events'], ['summary'], ['summary', '-l']):
+            out = run(q, *args, '-q', cap).stdout
+            check(not re.search(r'\d us\b', out), f'{" ".join(args)} {cap}: "us" in text')
+            for m in dur.finditer(out):
+                digits = m.group(1).lstrip('-').replace('.', '').lstrip('0') or '0'
+                check(len(digits) == 3 or m.group(1).lstrip('-') in ('0', '0.00'),
+                      f'{" ".join(args)} {cap}: "{m.group(0)}" is not 3 significant digits')
+                v = float(m.group(1))
+                check(m.group(2) != 'µs' or abs(v) < 1000, f'{cap}: {m.group(0)} should be ms')
+                check(m.group(2) != 'ms' or abs(v) < 1000, f'{cap}: {m.group(0)} should be s')
+        out = run(q, 'summary', cap).stdout
+        check(re.search(r'\d (k|M|G)?bit/s', out), f'summary {cap}: no throughput in bit/s')
+    s = run(q, 'events', 'captures/made/nak_gbn.pcap').stdout
+    check('(trigger frame 11)' in s, 'events names a go-back-N trigger "trigger frame"')
+
+
 def main():
     q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.chdir(root)

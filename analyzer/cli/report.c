@@ -39,6 +39,7 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 {
 	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = r->out;
+	char dur[32];
 
 	if (!r->several)
 		f = NULL;
@@ -86,21 +87,26 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		g_string_append_printf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
 	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
 	if (ev->original_frame)
-		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
+		g_string_append_printf(o, " (%s frame %" PRIu64 ")",
+				       ev->kind == QPT_VB_GBN_START || ev->kind == QPT_VB_TIMEOUT_RESEND ?
+					       "trigger" : ev->kind == QPT_VB_CM_REJECT ? "REQ" :
+					       ev->kind == QPT_VB_RNR_RETRY ? "RNR NAK" : "original",
+				       ev->original_frame);
 	if (vi->count_key)
 		g_string_append_printf(o, " %s %u", vi->count_key, ev->count);
 	switch (vi->code) {
 	case QPT_CODE_NAK: g_string_append_printf(o, " %s", qpt_nak_name(ev->code)); break;
 	case QPT_CODE_RNR_NAK: /* its duration is the timer's wait */
-		g_string_append_printf(o, " timer %u (%.1f us)", ev->code,
-				       (double)ev->duration_ns / 1000.0);
+		g_string_append_printf(o, " timer %u (%s)", ev->code,
+				       qpt_format_duration(ev->duration_ns, dur, sizeof(dur)));
 		break;
 	case QPT_CODE_RNR_TIMER: g_string_append_printf(o, " timer %u", ev->code); break;
 	case QPT_CODE_REASON: g_string_append_printf(o, " reason %u", ev->code); break;
 	case QPT_CODE_NONE: break;
 	}
 	if (ev->duration_ns && vi->code != QPT_CODE_RNR_NAK)
-		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
+		g_string_append_printf(o, " after %s",
+				       qpt_format_duration(ev->duration_ns, dur, sizeof(dur)));
 	if (ev->detail && vi->detail_in_text)
 		g_string_append_printf(o, ": %s", ev->detail);
 	g_string_append_c(o, '\n');
