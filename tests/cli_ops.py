@@ -148,6 +148,57 @@ def test_units(q):
     check('(trigger frame 11)' in s, 'events names a go-back-N trigger "trigger frame"')
 
 
+def test_ctrl_c(q):
+    """Ctrl-C stops reading and prints the results so far, marked as cut
+    short (exit 130); a second Ctrl-C quits at once."""
+    import signal
+    import time
+    data = open('captures/made/nak_gbn.pcap', 'rb').read()
+    for args, mark in ((['summary', '-'], 'cut short by Ctrl-C'),
+                       (['summary', '--json', '-'], '"interrupted":true'),
+                       (['events', '-'], 'cut short by Ctrl-C'),
+                       (['packets', '-'], 'cut short by Ctrl-C')):
+        # the capture's frames, and the pipe kept open: qptrace waits for more
+        p = subprocess.Popen([q, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdin.write(data)
+        p.stdin.flush()
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            check(False, f'{args}: still running 10 s after Ctrl-C')
+            continue
+        out, err = out.decode(), err.decode()
+        check(p.returncode == 130, f'{args} Ctrl-C: exit {p.returncode}, {err[:200]!r}')
+        check(mark in out + err, f'{args} Ctrl-C: not marked as cut short: {(out + err)[:200]!r}')
+        if args[0] == 'summary':
+            check('10.0.0.1 QP 0x000011' in out and ('40 frames' in out or
+                                                    '"frames":40' in out),
+                  f'{args} Ctrl-C: not the results of the 40 frames read: {out[:300]!r}')
+        if args[0] == 'packets':
+            check(len(out.splitlines()) == 40, f'packets Ctrl-C: {len(out.splitlines())} lines, not 40')
+    # a second Ctrl-C while the results are being written (nobody reads
+    # them: the write blocks) ends qptrace at once, by the signal
+    big = 'captures/public/linlinw5_nccl_nccl_node0.pcap'
+    p = subprocess.Popen([q, 'packets', '-v', big], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=5)
+        check(p.returncode == -signal.SIGINT, f'second Ctrl-C: exit {p.returncode}')
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, 'second Ctrl-C: still running')
+    p.communicate()
+
+
 def main():
     q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.chdir(root)

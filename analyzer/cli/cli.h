@@ -172,4 +172,12 @@ struct qpt_endpoint;
 #define QPT_ENDPOINT_QP_STRLEN 96
 char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
 
+/* Ctrl-C (interrupt.c): set by the first SIGINT once installed; the
+ * reading thread stops at it, and QPT_WAKE_SIGNAL wakes it from a blocked
+ * read.  A second SIGINT quits at once. */
+#include <signal.h>
+extern volatile sig_atomic_t qpt_interrupted;
+#define QPT_WAKE_SIGNAL SIGUSR2
+void qpt_interrupt_install(void);
+
 #endif

@@ -176,8 +176,11 @@ int cmd_packets(struct opts *o)
 				   k.c.iba, o->write_file);
 		qpt_flow_free(k.fl);
 		g_free(an.label);
-		if (an.interrupted)
+		if (an.interrupted) {
+			if (!status)
+				status = 130; /* the output is partial */
 			break;
+		}
 		if (o->count > 0 && k.shown >= (uint64_t)o->count)
 			break;
 	}

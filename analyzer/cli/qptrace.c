@@ -351,6 +351,8 @@ int main(int argc, char **argv)
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
+		if (cmd->bit & (C_SUMMARY | C_EVENTS | C_PACKETS))
+			qpt_interrupt_install(); /* Ctrl-C: the results so far */
 		status = cmd->run(&o);
 	}
 	g_option_context_free(ctx);

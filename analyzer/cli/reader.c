@@ -1,5 +1,6 @@
 /* reader.c - capture files through libpcap (pcap and pcapng) */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdio_ext.h>
@@ -272,6 +273,8 @@ struct qpt_input {
 	bool progress_shown;
 
 	GThread *thread;
+	pthread_t reader_tid; /* for QPT_WAKE_SIGNAL */
+	gint reader_started, reader_ended; /* atomic */
 	GAsyncQueue *full, *empty; /* struct batch */
 	gint stop; /* atomic: the consumer gave up early */
 	/* Who decodes: -1 shared as below; 1 always the reading thread; 0
@@ -286,6 +289,7 @@ struct qpt_input {
 		struct batch *cur;
 		guint cur_idx;
 		bool done; /* the end batch was consumed */
+		bool stuck; /* interrupted, and the reading thread did not end */
 		const char **names; /* the files', for the frames (nfiles of them) */
 		uint32_t *linktypes;
 	} c __attribute__((aligned(64)));
@@ -417,7 +421,9 @@ static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray
 			if (rc > 0) {
 				x->has_pending = true;
 			} else {
-				if (rc < 0)
+				if (rc < 0 && qpt_interrupted)
+					g_clear_error(&e); /* a read cut by Ctrl-C */
+				else if (rc < 0)
 					qpt_errors_add(errors, e);
 				qpt_reader_close(x->r);
 				x->r = NULL;
@@ -502,7 +508,10 @@ static gpointer reader_thread(gpointer data)
 	guint file = 0;
 	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 
-	while (!g_atomic_int_get(&in->stop) && (f = merge_next(in, &file, errors))) {
+	in->reader_tid = pthread_self();
+	g_atomic_int_set(&in->reader_started, 1);
+	while (!g_atomic_int_get(&in->stop) && !qpt_interrupted &&
+	       (f = merge_next(in, &file, errors))) {
 		struct bframe *e;
 
 		if (f->matched && !b->decoded && b->used + f->caplen > b->cap && b->n)
@@ -544,8 +553,31 @@ static gpointer reader_thread(gpointer data)
 	}
 	b->end = true;
 	b->errors = errors;
+	g_atomic_int_set(&in->reader_ended, 1);
 	g_async_queue_push(in->full, b);
 	return NULL;
+}
+
+volatile sig_atomic_t qpt_interrupted; /* set by interrupt.c's handler */
+
+/* The next full batch; after Ctrl-C, the reading thread is woken from a
+ * blocked read until it ends (NULL when it does not within 2 s). */
+static struct batch *pop_full(struct qpt_input *in)
+{
+	int waited = 0;
+
+	for (;;) {
+		struct batch *b = g_async_queue_timeout_pop(in->full, 100000);
+
+		if (b)
+			return b;
+		if (!qpt_interrupted)
+			continue;
+		if (g_atomic_int_get(&in->reader_started) && !g_atomic_int_get(&in->reader_ended))
+			pthread_kill(in->reader_tid, QPT_WAKE_SIGNAL);
+		if (++waited > 20)
+			return NULL;
+	}
 }
 
 static void start_thread(struct qpt_input *in)
@@ -605,8 +637,13 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 			}
 			g_async_queue_push(in->empty, in->c.cur);
 		}
-		in->c.cur = g_async_queue_pop(in->full);
+		in->c.cur = pop_full(in);
 		in->c.cur_idx = 0;
+		if (!in->c.cur) { /* interrupted, the reader stuck: end here */
+			in->c.done = true;
+			in->c.stuck = true;
+			return 0;
+		}
 	}
 }
 
@@ -649,7 +686,16 @@ void qpt_input_close(struct qpt_input *in)
 				}
 				g_async_queue_push(in->empty, in->c.cur);
 			}
-			in->c.cur = g_async_queue_pop(in->full);
+			in->c.cur = in->c.stuck ? NULL : pop_full(in);
+			if (!in->c.cur) {
+				in->c.stuck = true;
+				break;
+			}
+		}
+		if (in->c.stuck) {
+			/* the reading thread does not end: leave it (we exit) */
+			g_thread_unref(in->thread);
+			return;
 		}
 		g_thread_join(in->thread);
 		if (in->c.cur)

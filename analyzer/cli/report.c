@@ -30,6 +30,7 @@ struct run {
 	GArray *seen_final; /* the same by the ids at the end */
 	char addr_text[QPT_ADDR_STRLEN];
 	struct qpt_findings_frames *ff; /* frames the findings name */
+	uint64_t nevents[QPT_VB_COUNT]; /* events shown, by kind */
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -166,7 +167,10 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	for (unsigned i = 0; i < v->nevents; i++)
 		if (conv_selected(r, v->ev[i].conv >= 0 ?
 					     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL))
+		{
 			event_out(&v->ev[i], r, f);
+			r->nevents[v->ev[i].kind]++;
+		}
 	if (r->out->len > 60000 && qpt_write_out(r->out, "standard output")) {
 		r->write_failed = true;
 		r->an.stop = true; /* nobody reads what follows */
@@ -254,6 +258,8 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		}
 	}
 	qpt_input_close(in);
+	if (qpt_interrupted)
+		an->interrupted = true; /* what was read before Ctrl-C */
 	qpt_flow_finish(fl);
 	if (keep_errors)
 		return errors->len ? 2 : 0;
@@ -871,6 +877,9 @@ static void summary_out(struct run *r, const char *file)
 	if (r->o->json) {
 		g_string_append(o, "{\"file\":");
 		qpt_json_escape(o, file);
+		if (r->an.interrupted)
+			g_string_append_printf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
+					       r->an.frames_read);
 		g_string_append(o, ",\"conversations\":[");
 		for (guint i = 0; i < shown->len; i++) {
 			g_string_append(o, i ? "," : "");
@@ -896,6 +905,9 @@ static void summary_out(struct run *r, const char *file)
 		goto out;
 	}
 	g_string_append_printf(o, "%s:\n\n", file);
+	if (r->an.interrupted)
+		g_string_append_printf(o, "cut short by Ctrl-C: the results of the first %" PRIu64
+				       " frames only\n\n", r->an.frames_read);
 	text_findings(o, fs);
 	if (r->o->long_report) {
 		for (guint i = 0; i < shown->len; i++)
@@ -1013,6 +1025,26 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		summary_out(&r, r.an.label);
 	if (r.write_failed || qpt_write_out(r.out, "standard output"))
 		status = 2;
+	/* events: what they were, on stderr, also when there was none */
+	if (r.an.opened && events && !o->quiet && status != 2) {
+		GString *t = g_string_new("");
+		uint64_t n = 0;
+
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!r.nevents[k])
+				continue;
+			g_string_append_printf(t, "%s%" PRIu64 " %s", n ? ", " : ": ",
+					       r.nevents[k], qpt_verdicts[k].key);
+			n += r.nevents[k];
+		}
+		fflush(stdout); /* the events first, when both go to a terminal */
+		g_printerr("%s: %" PRIu64 " frames, %" PRIu64 " %s%s%s\n", r.an.label,
+			   r.an.frames_read, n, n == 1 ? "event" : "events", t->str,
+			   r.an.interrupted ? " (cut short by Ctrl-C)" : "");
+		g_string_free(t, TRUE);
+	}
+	if (r.an.interrupted && !status)
+		status = 130; /* as a shell reports SIGINT: the results are partial */
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
 	g_free(r.an.label);
@@ -1035,6 +1067,8 @@ static int run_all(struct opts *o, bool events)
 
 			if (rc)
 				status = rc;
+			if (qpt_interrupted)
+				break; /* Ctrl-C: no further files */
 		}
 	}
 	fflush(stdout);
