@@ -199,6 +199,49 @@ def test_ctrl_c(q):
     p.communicate()
 
 
+def test_compressed(q):
+    """gzip and zstd captures read directly (files and standard input), the
+    others named with the way to read them; a directory said to be one."""
+    d = tempfile.mkdtemp()
+    try:
+        cap = 'captures/made/nak_gbn.pcap'
+        want = run(q, 'summary', '--json', cap).stdout
+        want = json.loads(want)
+        files = {}
+        for tool, ext in (('gzip', 'gz'), ('zstd', 'zst'), ('xz', 'xz')):
+            if not shutil.which(tool):
+                continue
+            path = os.path.join(d, 'c.pcap.' + ext)
+            with open(path, 'wb') as f:
+                subprocess.run([tool, '-c', cap], stdout=f, check=True)
+            files[ext] = path
+        for ext in ('gz', 'zst'):
+            if ext not in files:
+                continue
+            got = run(q, 'summary', '--json', files[ext])
+            check(got.returncode == 0, f'{ext}: exit {got.returncode}, {got.stderr[:200]!r}')
+            if got.returncode == 0:
+                g = json.loads(got.stdout)
+                check(g['totals'] == want['totals'] and g['conversations'] == want['conversations'],
+                      f'{ext}: not the summary of the uncompressed capture')
+            with open(files[ext], 'rb') as f:
+                got = subprocess.run([q, 'packets', '--json', '-'], stdin=f, capture_output=True,
+                                     text=True, timeout=60)
+            check(got.returncode == 0 and len(got.stdout.splitlines()) == 40,
+                  f'{ext} on standard input: exit {got.returncode}, {got.stderr[:200]!r}')
+        if 'xz' in files:
+            got = run(q, 'summary', files['xz'])
+            check(got.returncode == 2 and 'xzcat ' + files['xz'] + ' | qptrace' in got.stderr,
+                  f'xz: exit {got.returncode}, {got.stderr!r}')
+        got = run(q, 'summary', d)
+        check(got.returncode == 2 and 'is a directory' in got.stderr, f'directory: {got.stderr!r}')
+        s = json.loads(run(q, 'summary', '--json', cap).stdout)
+        check(all(x.get('episodes_truncated') is False for c in s['conversations']
+                  for x in c['directions']), 'episodes_truncated missing from the JSON')
+    finally:
+        shutil.rmtree(d)
+
+
 def main():
     q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.chdir(root)

@@ -172,6 +172,18 @@ struct qpt_endpoint;
 #define QPT_ENDPOINT_QP_STRLEN 96
 char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
 
+/* Compressed captures (decompress.c): what the first bytes say; whether
+ * this build reads it; a stream reading fd decompressed, the prefix bytes
+ * (already read from fd) first.  *handle gives the compressed position. */
+enum qpt_compression { QPT_COMP_NONE, QPT_COMP_GZIP, QPT_COMP_ZSTD, QPT_COMP_XZ,
+		       QPT_COMP_BZIP2, QPT_COMP_LZ4 };
+enum qpt_compression qpt_compression_of(const uint8_t *magic, size_t n);
+const char *qpt_compression_name(enum qpt_compression c);
+bool qpt_compression_supported(enum qpt_compression c);
+FILE *qpt_decompress_open(int fd, const uint8_t *prefix, size_t nprefix,
+			  enum qpt_compression kind, void **handle);
+uint64_t qpt_decompress_raw_pos(const void *handle);
+
 /* Ctrl-C (interrupt.c): set by the first SIGINT once installed; the
  * reading thread stops at it, and QPT_WAKE_SIGNAL wakes it from a blocked
  * read.  A second SIGINT quits at once. */

@@ -31,6 +31,7 @@ struct qpt_reader {
 	uint32_t linktype;
 	uint64_t size;	       /* the file's size (0: not a regular file) */
 	char *iobuf;	       /* the stream's buffer */
+	void *dc;	       /* decompressing stream (decompress.c), or NULL */
 };
 
 G_DEFINE_QUARK(qpt-reader-error-quark, qpt_reader_error)
@@ -53,6 +54,43 @@ int qpt_errors_print(GPtrArray *errors)
 	return status;
 }
 
+/* Up to 8 first bytes of a stream that cannot be read again. */
+static ssize_t read_magic(int fd, uint8_t magic[8])
+{
+	ssize_t got = 0;
+
+	while (got < 8) {
+		ssize_t n = read(fd, magic + got, (size_t)(8 - got));
+
+		if (n < 0 && errno == EINTR && !qpt_interrupted)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/* A compressed capture this qptrace cannot read: say how to read it. */
+static bool compression_ok(const char *file, enum qpt_compression c, GError **error)
+{
+	const char *tool[] = { [QPT_COMP_GZIP] = "zcat", [QPT_COMP_ZSTD] = "zstdcat",
+			       [QPT_COMP_XZ] = "xzcat", [QPT_COMP_BZIP2] = "bzcat",
+			       [QPT_COMP_LZ4] = "lz4cat" };
+
+	if (qpt_compression_supported(c))
+		return true;
+	g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT,
+		    "%s: compressed with %s, which qptrace reads %s; "
+		    "decompress it on the way: %s %s | qptrace COMMAND -", file,
+		    qpt_compression_name(c),
+		    c == QPT_COMP_ZSTD ? "only when built with libzstd (install libzstd-dev, "
+					 "then meson setup again)"
+				       : "not (it reads gzip and zstd)",
+		    tool[c], strcmp(file, "-") ? file : "FILE");
+	return false;
+}
+
 struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **error)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
@@ -63,6 +101,11 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	pcap_t *p;
 	int lt;
 
+	uint8_t magic[8];
+	ssize_t nmagic = 0;
+	enum qpt_compression comp;
+	void *dc = NULL;
+
 	if (strcmp(file, "-")) {
 		int fd = open(file, O_RDONLY);
 		struct stat st;
@@ -72,9 +115,31 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 				    file, g_strerror(errno));
 			return NULL;
 		}
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN,
+				    "%s: is a directory, not a capture", file);
+			close(fd);
+			return NULL;
+		}
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			size = (uint64_t)st.st_size;
-		fp = fdopen(fd, "rb");
+		/* the first bytes say whether it is compressed (a pipe or a
+		 * FIFO cannot be read twice: they are fed back below) */
+		if (size)
+			nmagic = pread(fd, magic, sizeof(magic), 0);
+		else
+			nmagic = read_magic(fd, magic);
+		comp = qpt_compression_of(magic, nmagic > 0 ? (size_t)nmagic : 0);
+		if (!compression_ok(file, comp, error)) {
+			close(fd);
+			return NULL;
+		}
+		if (size && comp == QPT_COMP_NONE) {
+			fp = fdopen(fd, "rb");
+		} else {
+			fp = qpt_decompress_open(fd, magic, size ? 0 : (size_t)MAX(nmagic, 0),
+						 comp, &dc);
+		}
 		if (!fp) {
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN, "%s: %s",
 				    file, g_strerror(errno));
@@ -82,21 +147,24 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 			return NULL;
 		}
 	} else {
-		fp = stdin;
+		nmagic = read_magic(0, magic);
+		comp = qpt_compression_of(magic, nmagic > 0 ? (size_t)nmagic : 0);
+		if (!compression_ok(file, comp, error))
+			return NULL;
+		fp = qpt_decompress_open(0, magic, (size_t)MAX(nmagic, 0), comp, &dc);
+		if (!fp) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN, "%s: %s",
+				    file, g_strerror(errno));
+			return NULL;
+		}
 	}
 	/* Reads in large blocks: stdio's own buffer is the file system's block
 	 * size (4 KiB), a read() for every four frames; and setvbuf() ignores
 	 * the size it is given unless the buffer comes with it.  Standard input
 	 * keeps its buffer after libpcap is done with it (it is not closed): a
 	 * static one. */
-	if (fp == stdin) {
-		static char stdin_buf[IO_BUF];
-
-		setvbuf(fp, stdin_buf, _IOFBF, IO_BUF);
-	} else {
-		iobuf = g_malloc(IO_BUF);
-		setvbuf(fp, iobuf, _IOFBF, IO_BUF);
-	}
+	iobuf = g_malloc(IO_BUF);
+	setvbuf(fp, iobuf, _IOFBF, IO_BUF);
 	/* Only one thread reads this stream: no stdio lock around each of the
 	 * two fread() calls per frame (once a second thread exists, glibc would
 	 * take it every time). */
@@ -104,8 +172,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
 						     err);
 	if (!p) {
-		if (fp != stdin)
-			fclose(fp);
+		fclose(fp);
 		g_free(iobuf);
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
@@ -133,6 +200,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	r->linktype = (uint32_t)lt;
 	r->size = size;
 	r->iobuf = iobuf;
+	r->dc = dc;
 	if (bpf && *bpf) {
 		if (pcap_compile(p, &r->prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FILTER,
@@ -214,6 +282,10 @@ void qpt_reader_position(struct qpt_reader *r, uint64_t *done, uint64_t *size)
 	*size = r->size;
 	if (!r->size)
 		return;
+	if (r->dc) { /* compressed: how far in the compressed file */
+		*done = qpt_decompress_raw_pos(r->dc);
+		return;
+	}
 	pos = ftell(pcap_file(r->p));
 	*done = pos > 0 ? (uint64_t)pos : 0;
 }
