@@ -242,6 +242,118 @@ def test_compressed(q):
         shutil.rmtree(d)
 
 
+def pcap_records(path):
+    """(header, [(sec, frac, caplen, wirelen, data)]) of a little-endian pcap."""
+    import struct
+    raw = open(path, 'rb').read()
+    recs, off = [], 24
+    while off + 16 <= len(raw):
+        sec, frac, cap, wire = struct.unpack_from('<iIII', raw, off)
+        recs.append([sec, frac, cap, wire, raw[off + 16:off + 16 + cap]])
+        off += 16 + cap
+    return raw[:24], recs
+
+
+def write_pcap(path, hdr, recs):
+    import struct
+    with open(path, 'wb') as f:
+        f.write(hdr)
+        for sec, frac, cap, wire, data in recs:
+            f.write(struct.pack('<iIII', sec, frac, cap, wire) + data)
+
+
+def pcapng_with(path, opts, frame):
+    import struct
+
+    def blk(t, body):
+        body += b'\0' * (-len(body) % 4)
+        return struct.pack('<II', t, 12 + len(body)) + body + struct.pack('<I', 12 + len(body))
+
+    def opt(code, val):
+        return struct.pack('<HH', code, len(val)) + val + b'\0' * (-len(val) % 4)
+    shb = blk(0x0a0d0d0a, struct.pack('<IHHq', 0x1a2b3c4d, 1, 0, -1))
+    idb = blk(1, struct.pack('<HHI', 1, 0, 65535) + b''.join(opt(c, v) for c, v in opts) + opt(0, b''))
+    epb = blk(6, struct.pack('<IIIII', 0, 0, 1000, len(frame), len(frame)) + frame)
+    open(path, 'wb').write(shb + idb + epb)
+
+
+def test_time(q):
+    """Signed seconds printed right, fractions past a second carried, times
+    past 64-bit nanoseconds an error naming the file and frame, --from in
+    9999 refused; plot copies standard input only when it is a capture,
+    bounded, and removes the copy (also when killed)."""
+    import signal
+    import struct
+    import time
+    d = tempfile.mkdtemp()
+    try:
+        hdr, recs = pcap_records('captures/made/nak_gbn.pcap')
+        neg = os.path.join(d, 'neg.pcap')
+        r0, r1 = list(recs[0]), list(recs[1])
+        r0[0], r0[1], r1[0], r1[1] = -1, 999999, 0, 0
+        write_pcap(neg, hdr, [r0, r1])
+        pk = jsonl(run(q, 'packets', '--json', neg).stdout)
+        check([p['time'] for p in pk] == [-0.000001, 0.0], f'negative time: {[p["time"] for p in pk]}')
+        raw = run(q, 'packets', '--json', neg).stdout
+        check('"time":-0.000001,' in raw, f'negative time printed {raw[:80]!r}')
+        line = run(q, 'packets', neg).stdout.splitlines()
+        check(line and line[1].split()[1] == '0.000001', f'relative time of frame 2: {line[1:2]}')
+        ev = run(q, 'events', '--json', neg).stdout
+        check('1.999999' not in ev, f'events time {ev[:120]!r}')
+        frac = os.path.join(d, 'frac.pcap')
+        r0 = list(recs[0])
+        r0[0], r0[1] = 10, 1500000
+        write_pcap(frac, hdr, [r0])
+        raw = run(q, 'packets', '--json', frac).stdout
+        check('"time":11.500000,' in raw, f'usec past a second: {raw[:60]!r}')
+        for val in (2 ** 62, -2 ** 62):
+            ng = os.path.join(d, 'off.pcapng')
+            pcapng_with(ng, [(14, struct.pack('<q', val))], recs[0][4])
+            for cmd in ('packets', 'summary', 'events'):
+                p = run(q, cmd, ng)
+                check(p.returncode == 2 and ng + ': frame 1: time' in p.stderr and
+                      'out of range' in p.stderr and 'runtime error' not in p.stderr,
+                      f'{cmd} if_tsoffset {val}: exit {p.returncode}, {p.stderr!r}')
+        ng = os.path.join(d, 'resol0.pcapng')
+        pcapng_with(ng, [(9, b'\0')], recs[0][4])
+        p = run(q, 'summary', ng)
+        check(p.returncode in (0, 2) and 'runtime error' not in p.stderr,
+              f'if_tsresol 0: exit {p.returncode}, {p.stderr!r}')
+        p = run(q, 'summary', '--from', '9999-12-31T00:00:00Z', 'captures/made/rnr.pcap')
+        check(p.returncode == 2 and 'bad --from' in p.stderr, f'--from 9999: {p.returncode} {p.stderr!r}')
+        # plot -: the header first, a bound, no copy left behind
+        tmp = os.path.join(d, 'tmp')
+        os.mkdir(tmp)
+        env = dict(os.environ, TMPDIR=tmp)
+        t = time.time()
+        with open('/dev/zero', 'rb') as z:
+            p = subprocess.run([q, 'plot', '--conv', '0', '-o', os.path.join(d, 'z.svg'), '-'],
+                               stdin=z, capture_output=True, text=True, timeout=20, env=env)
+        check(p.returncode == 2 and 'not a capture' in p.stderr and time.time() - t < 5,
+              f'plot - < /dev/zero: exit {p.returncode}, {p.stderr!r}')
+        with open('captures/made/nak_gbn.pcap', 'rb') as f:
+            p = subprocess.run([q, 'plot', '--conv', '0', '-o', os.path.join(d, 'b.svg'), '-'],
+                               stdin=f, capture_output=True, text=True, timeout=20,
+                               env=dict(env, QPTRACE_PLOT_STDIN_MAX='1000'))
+        check(p.returncode == 2 and 'larger than 1000' in p.stderr, f'plot bound: {p.stderr!r}')
+        check(os.listdir(tmp) == [], f'plot left {os.listdir(tmp)} behind')
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            p = subprocess.Popen([q, 'plot', '--conv', '0', '-o', os.path.join(d, 'k.svg'), '-'],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env)
+            p.stdin.write(open('captures/made/nak_gbn.pcap', 'rb').read()[:2000])
+            p.stdin.flush()
+            time.sleep(0.5)
+            copying = os.listdir(tmp)
+            p.send_signal(sig)
+            p.wait(timeout=10)
+            p.stdin.close()
+            check(copying and os.listdir(tmp) == [],
+                  f'plot killed by {sig}: copy {copying}, left {os.listdir(tmp)}')
+    finally:
+        shutil.rmtree(d)
+
+
 def main():
     q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.chdir(root)

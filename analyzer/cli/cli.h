@@ -172,6 +172,14 @@ struct qpt_endpoint;
 #define QPT_ENDPOINT_QP_STRLEN 96
 char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
 
+/* Nanoseconds since the epoch as seconds with six decimals, the sign in
+ * front of the whole ("-0.000001", never "-1.999999"). */
+void qpt_format_epoch(GString *out, int64_t ns);
+/* Seconds the nanosecond arithmetic holds (int64: about +-292 years). */
+#define QPT_MAX_SECONDS 9223372035LL
+/* A frame's time in nanoseconds; false when it does not fit. */
+bool qpt_frame_ns(int64_t sec, uint32_t nsec, int64_t *ns);
+
 /* Compressed captures (decompress.c): what the first bytes say; whether
  * this build reads it; a stream reading fd decompressed, the prefix bytes
  * (already read from fd) first.  *handle gives the compressed position. */

@@ -554,8 +554,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 
 	g_string_append(o, "{\"frame\":");
 	append_u64(o, f->number);
-	g_string_append_printf(o, ",\"time\":%" G_GINT64_FORMAT ".%06u", f->ts_sec,
-			       f->ts_nsec / 1000);
+	g_string_append(o, ",\"time\":");
+	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec); /* checked by the reader */
 	json_str_member(o, "transport", qpt_transport_name(pkt->transport));
 	if (pkt->ip_version || (pkt->flags & QPT_HAS_GRH && !(pkt->flags & QPT_HAS_LRH))) {
 		qpt_format_addr(pkt, true, a, sizeof(a));
@@ -746,6 +746,16 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 		print_json(out, f, pkt);
 		break;
 	}
+}
+
+/* (see cli.h; here, so that the fuzz replay of the printers links it) */
+void qpt_format_epoch(GString *out, int64_t ns)
+{
+	/* the magnitude in unsigned arithmetic: INT64_MIN has no positive */
+	uint64_t m = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+
+	g_string_append_printf(out, "%s%" G_GUINT64_FORMAT ".%06u", ns < 0 ? "-" : "",
+			       m / 1000000000u, (unsigned)(m % 1000000000u / 1000u));
 }
 
 /* Wireshark's Info column tags of the verdict, in the table's order. */

@@ -54,6 +54,16 @@ int qpt_errors_print(GPtrArray *errors)
 	return status;
 }
 
+/* (see cli.h) */
+bool qpt_frame_ns(int64_t sec, uint32_t nsec, int64_t *ns)
+{
+	/* |sec| below 2^63 / 1e9 - 1 (about year 2262): sec * 1e9 + nsec fits */
+	if (sec > QPT_MAX_SECONDS || sec < -QPT_MAX_SECONDS)
+		return false;
+	*ns = sec * 1000000000 + (int64_t)nsec;
+	return true;
+}
+
 /* Up to 8 first bytes of a stream that cannot be read again. */
 static ssize_t read_magic(int fd, uint8_t magic[8])
 {
@@ -252,6 +262,23 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error)
 		f->ts_sec = (int64_t)(t >> 32);
 		f->ts_nsec = (uint32_t)(((t & 0xffffffffu) * 1000000000u) >> 32);
 	}
+	{
+		int64_t ns;
+
+		/* libpcap applies if_tsoffset / if_tsresol: a time past what
+		 * nanoseconds in 64 bits hold is an error, not an overflow */
+		if (!qpt_frame_ns(f->ts_sec, f->ts_nsec, &ns)) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+				    "%s: frame %" G_GUINT64_FORMAT ": time %" G_GINT64_FORMAT
+				    " s since 1970 is out of range (a pcapng if_tsoffset or "
+				    "if_tsresol gone wrong?)", r->file, r->number, f->ts_sec);
+			return -1;
+		}
+		/* a fraction of a second past 1 s (a bad classic pcap record)
+		 * carries into the seconds, as ns = sec * 1e9 + fraction */
+		f->ts_sec = ns / 1000000000 - (ns % 1000000000 < 0);
+		f->ts_nsec = (uint32_t)(ns - f->ts_sec * 1000000000);
+	}
 	f->linktype = r->linktype;
 	f->data = data;
 	f->caplen = h->caplen;
@@ -398,8 +425,11 @@ bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
 	}
 	if (!dt)
 		return false;
-	*ns = g_date_time_to_unix(dt) * 1000000000 +
-	      (int64_t)g_date_time_get_microsecond(dt) * 1000;
+	if (!qpt_frame_ns(g_date_time_to_unix(dt),
+			  (uint32_t)g_date_time_get_microsecond(dt) * 1000, ns)) {
+		g_date_time_unref(dt); /* past 2262: no capture is stamped there */
+		return false;
+	}
 	g_date_time_unref(dt);
 	return true;
 }
@@ -474,6 +504,17 @@ static void progress(struct qpt_input *in)
 	in->progress_shown = true;
 }
 
+/* A --from/--to edge in ns since the epoch; +seconds past what 64 bits
+ * hold is the end of time. */
+static int64_t window_edge(const struct qpt_input *in, int64_t ns, bool rel)
+{
+	int64_t sum;
+
+	if (!rel)
+		return ns;
+	return __builtin_add_overflow(in->t0, ns, &sum) ? INT64_MAX : sum;
+}
+
 /* The merge itself, in the reading thread: the next frame (valid until the
  * next call) or NULL at the end; *file is its index. */
 static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray *errors)
@@ -525,10 +566,9 @@ static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray
 		in->t0 = best_ns;
 	}
 	f->in_window = true;
-	if (in->o.has_from &&
-	    best_ns < (in->o.from_rel ? in->t0 + in->o.from_ns : in->o.from_ns))
+	if (in->o.has_from && best_ns < window_edge(in, in->o.from_ns, in->o.from_rel))
 		f->in_window = false;
-	if (in->o.has_to && best_ns > (in->o.to_rel ? in->t0 + in->o.to_ns : in->o.to_ns))
+	if (in->o.has_to && best_ns > window_edge(in, in->o.to_ns, in->o.to_rel))
 		f->in_window = false;
 	if (!f->in_window && !in->o.window_selects)
 		f->matched = false;

@@ -45,9 +45,8 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 	if (!r->several)
 		f = NULL;
 	if (r->o->json) {
-		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
-				       ev->frame, ev->time_ns / 1000000000,
-				       (int)(ev->time_ns % 1000000000 / 1000));
+		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":", ev->frame);
+		qpt_format_epoch(o, ev->time_ns);
 		if (f) {
 			g_string_append(o, ",\"file\":");
 			qpt_json_escape(o, f->file);
@@ -185,14 +184,18 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
 	io->progress = !o->quiet;
 	if (o->from) {
 		if (!qpt_parse_time(o->from, &io->from_ns, &io->from_rel)) {
-			g_printerr("qptrace: bad --from time '%s'\n", o->from);
+			g_printerr("qptrace: bad --from time '%s': seconds since 1970, "
+				   "+seconds from the first frame, or an ISO 8601 time "
+				   "(1678 to 2262)\n", o->from);
 			return false;
 		}
 		io->has_from = true;
 	}
 	if (o->to) {
 		if (!qpt_parse_time(o->to, &io->to_ns, &io->to_rel)) {
-			g_printerr("qptrace: bad --to time '%s'\n", o->to);
+			g_printerr("qptrace: bad --to time '%s': seconds since 1970, "
+				   "+seconds from the first frame, or an ISO 8601 time "
+				   "(1678 to 2262)\n", o->to);
 			return false;
 		}
 		io->has_to = true;
