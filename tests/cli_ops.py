@@ -354,6 +354,41 @@ def test_time(q):
         shutil.rmtree(d)
 
 
+def test_man_page(q):
+    """docs/qptrace.1 names every option each command's --help lists, for
+    that command; the bash completion offers them."""
+    import re
+    man = open('docs/qptrace.1').read()
+    plain = lambda t: re.sub(r'\\f[BIRP]', '', t).replace('\\-', '-').replace('\\(aq', "'")
+    entries = {}  # option -> set of commands, from ".TP / .BR -x, --long / (cmds)"
+    lines = man.splitlines()
+    for i, line in enumerate(lines):
+        if line == '.TP' and i + 2 < len(lines) and lines[i + 2].startswith('('):
+            opts = re.findall(r'--?[A-Za-z][A-Za-z-]*', plain(lines[i + 1]))
+            cmds = set(c.strip() for c in lines[i + 2].strip('()').split(','))
+            for o in opts:
+                entries.setdefault(o, set()).update(cmds)
+    helptext = run(q, '--help').stdout
+    commands = re.findall(r'^  ([a-z]+) ', helptext.split('Commands:')[1], re.M)
+    check(set(commands) >= {'summary', 'events', 'packets', 'grade', 'plot', 'verdicts'},
+          f'commands {commands}')
+    for c in commands:
+        check(re.search(r'^\.B ' + c + r'$', man, re.M), f'man page: no command {c}')
+        h = run(q, 'help', c).stdout
+        for m in re.finditer(r'^\s+(-\w), (--[\w-]+)|^\s+(--[\w-]+)', h, re.M):
+            for o in filter(None, m.groups()):
+                check(c in entries.get(o, ()), f'man page: {o} not listed for {c}')
+    # the completion, with qptrace on PATH
+    env = dict(os.environ, PATH=os.path.dirname(q) + os.pathsep + os.environ.get('PATH', ''))
+    script = ('source docs/completion/qptrace; COMP_WORDS=(qptrace summary --lo); COMP_CWORD=2; '
+              '_qptrace; echo "${COMPREPLY[@]}"; COMP_WORDS=(qptrace pa); COMP_CWORD=1; '
+              '_qptrace; echo "${COMPREPLY[@]}"; complete -p qptrace')
+    out = subprocess.run(['bash', '-c', script], capture_output=True, text=True, env=env,
+                         timeout=60).stdout.splitlines()
+    check(out[:2] == ['--long', 'packets'] and 'qptrace' in out[2],
+          f'bash completion: {out}')
+
+
 def main():
     q, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     os.chdir(root)

@@ -54,7 +54,7 @@ static const struct command {
 	unsigned bit;
 	bool takes_files;
 } commands[] = {
-	{ "summary", "QP conversations, tcptrace style (the default)", cmd_summary, C_SUMMARY, true },
+	{ "summary", "a diagnosis, then one line per QP conversation (the default)", cmd_summary, C_SUMMARY, true },
 	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events, C_EVENTS, true },
 	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets, C_PACKETS, true },
 	{ "grade", "grade lab captures against a rubric", cmd_grade, C_GRADE, true },
