@@ -883,6 +883,8 @@ static void summary_out(struct run *r, const char *file)
 		if (r->an.interrupted)
 			g_string_append_printf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
 					       r->an.frames_read);
+		else if (r->an.count_reached)
+			g_string_append_printf(o, ",\"count_reached\":%d", r->o->count);
 		g_string_append(o, ",\"conversations\":[");
 		for (guint i = 0; i < shown->len; i++) {
 			g_string_append(o, i ? "," : "");
@@ -911,6 +913,9 @@ static void summary_out(struct run *r, const char *file)
 	if (r->an.interrupted)
 		g_string_append_printf(o, "cut short by Ctrl-C: the results of the first %" PRIu64
 				       " frames only\n\n", r->an.frames_read);
+	else if (r->an.count_reached)
+		g_string_append_printf(o, "stopped after %d frames (-c): the results of those "
+				       "only\n\n", r->o->count);
 	text_findings(o, fs);
 	if (r->o->long_report) {
 		for (guint i = 0; i < shown->len; i++)
