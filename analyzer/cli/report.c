@@ -722,28 +722,31 @@ static void json_findings(GString *o, GArray *fs)
 	g_string_append_c(o, ']');
 }
 
-/* Worst first: the engine's ranking, then time lost, then congestion. */
-static gint conv_cmp_table(gconstpointer a, gconstpointer b)
-{
-	const struct qpt_conv *x = *(const struct qpt_conv *const *)a;
-	const struct qpt_conv *y = *(const struct qpt_conv *const *)b;
-	uint64_t tx = qpt_conv_trouble(x), ty = qpt_conv_trouble(y);
-	struct qpt_conv_numbers nx, ny;
+/* A table row: the conversation and its numbers, computed once. */
+struct conv_row {
+	const struct qpt_conv *c;
+	uint64_t trouble;
+	struct qpt_conv_numbers n;
+};
 
-	if (tx != ty)
-		return tx < ty ? 1 : -1;
-	qpt_conv_numbers(x, &nx);
-	qpt_conv_numbers(y, &ny);
-	if (nx.time_lost_ns != ny.time_lost_ns)
-		return nx.time_lost_ns < ny.time_lost_ns ? 1 : -1;
-	if (nx.cnps + nx.ecn_ce != ny.cnps + ny.ecn_ce)
-		return nx.cnps + nx.ecn_ce < ny.cnps + ny.ecn_ce ? 1 : -1;
-	return x->id < y->id ? -1 : x->id > y->id;
+/* Worst first: the engine's ranking, then time lost, then congestion. */
+static gint conv_row_cmp(gconstpointer a, gconstpointer b)
+{
+	const struct conv_row *x = a, *y = b;
+
+	if (x->trouble != y->trouble)
+		return x->trouble < y->trouble ? 1 : -1;
+	if (x->n.time_lost_ns != y->n.time_lost_ns)
+		return x->n.time_lost_ns < y->n.time_lost_ns ? 1 : -1;
+	if (x->n.cnps + x->n.ecn_ce != y->n.cnps + y->n.ecn_ce)
+		return x->n.cnps + x->n.ecn_ce < y->n.cnps + y->n.ecn_ce ? 1 : -1;
+	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
 }
 
-/* The conversations, one line each, worst first (convs is sorted here). */
+/* The conversations, one line each, worst first. */
 static void text_conv_table(GString *o, GPtrArray *convs)
 {
+	GArray *rows;
 	static const struct { const char *title; int width; bool left; } col[] = {
 		{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
 		{ "packets", 9, false }, { "bytes", 12, false }, { "throughput", 13, false },
@@ -755,17 +758,25 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 
 	if (!convs->len)
 		return;
-	g_ptr_array_sort(convs, conv_cmp_table);
+	rows = g_array_sized_new(FALSE, TRUE, sizeof(struct conv_row), convs->len);
+	for (guint i = 0; i < convs->len; i++) {
+		struct conv_row row = { .c = g_ptr_array_index(convs, i) };
+
+		row.trouble = qpt_conv_trouble(row.c);
+		qpt_conv_numbers(row.c, &row.n);
+		g_array_append_val(rows, row);
+	}
+	g_array_sort(rows, conv_row_cmp);
 	g_string_append(o, "conversations (worst first):\n");
 	for (unsigned k = 0; k < N_COL; k++)
 		(col[k].left ? cell_left : cell_pad)(o, col[k].title, col[k].width);
 	g_string_append_c(o, '\n');
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-		struct qpt_conv_numbers n;
+	for (guint i = 0; i < rows->len; i++) {
+		const struct conv_row *row = &g_array_index(rows, struct conv_row, i);
+		const struct qpt_conv *c = row->c;
+		const struct qpt_conv_numbers n = row->n;
 		char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
 
-		qpt_conv_numbers(c, &n);
 		g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
 		cell[1][0] = 0;
 		g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
@@ -808,6 +819,7 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 		g_string_append_c(o, '\n');
 	}
 	g_string_append_c(o, '\n');
+	g_array_free(rows, TRUE);
 }
 
 /* In the summary: selected, and with a frame in the window when there is
