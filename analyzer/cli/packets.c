@@ -19,6 +19,17 @@ struct counts {
 	uint64_t frames, iba, malformed, bad_icrc, other, fragmented;
 };
 
+/* A frame shown but not printed yet: the engine may still revise its
+ * verdict (a PSN gap filler is judged by the request after it), and the
+ * line carries it.  PENDING frames are held, then printed oldest first. */
+#define PENDING 64
+struct pend {
+	struct qpt_frame f; /* data: NULL, or the copy in data */
+	struct qpt_pkt pkt;
+	struct qpt_verdict v;
+	uint8_t *data; /* -w: the frame's bytes */
+};
+
 struct pk {
 	struct opts *o;
 	enum qpt_print_mode mode;
@@ -35,6 +46,8 @@ struct pk {
 	pcap_dumper_t *dump;
 	uint32_t dump_linktype;
 	bool dump_failed;
+	struct pend *pend; /* PENDING of them: a ring, oldest at pend_first */
+	unsigned pend_first, pend_n;
 };
 
 /* -w FILE: the frame as it was read, into a pcap of its link type. */
@@ -93,6 +106,58 @@ static bool dump_close(struct pk *k)
 	return ok;
 }
 
+/* Prints (or writes) the oldest held frame. */
+static void pend_flush_one(struct pk *k)
+{
+	struct pend *e = &k->pend[k->pend_first];
+
+	if (k->o->write_file) {
+		e->f.data = e->data;
+		dump_frame(k, &e->f);
+	} else {
+		qpt_print_pkt_v(k->out, &e->f, &e->pkt, k->mode, k->t0, &e->v);
+	}
+	g_free(e->data);
+	e->data = NULL;
+	k->pend_first = (k->pend_first + 1) % PENDING;
+	k->pend_n--;
+	if (k->out->len > (1 << 16) - 4096 && qpt_write_out(k->out, "standard output")) {
+		k->write_failed = true; /* nobody reads what follows */
+		k->an->stop = true;
+	}
+}
+
+static void pend_flush(struct pk *k)
+{
+	while (k->pend_n && !k->write_failed && !k->dump_failed)
+		pend_flush_one(k);
+	while (k->pend_n) { /* after a failed write: dropped */
+		g_free(k->pend[k->pend_first].data);
+		k->pend[k->pend_first].data = NULL;
+		k->pend_first = (k->pend_first + 1) % PENDING;
+		k->pend_n--;
+	}
+}
+
+/* Events of earlier frames: onto those frames, if still held. */
+static void pend_revise(struct pk *k, const struct qpt_verdict *v)
+{
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *ev = &v->ev[i];
+
+		if (ev->frame == v->frame && v->frame)
+			continue;
+		for (unsigned j = k->pend_n; j-- > 0;) {
+			struct pend *e = &k->pend[(k->pend_first + j) % PENDING];
+
+			if (e->f.number == ev->frame) {
+				e->v.flags |= 1u << ev->kind;
+				break;
+			}
+		}
+	}
+}
+
 static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		     const struct qpt_pkt *pkt, const struct qpt_verdict *v)
 {
@@ -100,6 +165,9 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	struct qpt_verdict shown_v;
 
 	(void)ns;
+	pend_revise(k, v);
+	if (!f->number)
+		return; /* the end: events of earlier frames only */
 	if (k->t0 < 0) /* as before the analysis: the first frame's, in seconds */
 		k->t0 = (double)(k->an->t0 / 1000000000) +
 			(double)(k->an->t0 % 1000000000) / 1e9;
@@ -125,17 +193,27 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	shown_v = *v;
 	if (v->conv >= 0)
 		shown_v.conv = qpt_flow_conv_id(k->fl, v->conv);
-	if (k->o->write_file)
-		dump_frame(k, f);
-	else
-		qpt_print_pkt_v(k->out, f, pkt, k->mode, k->t0, &shown_v);
+	/* only this frame's own verdicts; later ones come by pend_revise */
+	shown_v.flags = 0;
+	for (unsigned i = 0; i < v->nevents; i++)
+		if (v->ev[i].frame == f->number)
+			shown_v.flags |= 1u << v->ev[i].kind;
+	shown_v.flags |= v->flags;
+	if (k->pend_n == PENDING)
+		pend_flush_one(k);
+	{
+		struct pend *e = &k->pend[(k->pend_first + k->pend_n++) % PENDING];
+
+		e->f = *f;
+		e->f.data = NULL;
+		e->f.pkt = NULL;
+		e->pkt = *pkt;
+		e->v = shown_v;
+		e->data = k->o->write_file && f->data ? g_memdup2(f->data, f->caplen) : NULL;
+	}
 	k->shown++;
 	if (k->o->count > 0 && k->shown >= (uint64_t)k->o->count)
 		k->an->stop = true; /* -c N: N frames shown */
-	if (k->out->len > (1 << 16) - 4096 && qpt_write_out(k->out, "standard output")) {
-		k->write_failed = true; /* nobody reads what follows */
-		k->an->stop = true;
-	}
 }
 
 int cmd_packets(struct opts *o)
@@ -143,9 +221,12 @@ int cmd_packets(struct opts *o)
 	struct pk k = { .o = o, .out = g_string_sized_new(1 << 16) };
 	int status = 0;
 
+	k.pend = g_new0(struct pend, PENDING);
 	k.mode = o->json ? QPT_PRINT_JSON : o->verbose ? QPT_PRINT_VERBOSE : QPT_PRINT_LINE;
-	if (!qpt_selection_init(o, k.addr_text))
+	if (!qpt_selection_init(o, k.addr_text)) {
+		g_free(k.pend);
 		return 2;
+	}
 	/* Each file on its own: frame numbers are those of the file. */
 	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed; file++) {
 		gchar *one[2] = { *file, NULL };
@@ -161,6 +242,7 @@ int cmd_packets(struct opts *o)
 		/* the output itself shows progress */
 		rc = qpt_analyse_files(o, one, false, k.fl, &an, on_frame, &k, NULL);
 		status |= rc;
+		pend_flush(&k); /* the frames still held */
 		if (!k.write_failed && qpt_write_out(k.out, "standard output"))
 			k.write_failed = true;
 		k.c.frames = an.frames_read;
@@ -189,5 +271,6 @@ int cmd_packets(struct opts *o)
 	if (o->write_file && !k.dump_failed && !k.dump && !k.dead && k.shown == 0 && !o->quiet)
 		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
 	g_string_free(k.out, TRUE);
+	g_free(k.pend);
 	return k.write_failed || k.dump_failed ? 2 : status;
 }
