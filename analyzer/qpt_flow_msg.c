@@ -202,6 +202,17 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 	return orig;
 }
 
+/* This packet is a capture copy of frame orig: counted as such only. */
+static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, const struct half *h,
+		    uint64_t frame, int64_t ns, uint32_t psn, uint64_t orig, const char *why)
+{
+	v->original_frame = orig;
+	if (d)
+		d->duplicates++;
+	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig, 0, 0, 0, why);
+	return true;
+}
+
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
 {
@@ -214,13 +225,8 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 
 		if (!e)
 			goto same_point; /* a copy within one file is still one */
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = e->frame;
-		if (d)
-			d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
-			"the same packet seen by another capture point: a capture copy");
-		return true;
+		return copy_of(v, d, h, frame, ns, psn, e->frame,
+			       "the same packet seen by another capture point: a capture copy");
 	}
 same_point:
 	for (unsigned i = 0; i < SEEN_RING; i++) {
@@ -238,13 +244,8 @@ same_point:
 		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
 		    qpt_psn_diff(t->resend_psn, psn) <= 0)
 			continue;
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = e->frame;
-		if (d)
-			d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
-			"same PSN and bytes as a packet just before: a capture copy");
-		return true;
+		return copy_of(v, d, h, frame, ns, psn, e->frame,
+			       "same PSN and bytes as a packet just before: a capture copy");
 	}
 	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
 	h->seen_pos = (h->seen_pos + 1) % SEEN_RING;
