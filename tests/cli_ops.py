@@ -40,7 +40,8 @@ def jsonl(text):
 
 def test_packets_verdicts(q):
     for cap in ('captures/made/nak_gbn.pcap', 'captures/made/rnr.pcap',
-                'captures/made/cnp_ecn.pcap', 'captures/rxe/write_bw_drop.pcap'):
+                'captures/made/cnp_ecn.pcap', 'captures/rxe/write_bw_drop.pcap',
+                'captures/made/fill_gbn.pcap'):  # a verdict decided a frame later
         pk = jsonl(run(q, 'packets', '--json', cap).stdout)
         ev = jsonl(run(q, 'events', '--json', cap).stdout)
         by_frame = {}
