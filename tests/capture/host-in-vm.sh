@@ -24,7 +24,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 QPTRACE=${1:?usage: host-in-vm.sh QPTRACE [SCENARIO...]}; shift
 SCEN=("$@")
-[ ${#SCEN[@]} -gt 0 ] || SCEN=(rc_pingpong ud_pingpong write_bw rping qpgen_ops read_bw_drop)
+[ ${#SCEN[@]} -gt 0 ] || SCEN=(rc_pingpong ud_pingpong write_bw rping qpgen_ops write_bw_drop read_bw_drop)
 SPEC_S=hostS:netS:192.168.77.1 SPEC_C=hostC:netC:192.168.77.2
 t0=$SECONDS
 if ! "$TOP/tools/rxe-vm" check; then
