@@ -12,7 +12,9 @@
 # 1. tools/capture --host ... --dry-run writes the host script here; it
 #    must name none of the VM's own devices, netdevs or addresses, and
 #    must name the ones given;
-# 2. tools/rxe-vm run boots the VM, renames, runs the script (busybox sh);
+# 2. tools/rxe-vm run boots the VM, renames, runs the script: the first
+#    half of the scenarios under busybox sh, the rest under bash (the
+#    host's bash, put into the VM), as tools/capture --host runs it;
 # 3. tools/capture --host ... --results writes the manifests (the same
 #    manifest writer), tests/capture/validate.py checks them (the same
 #    checks as the VM captures) and the manifests must say host, the
@@ -35,23 +37,30 @@ work=$(mktemp -d /tmp/qptrace-host-in-vm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# 1. the host script
-"$TOP/tools/capture" --host $SPEC_S $SPEC_C --dry-run "${SCEN[@]}" > "$work/host.sh" ||
-    fail "tools/capture --host --dry-run exit $?"
-left=$(grep -nE '(^|[^[:alnum:]_])(rxe0|rxe1|vethA|vethB)([^[:alnum:]_]|$)|10\.0\.0\.' "$work/host.sh")
-[ -z "$left" ] || fail "the host script still names the VM's devices or addresses:"$'\n'"$left"
-for w in 'SDEV=hostS' 'CDEV=hostC' 'STAP=netS' 'CTAP=netC' 'SADDR=192.168.77.1' 'CADDR=192.168.77.2'; do
-    grep -q "$w" "$work/host.sh" || fail "the host script has no $w"
+# 1. the host scripts: busybox sh runs the first half, bash the rest
+half=$(( (${#SCEN[@]} + 1) / 2 ))
+part_sh=("${SCEN[@]:0:half}") part_bash=("${SCEN[@]:half}")
+for sh in sh bash; do
+    [ $sh = sh ] && part=("${part_sh[@]}") || part=("${part_bash[@]}")
+    [ ${#part[@]} -gt 0 ] || { : > "$work/host-$sh.sh"; continue; }
+    f=$work/host-$sh.sh
+    "$TOP/tools/capture" --host $SPEC_S $SPEC_C --dry-run "${part[@]}" > "$f" ||
+        fail "tools/capture --host --dry-run exit $?"
+    left=$(grep -nE '(^|[^[:alnum:]_])(rxe0|rxe1|vethA|vethB)([^[:alnum:]_]|$)|10\.0\.0\.' "$f")
+    [ -z "$left" ] || fail "the host script still names the VM's devices or addresses:"$'\n'"$left"
+    for w in 'SDEV=hostS' 'CDEV=hostC' 'STAP=netS' 'CTAP=netC' 'SADDR=192.168.77.1' 'CADDR=192.168.77.2'; do
+        grep -q "$w" "$f" || fail "the host script has no $w"
+    done
+    n=$(grep -c '^scenario ' "$f")
+    [ "$n" = ${#part[@]} ] || fail "the host script runs $n scenarios, asked for ${#part[@]}"
+    echo "ok   host script for $sh: $n scenarios (${part[*]}), no rxe0/rxe1/vethA/vethB/10.0.0.x"
+    case ${QPTRACE_HOST_TEST_BREAK:-} in
+        dev) sed -i '/^scenario /s/hostS/rxe0/g' "$f" ;;
+        addr) sed -i '/^scenario /s/192\.168\.77\.1/10.0.0.1/g' "$f" ;;
+        '') ;;
+        *) fail "QPTRACE_HOST_TEST_BREAK=dev or addr" ;;
+    esac
 done
-n=$(grep -c '^scenario ' "$work/host.sh")
-[ "$n" = ${#SCEN[@]} ] || fail "the host script runs $n scenarios, asked for ${#SCEN[@]}"
-echo "ok   host script: $n scenarios, no rxe0/rxe1/vethA/vethB/10.0.0.x"
-case ${QPTRACE_HOST_TEST_BREAK:-} in
-    dev) sed -i '/^scenario /s/hostS/rxe0/g' "$work/host.sh" ;;
-    addr) sed -i '/^scenario /s/192\.168\.77\.1/10.0.0.1/g' "$work/host.sh" ;;
-    '') ;;
-    *) fail "QPTRACE_HOST_TEST_BREAK=dev or addr" ;;
-esac
 
 # 2. run it in the VM, the "host" made over first
 cat > "$work/vm.sh" <<'EOF'
@@ -62,7 +71,10 @@ $RDMA dev set rxe0 name hostS && $RDMA dev set rxe1 name hostC || { echo "host-i
 echo "host-in-vm: $($RDMA link show | tr '\n' ';') $(ls /sys/class/infiniband | tr '\n' ' ')"
 for d in rxe0 rxe1; do [ ! -e /sys/class/infiniband/$d ] || { echo "host-in-vm: $d still there"; exit 1; }; done
 for n in vethA vethB; do [ ! -e /sys/class/net/$n ] || { echo "host-in-vm: $n still there"; exit 1; }; done
-sh $EXTRA/host.sh
+src=0
+[ ! -s $EXTRA/host-sh.sh ] || sh $EXTRA/host-sh.sh || src=$?
+[ ! -s $EXTRA/host-bash.sh ] || bash $EXTRA/host-bash.sh || src=$?
+exit $src
 EOF
 qpgen=
 if printf '%s\n' "${SCEN[@]}" | grep -q qpgen; then
@@ -70,8 +82,9 @@ if printf '%s\n' "${SCEN[@]}" | grep -q qpgen; then
         fail "cannot build qpgen"
     qpgen=$work/qpgen
 fi
-QPTRACE_VM_EXTRA_BIN="${QPTRACE_VM_EXTRA_BIN:-} $qpgen" QPTRACE_VM_TIMEOUT=${QPTRACE_VM_TIMEOUT:-600} \
-    "$TOP/tools/rxe-vm" run "$work/vm.sh" "$work/vmout" "$work/host.sh"; vrc=$?
+bash=$(command -v bash)
+QPTRACE_VM_EXTRA_BIN="${QPTRACE_VM_EXTRA_BIN:-} $qpgen $bash" QPTRACE_VM_TIMEOUT=${QPTRACE_VM_TIMEOUT:-600} \
+    "$TOP/tools/rxe-vm" run "$work/vm.sh" "$work/vmout" "$work/host-sh.sh" "$work/host-bash.sh"; vrc=$?
 cat "$work/vmout/run.log" 2>/dev/null
 t1=$SECONDS
 [ $vrc = 0 ] || echo "the VM run exited $vrc"

@@ -95,6 +95,22 @@ def main():
     check(p.returncode == 2 and "no RDMA device qptrace_no_dev0" in p.stderr,
           f"a device that is not here: exit 2, named (got {p.returncode}: {p.stderr.strip()[:200]})")
 
+    # what is missing here is named, with its package: devices and tools
+    fake = tempfile.mkdtemp(prefix="qptrace-host-path.")
+    try:
+        for d in ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+            for n in (os.listdir(d) if os.path.isdir(d) else []):
+                if n not in ("ibv_rc_pingpong", "tcpdump") and not os.path.lexists(os.path.join(fake, n)):
+                    os.symlink(os.path.join(d, n), os.path.join(fake, n))
+        p = subprocess.run([CAPTURE, "--host", "qptrace_no_dev0", "qptrace_no_dev1", "rc_pingpong"],
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, PATH=fake))
+        check(p.returncode == 2 and "ibv_rc_pingpong (ibverbs-utils)" in p.stderr
+              and "tcpdump (tcpdump)" in p.stderr and "no RDMA device qptrace_no_dev1" in p.stderr,
+              "missing tools and devices named, exit 2" + ("" if p.returncode == 2 else
+                                                           f" (got {p.returncode}: {p.stderr.strip()[-300:]})"))
+    finally:
+        shutil.rmtree(fake, ignore_errors=True)
+
     # 3. an rxe-like pair keeps the drops, on its netdevs
     p = capture("--host", "sw0:ethS:198.51.100.1", "sw1:ethC:198.51.100.2", "--dry-run")
     ran = re.findall(r"^scenario (\S+) \S+ (\S+)", p.stdout, re.M)
