@@ -21,6 +21,7 @@
 #include <epan/proto.h>
 
 #include "qpt_flow.h"
+#include "qpt_ulp.h"
 #include "qpt_verdict.h"
 #include "roce-int.h"
 
@@ -281,6 +282,7 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	fi->msg_len = v.msg_len;
 	fi->msg_packets = v.msg_packets;
 	fi->msg_op = v.msg_op;
+	fi->ulp = v.conv >= 0 ? qpt_conv_ulp(qpt_flow_conv(flow, v.conv)) : NULL;
 	/* This frame's flags: those of its own events (and flags no event
 	 * names); a kind only an earlier frame's event has is that frame's. */
 	for (unsigned i = 0; i < v.nevents; i++) {
@@ -372,6 +374,8 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->conv >= 0) {
 		roce_add_gen(tree, hf_stream, tvb, (guint64)roce_conv_id(fi->conv));
 		roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir);
+		if (fi->ulp)
+			proto_item_set_generated(proto_tree_add_string(tree, hf_roce_ulp, tvb, 0, 0, fi->ulp));
 	}
 	if (!fi->flags && !fi->acks_frame && !fi->acked_by && !fi->read_request_frame &&
 	    !fi->msg_first_frame)

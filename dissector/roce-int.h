@@ -59,6 +59,7 @@ typedef struct {
 	guint32 read_request_frame; /* READ response: its request */
 	guint32 msg_first_frame, msg_len, msg_packets;
 	gint64 ack_rtt_ns;	    /* -1 when none */
+	const char *ulp;	    /* the upper layer its CM service ID names, or NULL */
 	roce_val_t *vals;	    /* nvals of them, file scope; NULL when none */
 } roce_frame_t;
 
@@ -80,6 +81,8 @@ void roce_flow_finish(void);
 gint32 roce_conv_id(gint32 conv);
 
 /* ---- roce-tree.c ---------------------------------------------------------- */
+
+extern int hf_roce_ulp; /* roce.ulp: the upper layer a CM service ID names */
 
 void roce_tree_register(void);
 int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,

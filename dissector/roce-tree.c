@@ -26,12 +26,14 @@
 #include "qpt_flow.h"
 #include "qpt_mad.h"
 #include "qpt_opcode.h"
+#include "qpt_ulp.h"
 #include "roce-int.h"
 
 
 /* ---- fields -------------------------------------------------------------- */
 
 static int hf_transport = -1;
+int hf_roce_ulp = -1;
 static int hf_error = -1;
 static int hf_lrh = -1, hf_lrh_vl = -1, hf_lrh_lver = -1, hf_lrh_sl = -1,
 	   hf_lrh_lnh = -1, hf_lrh_dlid = -1, hf_lrh_pktlen = -1, hf_lrh_slid = -1;
@@ -293,8 +295,15 @@ static void show_mad(proto_tree *t, tvbuff_t *tvb, int mo, const struct qpt_pkt 
 	add_val(mt, hf_mad_tid, tvb, mo + 8, 8, m->tid);
 	add_val(mt, hf_mad_attr_id, tvb, mo + 16, 2, m->attr_id);
 	add_val(mt, hf_mad_attr_mod, tvb, mo + 20, 4, m->attr_mod);
-	if (pkt->flags & QPT_HAS_CM)
+	if (pkt->flags & QPT_HAS_CM) {
+		const char *ulp;
+
 		show_cm(mt, tvb, mo + MAD_HDR, pkt);
+		if ((pkt->cm.msg == QPT_CM_REQ || pkt->cm.msg == QPT_CM_SIDR_REQ ||
+		     pkt->cm.msg == QPT_CM_SIDR_REP) &&
+		    (ulp = qpt_sid_ulp(pkt->cm.service_id)) != NULL)
+			proto_item_set_generated(proto_tree_add_string(t, hf_roce_ulp, tvb, 0, 0, ulp));
+	}
 }
 
 /* The payload as bytes: the built-in dissector handed it to the payload
@@ -540,6 +549,7 @@ void roce_tree_register(void)
 {
 	static hf_register_info hf[] = {
 		{ &hf_transport, { "Transport", "roce.transport", FT_UINT8, BASE_DEC, QPT_VALS(qpt_transport_names), 0, NULL, HFILL } },
+		{ &hf_roce_ulp, { "Upper layer (from the CM service ID)", "roce.ulp", FT_STRING, BASE_NONE, NULL, 0, "The protocol the connection's RDMA-CM service ID (TCP port space) names: NVMe-oF 4420, iSER 3260, NFS/RDMA 20049, SMB Direct 445/5445", HFILL } },
 		{ &hf_error, { "Decode error", "roce.error", FT_UINT8, BASE_DEC, NULL, 0, "qptrace decoder result code", HFILL } },
 		/* LRH */
 		{ &hf_lrh, { "Local Route Header", "roce.lrh", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },

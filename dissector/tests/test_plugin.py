@@ -422,7 +422,7 @@ def linktype(cap):
 def qp_columns():
     """The -z roce,qp columns: the counter table's columns between the
     conversation's and the aggregates'."""
-    return (["Conv", "Svc", "A (addr QP)", "B (addr QP)"] +
+    return (["Conv", "Svc", "ULP", "A (addr QP)", "B (addr QP)"] +
             [c["column"] for c in COUNTERS if c["column"]] +
             ["Messages", "NAKs", "GBN time lost us", "ACK RTT us"])
 
@@ -454,10 +454,10 @@ def summary_rows(qptrace, cap):
     by_column = {c["column"]: c["key"] for c in COUNTERS if c["column"]}
     rows = {}
     for c in s["conversations"]:
-        r = {"Conv": str(c["id"]), "Svc": c["transport"]}
+        r = {"Conv": str(c["id"]), "Svc": c["transport"], "ULP": c.get("ulp") or "-"}
         for title, e in (("A (addr QP)", c["endpoints"][0]), ("B (addr QP)", c["endpoints"][1])):
             r[title] = f"{e['addr']} " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
-        for title in qp_columns()[4:]:
+        for title in qp_columns()[5:]:
             vals = []
             for d in c["directions"]:
                 if title in by_column:
