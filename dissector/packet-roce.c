@@ -1,25 +1,32 @@
-/* packet-roce.c - RoCEv2 / RoCEv1 / InfiniBand transport, decoded by qptrace
+/* packet-roce.c - the qptrace engine's analysis over Wireshark's InfiniBand dissector
  *
- * This dissector never parses IBA bytes itself.  Every frame is handed to
- * the qptrace engine (qpt_decode(), the same code as `qptrace packets`), and
- * the decoded record is shown by roce-tree.c; the engine's flow analysis
- * (roce-analysis.c) and the statistics (roce-stats.c) are in files of their
- * own (roce-int.h says what they share).  This file registers the protocol
- * and its preferences, and holds the entry points and the UDP guard.
+ * Decoding is the built-in InfiniBand dissector's: it keeps UDP 4791, the
+ * RoCE ethertype, the IB link type and ERF, its infiniband.* fields, its
+ * payload heuristics (infiniband.payload, infiniband.mad.cm.private) and
+ * the IBQP conversations NVMe-oF, iSER, SDP, SMB Direct, RPC-over-RDMA
+ * find their connection through.  This plugin is a post-dissector (as
+ * Wireshark's TRANSUM): after every other dissector ran, it finds the IBA
+ * packet the built-in one decoded (the data source and offset of its
+ * protocol item), hands those bytes to the engine (qpt_decode(), the same
+ * code as `qptrace packets`, and the flow analysis, roce-analysis.c), and
+ * adds the roce tree (roce-tree.c): the header fields as the engine reads
+ * them, the CNP name, ICRC/VCRC verification, FECN/BECN, the verdicts.
+ * roce-stats.c has -z roce,qp; roce-int.h says what the files share.
  *
  * What the engine is given:
- *   RoCEv2  the IP packet (LINKTYPE_RAW) that carries the UDP datagram.  The
- *           IP header is found in the tvb's data source just before the UDP
- *           header and checked against pinfo's addresses and ports, so
- *           VLANs, SLL, tunnels (VXLAN, GRE, ...) and any link type work
- *           and the ICRC (which covers IP and UDP fields) is computed on
- *           the real header.  The UDP destination port is passed as a RoCE
- *           port, so Decode As / the port range preference work.
+ *   RoCEv2  the IP packet (LINKTYPE_RAW) that carries the UDP datagram: the
+ *           IP header just before the UDP header in the data source (any
+ *           link type, VLANs, tunnels), so the ICRC is computed on the real
+ *           header; for IPv4 fragments Wireshark reassembled, a synthetic
+ *           IP header (ICRC then unverified).  The UDP destination port is
+ *           passed as a RoCE port.
  *   RoCEv1  the GRH onwards, behind a synthetic 14-byte Ethernet header of
- *           ethertype 0x8915 (the engine's RoCEv1 entry point; the ICRC of
- *           RoCEv1 does not cover the Ethernet header).
- *   IB      the LRH onwards (LINKTYPE_INFINIBAND), for WTAP_ENCAP_INFINIBAND
- *           and ERF records of type InfiniBand.
+ *           ethertype 0x8915 (the ICRC of RoCEv1 does not cover it).
+ *   IB      the LRH onwards (LINKTYPE_INFINIBAND).
+ *
+ * It also keeps a RoCEv2 packet whose UDP source port another dissector
+ * claims on the built-in dissector (the UDP guard below), and "roce" stays
+ * a dissector name for Decode As (it calls the built-in one).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,7 +1,8 @@
 /* roce-int.h - what the parts of the roce plugin share
  *
- *   packet-roce.c   registration, preferences, entry points (decode), the
- *                   UDP source-port guard
+ *   packet-roce.c   registration, preferences, the post-dissector (finds
+ *                   the packet the built-in infiniband dissector decoded,
+ *                   gives it to the engine), the UDP source-port guard
  *   roce-tree.c     header fields and the protocol tree of a decoded record
  *   roce-analysis.c the engine's flow analysis: fed on the first pass, its
  *                   verdicts shown from the verdict table (qpt_verdict.h)

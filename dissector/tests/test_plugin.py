@@ -924,12 +924,12 @@ def check_heuristics(env, bare):
         ok(f"tshark -G heuristic-decodes: the {len(rcs[0])} without the plugin are all there with it")
 
 
-def make_random_sends(path, n=400, seed=15):
+def make_random_sends(path, n=400, seed=15, multi=False):
     """RC and UD SENDs with random payloads (the payload heuristics' food):
-    SEND Only (with and without immediate data, RC and UD) and whole
-    First/Middle/Last messages.  (A SEND Last without its First, in an order
-    no sender makes, trips a bug of Wireshark 4.0's own RPCoRDMA reassembly
-    in two-pass mode, with or without the plugin: not tested here.)"""
+    SEND Only (with and without immediate data, RC and UD); with multi, also
+    whole First/Middle/Last messages, in order (their SEND Last trips a bug
+    of Wireshark 4.0's own RPCoRDMA reassembly in two-pass mode, with or
+    without the plugin)."""
     import random
     rnd = random.Random(seed)
     a, b = [10, 0, 0, 1], [10, 0, 0, 2]
@@ -938,6 +938,8 @@ def make_random_sends(path, n=400, seed=15):
     for i in range(n):
         payload = bytes(rnd.getrandbits(8) for _ in range(rnd.choice((0, 1, 4, 8, 16, 28, 64, 100, 256, 1024))))
         kind = rnd.randrange(4)
+        if kind == 1 and not multi:
+            kind = 0
         if kind == 0:
             frames.append(rocev2_frame(a, b, 49152, bth(4, 0x12, psn, True), payload, ident=i + 1))
         elif kind == 1:  # a SEND First, Middles, a Last, in order, as a sender sends them
@@ -956,19 +958,105 @@ def make_random_sends(path, n=400, seed=15):
     return len(frames)
 
 
-def check_two_pass_random(env, bare, cap):
-    for name, e in (("without", bare), ("with", env)):
-        for extra in ([], ["-2"]):
-            rc, out, err = e.tshark(extra + ["-r", cap, "-V"])
-            bugs = out.count("Dissector bug") + err.count("Dissector bug")
-            what = f"tshark {' '.join(extra) or '(one pass)'} -V over random SENDs {name} the plugin"
-            if name == "with":
-                if rc != 0 or bugs:
-                    fail(what, f"{bugs} dissector bug reports (rc {rc})")
-                else:
-                    ok(f"{what}: no dissector bug")
-            else:
-                print(f"info {what}: {bugs} dissector bug reports")
+def dissector_bugs(e, cap, extra):
+    rc, out, err = e.tshark(extra + ["-r", cap, "-V"])
+    return rc, out.count("Dissector bug") + err.count("Dissector bug")
+
+
+def check_two_pass_random(env, bare, cap, cap_multi):
+    """SENDs with random payloads: no dissector bug with the plugin, one
+    pass or two; with multi-packet messages, none the built-in dissectors
+    do not report without the plugin too."""
+    for extra in ([], ["-2"]):
+        what = f"tshark {' '.join(extra) or '(one pass)'} -V over random single-packet SENDs"
+        rc, bugs = dissector_bugs(env, cap, extra)
+        _, theirs = dissector_bugs(bare, cap, extra)
+        if rc != 0 or bugs:
+            fail(what, f"{bugs} dissector bug reports with the plugin, {theirs} without (rc {rc})")
+        else:
+            ok(f"{what}: no dissector bug with the plugin ({theirs} without)")
+        what = f"tshark {' '.join(extra) or '(one pass)'} -V over random SEND messages (First/Middle/Last too)"
+        rc, bugs = dissector_bugs(env, cap_multi, extra)
+        _, theirs = dissector_bugs(bare, cap_multi, extra)
+        if rc != 0 or bugs > theirs:
+            fail(what, f"{bugs} dissector bug reports with the plugin, {theirs} without (rc {rc})")
+        else:
+            ok(f"{what}: {bugs} dissector bug reports with the plugin, {theirs} without "
+               "(the built-in RPCoRDMA's own)" if theirs else f"{what}: no dissector bug")
+
+
+# ---- the colouring rules (dissector/roce.colorfilters) --------------------------------
+
+COLOR_CAPTURES = ("bad_icrc", "naks", "nak_gbn", "rnr", "cnp_ecn", "timeout_resend",
+                  "read_retry", "read_resp_lost", "ip_options", "clean_write")
+
+
+def check_colorfilters(env, made, rules, installer):
+    """dissector/install-colorfilters makes the profile RoCE; every rule's
+    filter compiles; tshark -C RoCE --color colours each frame with the
+    first RoCE rule its frame matches (each rule used somewhere), and the
+    others keep Wireshark's default rules."""
+    pdir = os.path.join(env.home, ".config", "wireshark", "profiles")
+    p = subprocess.run([installer, pdir], capture_output=True, text=True)
+    prof = os.path.join(pdir, "RoCE", "colorfilters")
+    if p.returncode != 0 or not os.path.exists(prof):
+        fail("install-colorfilters", (p.stderr or p.stdout).strip()[-200:])
+        return
+    env.fix_owner()
+    ours = []
+    with open(rules) as f:
+        for line in f:
+            m = re.match(r"@([^@]+)@([^@]+)@\[", line)
+            if m:
+                ours.append((m.group(1), m.group(2)))
+    with open(prof) as f:
+        names = [re.match(r"@([^@]+)@", l).group(1) for l in f if l.startswith("@")]
+    if names[:len(ours)] != [n for n, _ in ours] or len(names) <= len(ours):
+        fail("profile RoCE", f"rules {names[:len(ours) + 2]}: ours first, then Wireshark's defaults")
+    else:
+        ok(f"profile RoCE: the {len(ours)} RoCE rules, then {len(names) - len(ours)} default rules")
+    caps = [(c, l) for c, l in made if os.path.basename(l)[:-5] in COLOR_CAPTURES]
+    if not caps:
+        fail("colouring rules", "none of the made captures they are tested on")
+        return
+    bad = []
+    for name, flt in ours:
+        rc, out, err = env.tshark(["-r", caps[0][0], "-Y", flt, "-c", "1"])
+        if rc != 0:
+            bad.append(f"{name}: {err.strip()[-120:]}")
+    if bad:
+        fail("colouring rules compile", "; ".join(bad))
+        return
+    ok(f"the {len(ours)} colouring rules' filters compile")
+    used = {n: 0 for n, _ in ours}
+    bad = []
+    for cap, label in caps:
+        want = {}
+        for name, flt in ours:
+            rc, out, err = env.tshark(["-r", cap, "-Y", flt, "-T", "fields", "-e", "frame.number"])
+            for x in out.split():
+                want.setdefault(int(x), name)  # the first rule that matches
+        rc, out, err = env.tshark(["-C", "RoCE", "--color", "-r", cap, "-T", "fields",
+                                   "-e", "frame.number", "-e", "frame.coloring_rule.name"])
+        if rc != 0:
+            bad.append(f"{label}: tshark -C RoCE: {err.strip()[-120:]}")
+            continue
+        for line in out.splitlines():
+            n, _, got = line.partition("\t")
+            n = int(n)
+            exp = want.get(n)
+            if exp:
+                used[exp] += 1
+                if got != exp:
+                    bad.append(f"{label} frame {n}: {got!r}, expected {exp!r}")
+            elif got in used:
+                bad.append(f"{label} frame {n}: {got!r} but its filter does not match")
+    unused = [n for n, c in used.items() if not c]
+    if bad or unused:
+        fail("tshark -C RoCE --color", "; ".join(bad[:4]) + (f" unused rules {unused}" if unused else ""))
+    else:
+        ok("tshark -C RoCE --color colours frames by the first RoCE rule that matches: " +
+           ", ".join(f"{n} {c}" for n, c in used.items()))
 
 
 # ---- main ---------------------------------------------------------------------------
@@ -1102,12 +1190,18 @@ def main():
         else:
             fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
 
+        here = os.path.dirname(os.path.abspath(__file__))
+        check_colorfilters(env, made, os.path.join(here, "..", "roce.colorfilters"),
+                           os.path.join(here, "..", "install-colorfilters"))
+
         # superset: the same tshark without the plugin
         check_heuristics(env, bare)
         rs = os.path.join(env.caps, "gen_random_sends.pcap")
         make_random_sends(rs)
+        rsm = os.path.join(env.caps, "gen_random_send_messages.pcap")
+        make_random_sends(rsm, multi=True)
         env.fix_owner()
-        check_two_pass_random(env, bare, rs)
+        check_two_pass_random(env, bare, rs, rsm)
         if a.captures:
             check_ulp_captures(env, bare, a.captures)
             check_superset(env, bare, a.captures)
