@@ -69,21 +69,22 @@ static range_t *pref_udp_ports;
 /* ---- the built-in dissector's handles ------------------------------------------ */
 
 /* The InfiniBand dissector's RoCEv2 handle (anonymous: found on the UDP
- * port table where it registered it). */
+ * port table where it registers it first, 4791, at our handoff; it stays
+ * valid when the built-in dissector's preference moves it elsewhere). */
+static dissector_handle_t ib_rroce_handle;
+
 static dissector_handle_t ib_rroce(void)
 {
-	static dissector_handle_t h;
-	guint port;
+	dissector_handle_t h = ib_rroce_handle;
 
 	if (h || proto_infiniband < 0 || !udp_port_table)
 		return h;
-	port = prefs_get_uint_value("infiniband", "rroce.port");
-	h = dissector_get_uint_handle(udp_port_table, port ? port : ROCE_UDP_PORT);
+	h = dissector_get_default_uint_handle("udp.port", ROCE_UDP_PORT);
 	if (!h || dissector_handle_get_protocol_index(h) != proto_infiniband)
-		h = dissector_get_default_uint_handle("udp.port", ROCE_UDP_PORT);
+		h = dissector_get_uint_handle(udp_port_table, ROCE_UDP_PORT);
 	if (h && dissector_handle_get_protocol_index(h) != proto_infiniband)
 		h = NULL;
-	return h;
+	return ib_rroce_handle = h;
 }
 
 static gboolean is_ib_handle(dissector_handle_t h)
@@ -340,7 +341,7 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 	if (quoted || !locate(pinfo, tree, &ds, &off) || !tvb_bytes_exist(ds, off, 1))
 		return 0;
 	pkt = wmem_new(pinfo->pool, struct qpt_pkt);
-	if (prev == proto_udp)
+	if (prev == proto_udp || prev == proto_roce) /* roce: Decode As "roce" */
 		ok = decode_rocev2(ds, off, pinfo, pkt);
 	else if (off >= 2 && tvb_get_ntohs(ds, off - 2) == ETHERTYPE_ROCE)
 		ok = decode_rocev1(ds, off, pinfo, pkt);
@@ -458,6 +459,9 @@ void proto_reg_handoff_roce(void)
 	proto_icmp = proto_get_id_by_filter_name("icmp");
 	proto_icmpv6 = proto_get_id_by_filter_name("icmpv6");
 	roce_tree_handoff();
+	/* Before any preference moves it: the built-in handoffs ran, ours is
+	 * a plugin's, and preferences are applied after both. */
+	(void)ib_rroce();
 
 	dissector_add_for_decode_as("udp.port", roce_udp_handle);
 

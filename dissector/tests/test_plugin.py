@@ -20,7 +20,13 @@ Checks, for every capture in captures/public/*.pcap and captures/made/*.pcap
   * `tshark -q -z roce,qp` numbers equal `qptrace summary --json`, and the
     stat is registered (`tshark -z help`; the GUI table via
     register_stat_tap_table_ui);
-  * `tshark -2` gives the same analysis as one pass.
+  * `tshark -2` gives the same analysis as one pass;
+  * superset: the same tshark without the plugin shows nothing the plugin
+    loses, on every capture under captures/ (infiniband frames, their BTH
+    destqp/psn/opcode, every layer, the upper layers of captures/rxe/ulp),
+    -G heuristic-decodes, no dissector bug over random SENDs (-2 too);
+  * the colouring rules: profile RoCE installed, filters compile, frames
+    coloured by the first rule that matches (tshark -C RoCE --color).
 Prints "N passed, N failed" and exits 1 on any failure.
 """
 import argparse
