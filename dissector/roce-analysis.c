@@ -231,6 +231,10 @@ static void apply_event(roce_frame_t *fi, const struct qpt_event *e)
 		if (t >= 0)
 			fi->trigger = (guint8)t;
 		break;
+	case QPT_VB_RNR_RETRY:
+		if (e->original_frame)
+			fi->nak_frame = (guint32)e->original_frame;
+		break;
 	default:
 		break;
 	}
@@ -240,7 +244,9 @@ static void apply_event(roce_frame_t *fi, const struct qpt_event *e)
  * once a later packet shows what it was: say, a PSN gap filler judged when
  * the next packet shows it started a go-back-N) go on that frame's stored
  * record, so the second pass and the GUI show them there.  On a single pass
- * that frame was printed already, without them. */
+ * that frame was printed already, without them.  A revision adds to the
+ * record (its kind's flag, value and details); the flags the frame had stay
+ * (the engine's events say what is, not what no longer is). */
 static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 {
 	for (unsigned i = 0; i < v->nevents; i++) {

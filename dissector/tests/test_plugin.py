@@ -888,9 +888,11 @@ def check_superset(env, bare, root):
         fail("superset", "no capture read")
 
 
-def check_ulp_captures(env, bare, root):
+def check_ulp_captures(env, bare, root, qptrace):
     """The upper-layer captures (captures/rxe/ulp): each display filter
-    matches the same frames with and without the plugin, and some."""
+    matches the same frames with and without the plugin, and some; -z
+    roce,qp (its ULP column: the service ID's upper layer) equals qptrace
+    summary (its "ulp")."""
     caps = sorted(glob.glob(os.path.join(root, "rxe", "ulp", "*.pcap")))
     if not caps:
         skip("upper-layer captures", "none in captures/rxe/ulp")
@@ -916,6 +918,12 @@ def check_ulp_captures(env, bare, root):
             ok(f"{label}: the same frames with and without the plugin: " + ", ".join(seen))
         else:
             fail(f"{label}", "no upper layer decoded (nvme-rdma, iser, rpcordma, smb_direct)")
+        check_stats(env, qptrace, cap, label)
+        ulps = {r["ULP"] for r in summary_rows(qptrace, cap).values()} - {"-"}
+        if ulps:
+            ok(f"{label}: conversations named {sorted(ulps)} by their CM service ID")
+        else:
+            fail(f"{label}: ULP", "no conversation named by its CM service ID")
 
 
 def check_heuristics(env, bare):
@@ -1209,7 +1217,7 @@ def main():
         env.fix_owner()
         check_two_pass_random(env, bare, rs, rsm)
         if a.captures:
-            check_ulp_captures(env, bare, a.captures)
+            check_ulp_captures(env, bare, a.captures, a.qptrace)
             check_superset(env, bare, a.captures)
     finally:
         env.cleanup()
