@@ -2,6 +2,7 @@
 """Check the upper-layer RDMA captures (captures/rxe/ulp, tools/capture-ulp).
 
     validate_ulp.py [--qptrace QPTRACE] [--tshark TSHARK] DIR
+    validate_ulp.py --self-test [--qptrace QPTRACE] DIR
 
 For every NAME.json manifest in DIR (and its NAME.pcap):
 
@@ -23,6 +24,9 @@ For every NAME.json manifest in DIR (and its NAME.pcap):
     initiator's rxe1 QPs) are among the conversations' endpoints.
 
 DIR/SKIPPED names what could not be captured and why; it is printed.
+--self-test checks that the check can fail: on copies of DIR, each capture
+swapped for another scenario's (wrong upper layer, wrong port, other QPNs)
+and a manifest whose I/O was not verified must each be refused by name.
 Exit 0 when everything holds, 1 otherwise, 77 (skip) without tshark.
 """
 import argparse, glob, json, os, shutil, subprocess, sys, tempfile
@@ -34,8 +38,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qptrace", default="qptrace")
     ap.add_argument("--tshark", default=shutil.which("tshark"))
+    ap.add_argument("--self-test", action="store_true")
     ap.add_argument("dir")
     a = ap.parse_args()
+    if a.self_test:
+        return self_test(a)
     if not a.tshark:
         print("SKIP: tshark not found")
         return 77
@@ -107,6 +114,7 @@ def main():
             elif n < lo:
                 errs.append(f"tshark -Y {f!r}: {n} frames, expected at least {lo}")
         total, _ = count(pcap, "frame")
+        malformed, _ = count(pcap, "_ws.malformed")   # TShark's own baseline, reported only
         # ---- qptrace
         r = subprocess.run([a.qptrace, "summary", "--json", "-q", pcap], capture_output=True, text=True)
         if r.returncode != 0:
@@ -142,7 +150,7 @@ def main():
         decoded = seen.get(flt)
         line = (f"{name}: {m.get('protocol')} port {port}, {total} frames, tshark -Y {flt}: {decoded}, "
                 f"qptrace: {len(convs)} RC conversations paired by CM, kernel {m.get('kernel')}, "
-                f"{size} bytes")
+                f"{size} bytes, tshark malformed: {malformed}")
         if errs:
             failures += 1
             print("FAIL " + line)
@@ -160,6 +168,40 @@ def main():
     shutil.rmtree(home, ignore_errors=True)
     print(f"{len(manifests) - failures}/{len(manifests)} upper-layer captures check out")
     return 1 if failures else 0
+
+
+def self_test(a):
+    """Mutated copies of DIR must fail, each for the reason planted."""
+    names = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(a.dir, "*.json")))
+    if len(names) < 2:
+        print("self-test needs at least two scenarios")
+        return 1
+    cases = [(f"{n}.pcap is {names[(i + 1) % len(names)]}'s capture", n, names[(i + 1) % len(names)], None)
+             for i, n in enumerate(names)]
+    cases.append((f"{names[0]}'s I/O not verified", names[0], None, "io"))
+    bad = 0
+    for what, victim, other, field in cases:
+        d = tempfile.mkdtemp(prefix="validate-ulp-self-")
+        for f in glob.glob(os.path.join(a.dir, "*")):
+            shutil.copy(f, d)
+        if other:
+            shutil.copy(os.path.join(a.dir, other + ".pcap"), os.path.join(d, victim + ".pcap"))
+        if field == "io":
+            mf = os.path.join(d, victim + ".json")
+            m = json.load(open(mf))
+            m["io"]["verified"] = False
+            json.dump(m, open(mf, "w"))
+        cmd = [sys.executable, os.path.abspath(__file__), "--qptrace", a.qptrace, d]
+        if a.tshark:
+            cmd[2:2] = ["--tshark", a.tshark]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        refused = r.returncode == 1 and f"FAIL {victim}:" in r.stdout
+        others_ok = all(f"ok   {n}:" in r.stdout for n in names if n != victim)
+        print(("ok  " if refused and others_ok else "FAIL") + f" self-test: {what}: "
+              f"{'refused' if refused else 'NOT refused'}{'' if others_ok else ', others not ok'}")
+        bad += not (refused and others_ok)
+        shutil.rmtree(d, ignore_errors=True)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
