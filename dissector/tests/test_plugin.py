@@ -956,8 +956,8 @@ def make_random_sends(path, n=400, seed=15, multi=False):
     """RC and UD SENDs with random payloads (the payload heuristics' food):
     SEND Only (with and without immediate data, RC and UD); with multi, also
     whole First/Middle/Last messages, in order (their SEND Last trips a bug
-    of Wireshark 4.0's own RPCoRDMA reassembly in two-pass mode, with or
-    without the plugin)."""
+    of Wireshark's own RPCoRDMA reassembly in two-pass mode, 4.0 to 4.6,
+    with or without the plugin)."""
     import random
     rnd = random.Random(seed)
     a, b = [10, 0, 0, 1], [10, 0, 0, 2]
