@@ -184,3 +184,13 @@ char *qpt_endpoint_addr(const struct qpt_endpoint *e, char buf[QPT_ADDR_STRLEN])
 {
 	return qpt_addr_format(e->addr, e->family, buf);
 }
+
+/* ---- upper-layer protocols --------------------------------------------- */
+
+/* The upper layer a connection carries, by the port of its RDMA-CM service
+ * ID in the TCP port space (IBA annex A11: 0x0000000001, port space 0x06,
+ * port): the ports these protocols are given over RDMA. */
+const struct qpt_name qpt_ulp_names[] = {
+	{ 445, "SMB Direct" },	 { 3260, "iSER" },	  { 4420, "NVMe-oF" },
+	{ 5445, "SMB Direct" },	 { 20049, "NFS/RDMA" }, { 0, NULL },
+};

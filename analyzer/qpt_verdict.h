@@ -272,6 +272,10 @@ extern const struct qpt_name qpt_cm_rej_reasons[];  /* "no QP", ... */
 extern const struct qpt_name qpt_mad_class_names[]; /* short: "SubnMgt", ... */
 extern const struct qpt_name qpt_mad_class_descr[]; /* long: "Subnet Management ..." */
 extern const struct qpt_name qpt_mad_method_names[];
+extern const struct qpt_name qpt_ulp_names[];	   /* RDMA-CM TCP port: "NVMe-oF", ... */
+struct qpt_conv;
+/* The upper layer its CM service ID names, or NULL (qpt_ulp.c, qpt_ulp.h). */
+const char *qpt_conv_ulp(const struct qpt_conv *c);
 
 /* ---- endpoints --------------------------------------------------------- */
 

@@ -21,8 +21,11 @@
 #include <epan/proto.h>
 
 #include "qpt_flow.h"
+#include "qpt_ulp.h"
 #include "qpt_verdict.h"
 #include "roce-int.h"
+
+#include <string.h>
 
 /* ---- per-file engine state ------------------------------------------------ */
 
@@ -178,11 +181,91 @@ void roce_analysis_register(void)
 
 /* ---- the first pass: feed the engine ----------------------------------------- */
 
+/* The value a non-flag kind's field holds, from its event. */
+static guint32 event_value(const struct qpt_event *e)
+{
+	return qpt_verdicts[e->kind].value == QPT_VAL_CODE ? e->code : e->count;
+}
+
+/* Sets (or replaces) the value of kind on a record. */
+static void set_value(roce_frame_t *fi, unsigned kind, guint32 value)
+{
+	roce_val_t *nv;
+
+	for (unsigned i = 0; i < fi->nvals; i++)
+		if (fi->vals[i].kind == kind) {
+			fi->vals[i].value = value;
+			return;
+		}
+	nv = wmem_alloc_array(wmem_file_scope(), roce_val_t, fi->nvals + 1);
+	if (fi->nvals)
+		memcpy(nv, fi->vals, fi->nvals * sizeof(*nv));
+	nv[fi->nvals].kind = (guint8)kind;
+	nv[fi->nvals].value = value;
+	fi->vals = nv; /* the old array stays in file scope until the file closes */
+	fi->nvals++;
+}
+
+/* The details one event gives its record (the same as the verdict's own
+ * fields give the frame being fed). */
+static void apply_event(roce_frame_t *fi, const struct qpt_event *e)
+{
+	int64_t t;
+
+	fi->flags |= 1u << e->kind;
+	if (qpt_verdicts[e->kind].value != QPT_VAL_FLAG)
+		set_value(fi, e->kind, event_value(e));
+	switch (e->kind) {
+	case QPT_VB_RETRANSMISSION:
+	case QPT_VB_DUPLICATE:
+		if (e->original_frame)
+			fi->original_frame = (guint32)e->original_frame;
+		break;
+	case QPT_VB_PSN_GAP:
+		fi->gap_first_psn = (e->psn - e->count) & 0xffffff;
+		break;
+	case QPT_VB_GBN_START:
+		if (e->original_frame)
+			fi->nak_frame = (guint32)e->original_frame;
+		t = e->detail ? qpt_value_of(qpt_trigger_descr, e->detail) : -1;
+		if (t >= 0)
+			fi->trigger = (guint8)t;
+		break;
+	case QPT_VB_RNR_RETRY:
+		if (e->original_frame)
+			fi->nak_frame = (guint32)e->original_frame;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Events about an earlier frame (the engine revising that frame's verdict
+ * once a later packet shows what it was: say, a PSN gap filler judged when
+ * the next packet shows it started a go-back-N) go on that frame's stored
+ * record, so the second pass and the GUI show them there.  On a single pass
+ * that frame was printed already, without them.  A revision adds to the
+ * record (its kind's flag, value and details); the flags the frame had stay
+ * (the engine's events say what is, not what no longer is). */
+static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
+{
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *e = &v->ev[i];
+		roce_frame_t *old;
+
+		if (e->kind >= QPT_VB_COUNT || !e->frame || e->frame == pinfo->num)
+			continue;
+		old = (roce_frame_t *)wmem_map_lookup(frame_map, GUINT_TO_POINTER((guint32)e->frame));
+		if (old)
+			apply_event(old, e);
+	}
+}
+
 roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 {
 	struct qpt_verdict v;
 	roce_frame_t *fi;
-	unsigned nv = 0;
+	guint32 own = 0, other = 0;
 
 	if (!frame_map || !flow)
 		return NULL;
@@ -194,7 +277,6 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	fi = wmem_new0(wmem_file_scope(), roce_frame_t);
 	fi->conv = v.conv;
 	fi->dir = v.dir;
-	fi->flags = v.flags;
 	fi->trigger = v.trigger;
 	fi->original_frame = (guint32)v.original_frame;
 	fi->gap_first_psn = v.gap_first_psn;
@@ -206,22 +288,28 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	fi->msg_len = v.msg_len;
 	fi->msg_packets = v.msg_packets;
 	fi->msg_op = v.msg_op;
-	for (unsigned i = 0; i < v.nevents; i++)
-		if (v.ev[i].kind < QPT_VB_COUNT && qpt_verdicts[v.ev[i].kind].value != QPT_VAL_FLAG)
-			nv++;
-	if (nv) {
-		fi->vals = wmem_alloc_array(wmem_file_scope(), roce_val_t, nv);
-		for (unsigned i = 0; i < v.nevents; i++) {
-			const struct qpt_event *e = &v.ev[i];
+	fi->ulp = v.conv >= 0 ? qpt_conv_ulp(qpt_flow_conv(flow, v.conv)) : NULL;
+	/* This frame's flags: those of its own events (and flags no event
+	 * names); a kind only an earlier frame's event has is that frame's. */
+	for (unsigned i = 0; i < v.nevents; i++) {
+		const struct qpt_event *e = &v.ev[i];
 
-			if (e->kind >= QPT_VB_COUNT || qpt_verdicts[e->kind].value == QPT_VAL_FLAG)
-				continue;
-			fi->vals[fi->nvals].kind = (guint8)e->kind;
-			fi->vals[fi->nvals].value =
-				qpt_verdicts[e->kind].value == QPT_VAL_CODE ? e->code : e->count;
-			fi->nvals++;
-		}
+		if (e->kind >= QPT_VB_COUNT)
+			continue;
+		if (!e->frame || e->frame == pinfo->num)
+			own |= 1u << e->kind;
+		else
+			other |= 1u << e->kind;
 	}
+	fi->flags = v.flags & ~(other & ~own);
+	for (unsigned i = 0; i < v.nevents; i++) {
+		const struct qpt_event *e = &v.ev[i];
+
+		if (e->kind < QPT_VB_COUNT && (!e->frame || e->frame == pinfo->num) &&
+		    qpt_verdicts[e->kind].value != QPT_VAL_FLAG)
+			set_value(fi, e->kind, event_value(e));
+	}
+	apply_revisions(pinfo, &v);
 	if (fi->acks_frame) {
 		roce_frame_t *req = (roce_frame_t *)wmem_map_lookup(
 			frame_map, GUINT_TO_POINTER(fi->acks_frame));
@@ -292,6 +380,8 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->conv >= 0) {
 		roce_add_gen(tree, hf_stream, tvb, (guint64)roce_conv_id(fi->conv));
 		roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir);
+		if (fi->ulp)
+			proto_item_set_generated(proto_tree_add_string(tree, hf_roce_ulp, tvb, 0, 0, fi->ulp));
 	}
 	if (!fi->flags && !fi->acks_frame && !fi->acked_by && !fi->read_request_frame &&
 	    !fi->msg_first_frame)

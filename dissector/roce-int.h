@@ -1,7 +1,8 @@
 /* roce-int.h - what the parts of the roce plugin share
  *
- *   packet-roce.c   registration, preferences, entry points (decode), the
- *                   UDP source-port guard
+ *   packet-roce.c   registration, preferences, the post-dissector (finds
+ *                   the packet the built-in infiniband dissector decoded,
+ *                   gives it to the engine), the UDP source-port guard
  *   roce-tree.c     header fields and the protocol tree of a decoded record
  *   roce-analysis.c the engine's flow analysis: fed on the first pass, its
  *                   verdicts shown from the verdict table (qpt_verdict.h)
@@ -59,6 +60,7 @@ typedef struct {
 	guint32 read_request_frame; /* READ response: its request */
 	guint32 msg_first_frame, msg_len, msg_packets;
 	gint64 ack_rtt_ns;	    /* -1 when none */
+	const char *ulp;	    /* the upper layer its CM service ID names, or NULL */
 	roce_val_t *vals;	    /* nvals of them, file scope; NULL when none */
 } roce_frame_t;
 
@@ -80,6 +82,8 @@ void roce_flow_finish(void);
 gint32 roce_conv_id(gint32 conv);
 
 /* ---- roce-tree.c ---------------------------------------------------------- */
+
+extern int hf_roce_ulp; /* roce.ulp: the upper layer a CM service ID names */
 
 void roce_tree_register(void);
 int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,

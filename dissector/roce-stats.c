@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "qpt_flow.h"
+#include "qpt_ulp.h"
 #include "qpt_verdict.h"
 #include "roce-int.h"
 
@@ -95,7 +96,7 @@ static GPtrArray *seen_conversations(GHashTable *seen)
 
 /* ---- the columns ---------------------------------------------------------------- */
 
-enum qp_col_kind { QP_CONV, QP_SVC, QP_EP_A, QP_EP_B, QP_COUNTER, QP_MESSAGES, QP_NAKS,
+enum qp_col_kind { QP_CONV, QP_SVC, QP_ULP, QP_EP_A, QP_EP_B, QP_COUNTER, QP_MESSAGES, QP_NAKS,
 		   QP_TIME_LOST, QP_RTT };
 
 #define QP_MAX_COLS (QPT_C_COUNT + 8)
@@ -128,6 +129,7 @@ static void qp_columns(void)
 	 * before the number give the indicator its room. */
 	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conv", "\u2003\u2003%u");
 	qp_add_col(QP_SVC, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Svc", "%s");
+	qp_add_col(QP_ULP, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "ULP", "%s");
 	qp_add_col(QP_EP_A, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "A (addr QP)", "%s");
 	qp_add_col(QP_EP_B, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "B (addr QP)", "%s");
 	for (unsigned c = 0; c < QPT_C_COUNT; c++)
@@ -211,6 +213,9 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 			break;
 		case QP_SVC:
 			g_strlcpy(s, c->transport[0] ? c->transport : "?", QP_CELL);
+			break;
+		case QP_ULP:
+			g_strlcpy(s, qpt_conv_ulp(c) ? qpt_conv_ulp(c) : "-", QP_CELL);
 			break;
 		case QP_EP_A:
 			fmt_ep(&c->ep[0], s, QP_CELL, FALSE);

@@ -26,14 +26,14 @@
 #include "qpt_flow.h"
 #include "qpt_mad.h"
 #include "qpt_opcode.h"
+#include "qpt_ulp.h"
 #include "roce-int.h"
 
-static dissector_handle_t data_handle, ipv6_handle;
-static heur_dissector_list_t ib_payload_heur;
 
 /* ---- fields -------------------------------------------------------------- */
 
 static int hf_transport = -1;
+int hf_roce_ulp = -1;
 static int hf_error = -1;
 static int hf_lrh = -1, hf_lrh_vl = -1, hf_lrh_lver = -1, hf_lrh_sl = -1,
 	   hf_lrh_lnh = -1, hf_lrh_dlid = -1, hf_lrh_pktlen = -1, hf_lrh_slid = -1;
@@ -82,7 +82,6 @@ static expert_field ei_malformed = EI_INIT;
 static expert_field ei_truncated = EI_INIT;
 static expert_field ei_icrc_bad = EI_INIT;
 static expert_field ei_vcrc_bad = EI_INIT;
-static expert_field ei_payload_heur = EI_INIT;
 
 /* ---- value strings --------------------------------------------------------- */
 
@@ -279,8 +278,7 @@ static void show_cm(proto_tree *t, tvbuff_t *tvb, int cmo, const struct qpt_pkt 
 	}
 }
 
-static void show_mad(proto_tree *t, tvbuff_t *tvb, int mo, packet_info *pinfo,
-		     const struct qpt_pkt *pkt)
+static void show_mad(proto_tree *t, tvbuff_t *tvb, int mo, const struct qpt_pkt *pkt)
 {
 	const struct qpt_mad *m = &pkt->mad;
 	proto_tree *mt;
@@ -298,95 +296,23 @@ static void show_mad(proto_tree *t, tvbuff_t *tvb, int mo, packet_info *pinfo,
 	add_val(mt, hf_mad_attr_id, tvb, mo + 16, 2, m->attr_id);
 	add_val(mt, hf_mad_attr_mod, tvb, mo + 20, 4, m->attr_mod);
 	if (pkt->flags & QPT_HAS_CM) {
+		const char *ulp;
+
 		show_cm(mt, tvb, mo + MAD_HDR, pkt);
-		col_add_fstr(pinfo->cinfo, COL_INFO, "CM %s",
-			     val_to_str_const(pkt->cm.msg, QPT_VALS(qpt_cm_msg_names), "?"));
-		switch (pkt->cm.msg) {
-		case QPT_CM_REQ:
-			col_append_fstr(pinfo->cinfo, COL_INFO,
-					" comm=0x%08x QPN=0x%06x PSN=%u", pkt->cm.local_comm_id,
-					pkt->cm.local_qpn, pkt->cm.starting_psn);
-			break;
-		case QPT_CM_REP:
-			col_append_fstr(pinfo->cinfo, COL_INFO,
-					" comm=0x%08x remote=0x%08x QPN=0x%06x PSN=%u",
-					pkt->cm.local_comm_id, pkt->cm.remote_comm_id,
-					pkt->cm.local_qpn, pkt->cm.starting_psn);
-			break;
-		default:
-			col_append_fstr(pinfo->cinfo, COL_INFO, " comm=0x%08x remote=0x%08x",
-					pkt->cm.local_comm_id, pkt->cm.remote_comm_id);
-			break;
-		}
-	} else {
-		col_add_fstr(pinfo->cinfo, COL_INFO, "MAD %s %s attr=0x%04x",
-			     qpt_mad_class_name(m->mgmt_class),
-			     qpt_mad_method_name(m->method), m->attr_id);
+		if ((pkt->cm.msg == QPT_CM_REQ || pkt->cm.msg == QPT_CM_SIDR_REQ ||
+		     pkt->cm.msg == QPT_CM_SIDR_REP) &&
+		    (ulp = qpt_sid_ulp(pkt->cm.service_id)) != NULL)
+			proto_item_set_generated(proto_tree_add_string(t, hf_roce_ulp, tvb, 0, 0, ulp));
 	}
 }
 
-static void show_payload(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-			 proto_tree *rt, int off, const struct qpt_pkt *pkt)
+/* The payload as bytes: the built-in dissector handed it to the payload
+ * heuristics (infiniband.payload) already, and an upper layer found there
+ * has its own tree. */
+static void show_payload(tvbuff_t *tvb, proto_tree *rt, int off, const struct qpt_pkt *pkt)
 {
-	tvbuff_t *next;
-	heur_dtbl_entry_t *hde;
-	struct infinibandinfo info;
-	proto_item *pi;
-	proto_tree *pt;
-
-	if (!pkt->payload_len)
-		return;
-	pi = proto_tree_add_item(rt, hf_payload, tvb, off, (int)pkt->payload_len, ENC_NA);
-	pt = proto_item_add_subtree(pi, ett_payload);
-	next = tvb_new_subset_length_caplen(tvb, off,
-					    MIN((int)pkt->payload_len,
-						tvb_captured_length_remaining(tvb, off)),
-					    (int)pkt->payload_len);
-	memset(&info, 0, sizeof(info));
-	info.payload_tree = pt;
-	info.opCode = pkt->bth.opcode;
-	info.pad_count = pkt->bth.pad;
-	info.packet_seq_num = pkt->bth.psn;
-	if (pkt->flags & QPT_H_RETH) {
-		info.reth_remote_key = pkt->reth.rkey;
-		info.reth_remote_address = pkt->reth.va;
-		info.reth_dma_length = pkt->reth.dmalen;
-	}
-	if (ib_payload_heur) {
-		volatile gboolean found = FALSE;
-
-		/* A heuristic that claims a payload and then throws (RPCoRDMA on a
-		 * 4-byte SEND, say) guessed wrong: the RoCE packet is not malformed,
-		 * so say so and show the bytes as data. */
-		TRY {
-			found = dissector_try_heuristic(ib_payload_heur, next, pinfo, tree, &hde, &info);
-		}
-		CATCH_NONFATAL_ERRORS {
-			expert_add_info_format(pinfo, pi, &ei_payload_heur,
-					       "A payload heuristic claimed this payload and failed (%s); shown as data",
-					       GET_MESSAGE ? GET_MESSAGE :
-					       EXCEPT_CODE == ReportedBoundsError ? "past the end of the payload" :
-					       EXCEPT_CODE == BoundsError ? "past the captured bytes" : "exception");
-			found = FALSE;
-		}
-		ENDTRY;
-		if (found)
-			return;
-	}
-	call_dissector(data_handle, next, pinfo, tree);
-}
-
-static void set_ib_addresses(packet_info *pinfo, const struct qpt_pkt *pkt)
-{
-	if (pkt->flags & QPT_HAS_GRH) {
-		alloc_address_wmem(pinfo->pool, &pinfo->src, AT_IB, 16, pkt->grh.sgid);
-		alloc_address_wmem(pinfo->pool, &pinfo->dst, AT_IB, 16, pkt->grh.dgid);
-	} else if (pkt->flags & QPT_HAS_LRH) {
-		guint16 s = pkt->lrh.slid, d = pkt->lrh.dlid;
-
-		alloc_address_wmem(pinfo->pool, &pinfo->src, AT_IB, 2, &s);
-		alloc_address_wmem(pinfo->pool, &pinfo->dst, AT_IB, 2, &d);
-	}
+	if (pkt->payload_len)
+		proto_tree_add_item(rt, hf_payload, tvb, off, (int)pkt->payload_len, ENC_NA);
 }
 
 /* Shows a decoded record.  tvb starts at the IBA packet (record offset
@@ -402,11 +328,6 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	int len = (int)pkt->iba_len, bth, icrc_off = -1, payload_off = -1;
 
 	fi = roce_analyse(pinfo, pkt);
-
-	col_set_str(pinfo->cinfo, COL_PROTOCOL, qpt_transport_name(pkt->transport));
-	col_clear(pinfo->cinfo, COL_INFO);
-	if (pkt->transport != QPT_TR_ROCEV2)
-		set_ib_addresses(pinfo, pkt);
 
 	if (len <= 0 || len > (int)tvb_reported_length(tvb))
 		len = -1;
@@ -466,8 +387,9 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		add_val(st, hf_bth_resv7, tvb, bth + 8, 1, h->resv7);
 		add_val(st, hf_bth_psn, tvb, bth + 9, 3, h->psn);
 
-		col_add_fstr(pinfo->cinfo, COL_INFO, "%s QP=0x%06x PSN=%u",
-			     opcode_name(h->opcode), h->dqpn, h->psn);
+		/* The built-in dissector has no name for a CNP ("Unknown OpCode"). */
+		if (oi->flags & QPT_O_CNP)
+			col_append_str(pinfo->cinfo, COL_INFO, " [CNP]");
 		proto_item_append_text(ti, ", %s QP=0x%06x PSN=%u", opcode_name(h->opcode),
 				       h->dqpn, h->psn);
 
@@ -530,12 +452,6 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			else if (a->kind == QPT_AETH_NAK)
 				add_val(st, hf_aeth_nak_code, tvb, o, 1, a->value);
 			add_val(st, hf_aeth_msn, tvb, o + 1, 3, a->msn);
-			if (a->kind == QPT_AETH_NAK)
-				col_append_fstr(pinfo->cinfo, COL_INFO, " NAK %s",
-						qpt_nak_name(a->value));
-			else if (a->kind == QPT_AETH_RNR)
-				col_append_fstr(pinfo->cinfo, COL_INFO, " RNR-NAK timer=%u", a->value);
-			col_append_fstr(pinfo->cinfo, COL_INFO, " MSN=%u", a->msn);
 		}
 		if (pkt->flags & QPT_H_ATOMICACKETH) {
 			int o = EXT(QPT_H_ATOMICACKETH);
@@ -553,7 +469,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			int po = (int)pkt->off_payload - base;
 
 			if (pkt->flags & QPT_HAS_MAD)
-				show_mad(rt, tvb, po, pinfo, pkt);
+				show_mad(rt, tvb, po, pkt);
 			else if ((oi->flags & QPT_O_VALID) || (h->opcode & 0xe0) == QPT_SVC_MANUF)
 				payload_off = po; /* handed on last, below */
 			if (h->pad)
@@ -562,16 +478,10 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			icrc_off = po + (int)pkt->payload_len + h->pad;
 		}
 	} else if (pkt->flags & QPT_HAS_LRH && pkt->error == QPT_E_OK) {
-		/* Raw or IPv6 datagram on the IB link: no transport headers. */
-		int o = 8, end = pkt->lrh.pktlen * 4;
-		tvbuff_t *next = tvb_new_subset_length(tvb, o, end - o);
+		/* Raw or IPv6 datagram on the IB link: no transport headers
+		 * (the built-in dissector decoded what it carries). */
+		int end = pkt->lrh.pktlen * 4;
 
-		col_add_fstr(pinfo->cinfo, COL_INFO, "LRH %s",
-			     val_to_str_const(pkt->lrh.lnh, lnh_vals, "?"));
-		if (pkt->lrh.lnh == 1 && ipv6_handle)
-			call_dissector(ipv6_handle, next, pinfo, tree);
-		else
-			call_dissector(data_handle, next, pinfo, tree);
 		if (pkt->flags & QPT_HAS_VCRC)
 			icrc_off = end - 4; /* no ICRC: VCRC right after */
 	}
@@ -629,7 +539,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	/* Last: the payload goes to the InfiniBand payload heuristics (or
 	 * data), which may throw; every RoCE item is in the tree by now. */
 	if (payload_off >= 0)
-		show_payload(tvb, pinfo, tree, rt, payload_off, pkt);
+		show_payload(tvb, rt, payload_off, pkt);
 	return tvb_captured_length(tvb);
 }
 
@@ -639,6 +549,7 @@ void roce_tree_register(void)
 {
 	static hf_register_info hf[] = {
 		{ &hf_transport, { "Transport", "roce.transport", FT_UINT8, BASE_DEC, QPT_VALS(qpt_transport_names), 0, NULL, HFILL } },
+		{ &hf_roce_ulp, { "Upper layer (from the CM service ID)", "roce.ulp", FT_STRING, BASE_NONE, NULL, 0, "The protocol the connection's RDMA-CM service ID (TCP port space) names: NVMe-oF 4420, iSER 3260, NFS/RDMA 20049, SMB Direct 445/5445", HFILL } },
 		{ &hf_error, { "Decode error", "roce.error", FT_UINT8, BASE_DEC, NULL, 0, "qptrace decoder result code", HFILL } },
 		/* LRH */
 		{ &hf_lrh, { "Local Route Header", "roce.lrh", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },
@@ -764,7 +675,6 @@ void roce_tree_register(void)
 		{ &ei_malformed, { "roce.malformed", PI_MALFORMED, PI_ERROR, "Malformed RoCE/IB packet", EXPFILL } },
 		{ &ei_truncated, { "roce.truncated", PI_MALFORMED, PI_WARN, "Truncated RoCE/IB packet", EXPFILL } },
 		{ &ei_vcrc_bad, { "roce.vcrc.bad.expert", PI_CHECKSUM, PI_ERROR, "Bad VCRC", EXPFILL } },
-		{ &ei_payload_heur, { "roce.payload.heuristic_failed", PI_UNDECODED, PI_NOTE, "Payload heuristic failed", EXPFILL } },
 	};
 	expert_module_t *em;
 
@@ -793,7 +703,4 @@ void roce_tree_register(void)
 
 void roce_tree_handoff(void)
 {
-	data_handle = find_dissector("data");
-	ipv6_handle = find_dissector("ipv6");
-	ib_payload_heur = find_heur_dissector_list("infiniband.payload");
 }

@@ -665,6 +665,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append_c(o, ']');
 	if (c->mtu)
 		g_string_append_printf(o, ",\"mtu\":%u", c->mtu);
+	if (qpt_conv_ulp(c)) g_string_append_printf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(c));
 	if (c->has_cm) {
 		const struct qpt_cm_info *cm = &c->cm;
 
