@@ -54,9 +54,17 @@ struct qpt_flow *roce_flow(void)
 	return flow;
 }
 
+static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v);
+
 void roce_flow_finish(void)
 {
 	if (flow && !flow_finished) {
+		struct qpt_verdict v;
+
+		/* the events still undecided at the end, all of earlier frames */
+		qpt_flow_drain(flow, &v);
+		if (frame_map)
+			apply_revisions(NULL, &v);
 		qpt_flow_finish(flow);
 		flow_finished = TRUE;
 	}
@@ -253,7 +261,7 @@ static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 		const struct qpt_event *e = &v->ev[i];
 		roce_frame_t *old;
 
-		if (e->kind >= QPT_VB_COUNT || !e->frame || e->frame == pinfo->num)
+		if (e->kind >= QPT_VB_COUNT || !e->frame || (pinfo && e->frame == pinfo->num))
 			continue;
 		old = (roce_frame_t *)wmem_map_lookup(frame_map, GUINT_TO_POINTER((guint32)e->frame));
 		if (old)
