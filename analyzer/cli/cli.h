@@ -101,6 +101,12 @@ struct opts {
 	uint16_t port_buf[64];
 };
 
+/* --vxlan-port N (repeatable, or N,M): UDP ports decoded as VXLAN beside
+ * 4789; qpt_vxlan_ports_to() puts them into the decoding options (monitor.c). */
+gboolean qpt_opt_vxlan_port(const gchar *name, const gchar *value, gpointer data,
+			    GError **error);
+void qpt_vxlan_ports_to(struct qpt_decode_opts *dec);
+
 int cmd_summary(struct opts *o);
 bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
 

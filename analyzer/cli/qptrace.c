@@ -279,6 +279,8 @@ int main(int argc, char **argv)
 					"Show frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601); the whole input is analysed", "T" } },
 		{ C_FLOW | C_PACKETS, { "to", 0, 0, G_OPTION_ARG_STRING, &o.to,
 					"Show frames at or before T", "T" } },
+		{ C_READ, { "vxlan-port", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)qpt_opt_vxlan_port,
+			    "Also decode UDP destination port N as VXLAN (4789 always is; repeatable)", "N" } },
 		{ C_READ, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 			    "Do not verify ICRC/VCRC", NULL } },
 		{ C_GRADE, { "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
@@ -379,6 +381,7 @@ int main(int argc, char **argv)
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
+		qpt_vxlan_ports_to(&o.dec);
 		status = cmd->run(&o);
 	}
 	g_option_context_free(ctx);

@@ -676,11 +676,17 @@ static void summary_out(struct run *r, const char *file)
 				       ",\"rnr_naks\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
 				       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
 				       ",\"cm_unknown_comm_id\":%" PRIu64 ",\"cm_rejects\":%" PRIu64
-				       ",\"fragmented_roce_packets\":%" PRIu64 "}}\n",
+				       ",\"fragmented_roce_packets\":%" PRIu64,
 				       t->frames, t->iba_packets, t->management, t->malformed,
 				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
 				       naks, rnr, gbn, cnps, ce, t->cm_unknown_comm_id,
 				       t->cm_rejects, t->fragmented_roce_packets);
+		/* headers-only captures: the key only when some frame was cut */
+		if (t->cut_by_snaplen)
+			g_string_append_printf(o, ",\"cut_by_capture\":{\"frames\":%" PRIu64
+					       ",\"snaplen\":%u,\"icrc_checked\":false}",
+					       t->cut_by_snaplen, t->snaplen);
+		g_string_append(o, "}}\n");
 		g_ptr_array_free(convs, TRUE);
 		g_ptr_array_free(att, TRUE);
 		return;
@@ -713,6 +719,10 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
+	if (t->cut_by_snaplen)
+		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
+				       "ICRC not checked\n", t->cut_by_snaplen,
+				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
 	g_ptr_array_sort(convs, qpt_conv_cmp_worst);
 	for (guint i = 0; i < convs->len && i < 10; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
