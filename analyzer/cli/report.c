@@ -683,9 +683,8 @@ static void summary_out(struct run *r, const char *file)
 				       t->cm_rejects, t->fragmented_roce_packets);
 		/* headers-only captures: the key only when some frame was cut */
 		if (t->cut_by_snaplen)
-			g_string_append_printf(o, ",\"cut_by_capture\":{\"frames\":%" PRIu64
-					       ",\"snaplen\":%u,\"icrc_checked\":false}",
-					       t->cut_by_snaplen, t->snaplen);
+			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
+					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
 		g_string_append(o, "}}\n");
 		g_ptr_array_free(convs, TRUE);
 		g_ptr_array_free(att, TRUE);
