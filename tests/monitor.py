@@ -32,7 +32,7 @@ CAPTURES = ("captures/rxe/write_bw_drop.pcap", "captures/rxe/read_bw_drop.pcap",
             "captures/made/cnp_ecn.pcap", "captures/made/rnr.pcap")
 LOOP_CAPTURE = "captures/rxe/write_bw.pcap"
 LOOP_PACKETS = int(os.environ.get("QPT_MONITOR_LOOP_PACKETS", "10000000"))
-LOOP_PPS = int(os.environ.get("QPT_MONITOR_LOOP_PPS", "250000"))
+LOOP_PPS = int(os.environ.get("QPT_MONITOR_LOOP_PPS", "100000"))
 METRICS_PORT = 19464
 PROM_PORT = 19090
 
