@@ -623,6 +623,11 @@ static enum qpt_error decode_gre(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	}
 	if (!tunnel_enter(pkt, &t))
 		return QPT_E_NOT_IBA;
+	/* ERSPAN's T bit: the mirror cut the frame to fit (its outer lengths
+	 * are those of the cut frame).  The inner lengths are then the truth,
+	 * and what is missing was cut, as by a snap length. */
+	if (t.erspan_truncated)
+		end = UINT32_MAX;
 	switch (t.gre_proto) {
 	case ETHERTYPE_IPV4:
 		return decode_ipv4(pkt, b, o, end, opts);

@@ -82,6 +82,82 @@ def first_diff(a, b, where=""):
     return None if a == b else f"{where}: {a!r} != {b!r}"
 
 
+def edge_cases(qptrace, root, tmp, n, failed):
+    """Hand-made frames at the decoder's limits: (name, frame, RoCE?, check)."""
+    _, _, _, frames = wrap.read_pcap(os.path.join(root, "captures/made/nak_gbn.pcap"))
+    inner = next(d for _, _, _, d in frames if len(d) > 60 and d[12:14] == b"\x08\x00")
+    L = len(inner)
+
+    def teb(frame):
+        _, d = wrap.wrap("gre-teb", 1, 0, 0, len(frame), frame)
+        return d
+
+    def nested(k):
+        f = inner
+        for _ in range(k):
+            f = teb(f)
+        return f
+
+    def patch(f, off, b):
+        return f[:off] + b + f[off + len(b):]
+
+    _, e2 = wrap.wrap("erspan2", 1, 0, 0, L, inner)
+    _, e3 = wrap.wrap("erspan3", 1, 0, 0, L, inner)
+    _, vx = wrap.wrap("vxlan", 1, 0, 0, L, inner)
+    _, mp = wrap.wrap("mpls", 1, 0, 0, L, inner)
+    ip = wrap.inner_ip_offset(inner)
+    deep_mpls = wrap.OUTER_ETH + b"\x88\x47" + b"".join(
+        struct.pack("!I", (100 + i) << 12 | (0x100 if i == 16 else 0) | 64) for i in range(17)) + inner[ip:]
+    three_mpls = wrap.OUTER_ETH + b"\x88\x47" + b"".join(
+        struct.pack("!I", (100 + i) << 12 | (0x100 if i == 2 else 0) | 64) for i in range(3)) + inner[ip:]
+    gre_off = 14 + 20
+    cases = [
+        ("GRE-TEB in GRE-TEB, 4 deep", nested(4), True, lambda r: r["tunnel"]["depth"] == 4),
+        ("GRE-TEB 5 deep (past the limit)", nested(5), False, None),
+        ("ERSPAN II with a type III version nibble", patch(e2, gre_off + 8, b"\x20"), False, None),
+        ("ERSPAN III, frame type not Ethernet", patch(e3, gre_off + 8 + 10, b"\x04\x00"), False, None),
+        ("GRE with the RFC 1701 routing bit", patch(e2, gre_off, b"\x50\x00"), False, None),
+        ("GRE version 1 (PPTP)", patch(e2, gre_off, b"\x10\x01"), False, None),
+        ("VXLAN without the I flag", patch(vx, gre_off + 8, b"\x00"), False, None),
+        ("MPLS, 17 labels (past the limit)", deep_mpls, False, None),
+        ("MPLS, 3 labels", three_mpls, True,
+         lambda r: r["mpls"] == {"labels": [100, 101, 102], "depth": 3}),
+        ("ERSPAN III cut inside its header", (e3[:gre_off + 8 + 6], len(e3)), False, None),
+        ("VXLAN cut inside the inner Ethernet header", (vx[:14 + 20 + 16 + 10], len(vx)), False, None),
+        ("ERSPAN II, the inner frame's payload and ICRC cut", (e2[:len(e2) - 8], len(e2)), True,
+         lambda r: r.get("cut_by_capture") and "malformed" not in r and
+         r["tunnel"]["session_id"] == wrap.SESSION_ID),
+    ]
+    # ERSPAN II with the T bit: the mirror cut the frame; the outer lengths
+    # are those of the cut frame (the inner IP length is the truth)
+    cut = inner[:ip + 40 + 16]
+    tun = wrap.gre(0x88BE, 1) + struct.pack("!HHI", 0x1000, 0x0400 | wrap.SESSION_ID, 0)
+    tbit = wrap.OUTER_ETH + b"\x08\x00" + wrap.ipv4(47, len(tun) + len(cut), 1) + tun + cut
+    cases.append(("ERSPAN II with the T bit, the mirror cut the frame", tbit, True,
+                  lambda r: r.get("cut_by_capture") and "malformed" not in r and
+                  r["tunnel"]["truncated"] is True))
+    cases.append(("GRE-TEB, the frame cut but the outer IP length says so", teb(cut), True,
+                  lambda r: r.get("malformed") == "IP length does not match the frame"))
+    path = os.path.join(tmp, "edges.pcap")
+    recs = []
+    for i, (_, f, _, _) in enumerate(cases):
+        f, wirelen = f if isinstance(f, tuple) else (f, len(f))
+        recs.append((1000 + i, 0, wirelen, f))
+    wrap.write_pcap(path, False, 65535, recs)
+    pk = subprocess.run([qptrace, "packets", "--json", path], capture_output=True, text=True,
+                        timeout=60)
+    rows = {json.loads(l)["frame"]: json.loads(l) for l in pk.stdout.splitlines()}
+    for i, (name, _, roce, chk) in enumerate(cases):
+        r = rows.get(i + 1)
+        ok = (r is not None) == roce and (not chk or (r is not None and chk(r)))
+        n += 1
+        print(f"{'ok' if ok else 'not ok'} {n} - edge: {name}: "
+              f"{'RoCE' if r else 'not RoCE'}{', ' + json.dumps(r.get('tunnel') or r.get('mpls')) if r else ''}")
+        if not ok:
+            failed.append(f"edge {name}")
+    return n
+
+
 def main():
     qptrace, root = sys.argv[1], sys.argv[2]
     caps = sorted(glob.glob(os.path.join(root, "captures/made/*.pcap")) +
@@ -159,6 +235,7 @@ def main():
               f"RoCE packets without --vxlan-port, {other['totals']['iba_packets']} with it")
         if not ok:
             failed.append("--vxlan-port 8472")
+        n = edge_cases(qptrace, root, tmp, n, failed)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"1..{n}")
