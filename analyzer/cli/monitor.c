@@ -135,6 +135,7 @@ struct mon {
 	GString *out;
 	bool write_failed;
 	unsigned renewals;
+	uint64_t untabled; /* active conversations past the table's bound */
 	GMutex lock;
 	GString *metrics; /* the last rendering, under lock */
 };
@@ -236,6 +237,7 @@ static void refresh(struct mon *m)
 	g_hash_table_iter_init(&it, m->convs);
 	while (g_hash_table_iter_next(&it, NULL, &val))
 		((struct mconv *)val)->seen = false;
+	m->untabled = 0;
 	m->now = m->retired;
 	m->now.frames += t->frames;
 	m->now.iba += t->iba_packets;
@@ -259,6 +261,10 @@ static void refresh(struct mon *m)
 		if (m->mo->idle > 0 && last < idle_before) {
 			if (e)
 				g_hash_table_remove(m->convs, probe.key); /* expired */
+			continue;
+		}
+		if (!e && g_hash_table_size(m->convs) >= (guint)m->mo->max_convs) {
+			m->untabled++; /* counted in the totals and `other` only */
 			continue;
 		}
 		if (!e) {
@@ -466,21 +472,24 @@ static void conv_lines(struct mon *m, bool final)
 			",\"iba_packets\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"cut_by_capture\":%" PRIu64
 			",\"active_conversations\":%u,\"conversations\":%" PRIu64
 			",\"retransmitted_packets\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
-			",\"capture_dropped\":%" PRIu64 ",\"engine_renewals\":%u}\n",
+			",\"capture_dropped\":%" PRIu64 ",\"engine_renewals\":%u"
+			",\"not_listed\":%" PRIu64 "}\n",
 			type, t / 1000000000, (int)(t % 1000000000 / 1000), m->now.frames, m->now.iba,
 			m->now.malformed, m->now.cut, a->len, m->now.conversations,
 			m->now.v[MV_RETRANS], m->now.v[MV_GBN], m->cap_drop + m->cap_ifdrop,
-			m->renewals);
+			m->renewals, m->untabled);
 	else
 		g_string_append_printf(m->out,
 			"%s totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64 " malformed, %"
 			PRIu64 " cut by the capture), %u active conversations (%" PRIu64
 			" seen), %" PRIu64 " retransmitted, %" PRIu64 " go-back-N; capture dropped %"
-			PRIu64 "%s\n",
+			PRIu64 "%s%s\n",
 			type, m->now.frames, m->now.iba, m->now.malformed, m->now.cut, a->len,
 			m->now.conversations, m->now.v[MV_RETRANS], m->now.v[MV_GBN],
 			m->cap_drop + m->cap_ifdrop,
-			m->renewals ? " (engine renewed: conversation ids restart higher)" : "");
+			m->renewals ? " (engine renewed: conversation ids restart higher)" : "",
+			m->untabled ? "; more active conversations than --max-conversations: "
+				      "the rest are in the totals only" : "");
 	g_ptr_array_free(a, TRUE);
 }
 
@@ -743,6 +752,14 @@ static void on_frame(struct mon *m, uint32_t linktype, int64_t ns, const uint8_t
 	m->frame_no++;
 	qpt_decode(&pkt, linktype, data, caplen, wirelen, &m->o->dec);
 	qpt_flow_packet(m->fl, m->frame_no, ns, &pkt, &v);
+	/* the engine's memory: renewed past --max-conversations (checked
+	 * here, not only every second: a file is read much faster) */
+	if (qpt_flow_totals(m->fl)->conversations > (uint64_t)m->mo->max_convs) {
+		for (unsigned i = 0; !m->mo->no_events && i < v.nevents; i++)
+			event_line(m, &v.ev[i]);
+		renew_engine(m);
+		return;
+	}
 	if (!m->mo->no_events)
 		for (unsigned i = 0; i < v.nevents; i++)
 			event_line(m, &v.ev[i]);
