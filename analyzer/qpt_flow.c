@@ -26,6 +26,21 @@ const char *qpt_paired_by_name(enum qpt_paired_by p)
 	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
 
+void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
+{
+	GHashTableIter it;
+	gpointer val;
+
+	memset(v, 0, sizeof(*v));
+	v->frame = UINT64_MAX; /* no frame: every event is of an earlier one */
+	v->conv = -1;
+	v->dir = -1;
+	v->ack_rtt_ns = -1;
+	g_hash_table_iter_init(&it, fl->halves);
+	while (g_hash_table_iter_next(&it, NULL, &val) && v->nevents < QPT_MAX_EVENTS)
+		fl_fill_resolve(fl, val, NULL, v);
+}
+
 void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap)
 {
 	fl->tap = MIN(tap, 255u);
@@ -45,7 +60,10 @@ struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
 {
 	struct qpt_event *ev;
 
-	v->flags |= 1u << kind;
+	/* the flags are the packet's own: an event of an earlier frame (a
+	 * revision of its verdict) is carried, not flagged */
+	if (frame == v->frame)
+		v->flags |= 1u << kind;
 	if (v->nevents == QPT_MAX_EVENTS)
 		return NULL; /* cannot happen: fewer kinds apply to one packet */
 	ev = &v->ev[v->nevents++];
@@ -76,6 +94,7 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	int64_t back_ns = back ? fl->last_ns - ns : 0;
 
 	memset(v, 0, sizeof(*v));
+	v->frame = frame;
 	v->conv = -1;
 	v->dir = -1;
 	v->ack_rtt_ns = -1;
@@ -195,5 +214,6 @@ void qpt_flow_finish(struct qpt_flow *fl)
 
 		if (h->in_episode)
 			fl_episode_close(h, 0, h->last_ns);
+		fl_pend_flush(h); /* messages whose start never showed */
 	}
 }

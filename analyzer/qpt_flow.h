@@ -108,7 +108,7 @@ struct qpt_conv {
 struct qpt_flow_opts {
 	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
-	int64_t tap_window_ns;	 /* ... seen first by another capture point (10 ms) */
+	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
 };
 
@@ -138,6 +138,9 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t time_ns,
  * same packet seen by two points is a capture copy however far apart the
  * two saw it; one point seeing it twice is a resend. */
 void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap);
+/* End of input, before qpt_flow_finish(): the events still undecided
+ * (gap fillers nothing followed: out of order), all of earlier frames. */
+void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v);
 /* End of input: closes open episodes. */
 void qpt_flow_finish(struct qpt_flow *fl);
 /* Conversations in id order (merged ones skipped).  The array is the

@@ -16,7 +16,8 @@
 #define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
 #define WIN_MIN 16u   /* a window starts this small and doubles up to WIN_SIZE */
 #define MAX_GAPS 8    /* open PSN gaps remembered per half */
-#define MAX_READS 16  /* outstanding READ requests remembered per half */
+#define MAX_READS 128 /* outstanding READ requests remembered per half (rxe's
+			* max_rd_atomic; allocated with the first READ) */
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 #define HALF_CACHE 4096u
 #define SEEN_RING 32  /* recent packets per half, for capture copies */
@@ -35,6 +36,7 @@ struct half_key {
 struct slot {
 	uint32_t psn;
 	bool used, ackreq, resent, acked;
+	uint8_t bound; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
 	uint64_t frame;
 	int64_t ns;
 	uint32_t fp;
@@ -64,14 +66,31 @@ struct seen {
 	int64_t ns;
 	uint64_t frame;
 	uint8_t tap;
+	bool paired; /* with a sighting of it by another capture point */
 };
 
 /* A message being reassembled from FIRST/MIDDLE/LAST packets. */
 struct msg {
 	bool open;
+	bool from_first; /* opened by its FIRST (or ONLY) packet */
 	uint8_t op;
 	uint64_t first_frame;
+	uint32_t first_psn; /* of the packet that opened it */
 	uint32_t len, pkts;
+};
+
+#define SLOT_FIRST 1
+#define SLOT_LAST 2
+#define MAX_PEND_MSGS 4 /* messages whose start is not yet known, per half */
+
+/* A message whose LAST was seen but not its FIRST (lost before the capture
+ * point): counted once its start is known, from the PSN boundaries the
+ * resends show (every packet but the last carries one MTU). */
+struct pend_msg {
+	bool used;
+	uint8_t op;
+	uint32_t first_seen, last_psn, last_len;
+	uint64_t first_frame;
 };
 
 struct gap {
@@ -94,11 +113,20 @@ struct half {
 	uint32_t acked;	   /* highest PSN acknowledged by the twin */
 	bool any_acked;
 	struct window win;
-	struct read_req reads[MAX_READS];
+	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
+	/* with the MTU unknown: the largest packet size that READ requests'
+	 * spacing allows (one READ after another takes len / MTU PSNs; a
+	 * READ lost in between makes a step longer, never shorter) */
+	uint32_t read_mtu_guess;
 	unsigned nreads;
 	struct gap gaps[MAX_GAPS];
 	unsigned ngaps;
 	struct msg msg;
+	/* the PSN of the last packet of the newest message completed: a
+	 * message whose FIRST the capture missed starts after it */
+	bool msg_end_valid;
+	uint32_t msg_end_psn;
+	struct pend_msg pend[MAX_PEND_MSGS];
 
 	/* recent packets (requests and responses), for capture copies */
 	struct seen seen[SEEN_RING];
@@ -113,6 +141,12 @@ struct half {
 	uint32_t ans_hi, resend_psn;
 	int64_t ans_ns, resend_ns, nak_seen_ns; /* ... and the latest (RNR) NAK:
 						  * everything from its PSN on is resent */
+	/* a gap filler with no resend trigger: out of order, unless the next
+	 * request shows it began a go-back-N (fl_fill_resolve) */
+	bool fill_pending;
+	uint32_t fill_psn;
+	uint64_t fill_frame;
+	int64_t fill_ns;
 	/* an RNR retry resending a multi-packet message: the next PSN of it */
 	bool rnr_resend;
 	uint32_t rnr_next;
@@ -190,6 +224,14 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_half_restart(struct half *h);
+void fl_pend_flush(struct half *h);
+void fl_pend_resolve(struct half *h, struct qpt_verdict *v);
+struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create);
+uint8_t fl_slot_bound(const struct qpt_opcode_info *oi);
+void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
+		    const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v);
+void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     struct qpt_verdict *v);
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request);
 struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,

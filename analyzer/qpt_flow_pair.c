@@ -49,6 +49,7 @@ static void half_free(gpointer p)
 	g_free(h->win.s);
 	g_free(h->rwin.s);
 	g_free(h->taps);
+	g_free(h->reads);
 	g_free(h);
 }
 
@@ -77,7 +78,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	if (!fl->o.dup_window_ns)
 		fl->o.dup_window_ns = 50000;
 	if (!fl->o.tap_window_ns)
-		fl->o.tap_window_ns = 10000000;
+		fl->o.tap_window_ns = 1000000000;
 	if (!fl->o.timeout_gap_ns)
 		fl->o.timeout_gap_ns = 500000;
 	fl->halves = g_hash_table_new_full(key_hash, key_equal, NULL, half_free);

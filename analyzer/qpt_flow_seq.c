@@ -27,7 +27,7 @@ static void win_grow(struct window *w)
 	w->size = n;
 }
 
-static struct slot *slot_of(struct window *w, uint32_t psn, bool create)
+struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create)
 {
 	struct slot *s;
 
@@ -70,11 +70,21 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 		g_array_append_val(d->episodes, h->cur);
 }
 
+/* The most PSNs a READ of unknown span can take: its length over the
+ * smallest packet size the MTU can be (256), or over the size the READ
+ * requests' own spacing shows when it is known. */
+static uint32_t read_span_max(const struct half *h, const struct read_req *r)
+{
+	uint32_t per = h->read_mtu_guess ? h->read_mtu_guess : 256;
+
+	return MAX(1u, (r->len + per - 1) / per);
+}
+
 static struct read_req *read_find(struct half *h, uint32_t psn)
 {
 	for (unsigned i = 0; i < h->nreads; i++) {
 		struct read_req *r = &h->reads[i];
-		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		uint32_t span = r->span ? r->span : read_span_max(h, r);
 		int32_t d = qpt_psn_diff(psn, r->psn);
 
 		if (d >= 0 && (uint32_t)d < span)
@@ -99,6 +109,8 @@ static void read_add(struct half *h, const struct qpt_pkt *p, uint32_t mtu,
 	uint32_t psn = p->bth.psn, len = p->reth.dmalen;
 	struct read_req *r;
 
+	if (!h->reads)
+		h->reads = g_new0(struct read_req, MAX_READS);
 	if (h->nreads == MAX_READS) {
 		memmove(h->reads, h->reads + 1, sizeof(h->reads[0]) * (MAX_READS - 1));
 		h->nreads--;
@@ -138,42 +150,35 @@ void fl_set_transport(struct half *h, uint8_t opcode)
 
 /* Adds a request packet seen for the first time to message m; a message
  * is counted once, when its LAST (or ONLY) packet is first seen. */
-static void message_add(struct msg *m, struct qpt_dir *d, const struct qpt_pkt *p,
-			uint64_t frame, struct qpt_verdict *v)
-{
-	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
-	struct qpt_opstat *os;
-	uint32_t len;
+static struct gap *gap_of(struct half *h, uint32_t psn);
 
-	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
+/* A NAK asking the requester half t for a PSN before the first request the
+ * capture saw: the capture began among requests lost before its point.
+ * They are a gap, so that their resends fill it and count once. */
+static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,
+			     struct qpt_verdict *v)
+{
+	struct qpt_dir *td = fl_dir_of(t);
+	int32_t before = td && td->psn_seen ? qpt_psn_diff(td->first_psn, psn) : 0;
+	struct gap *g;
+
+	if (before <= 0 || before > 64 || gap_of(t, psn) || fl_slot_of(&t->win, psn, false))
 		return;
-	if (oi->flags & QPT_O_FIRST || !m->open) {
-		m->open = true;
-		m->first_frame = frame;
-		m->len = 0;
-		m->pkts = 0;
-		m->op = oi->op;
+	if (t->ngaps == MAX_GAPS) {
+		memmove(t->gaps, t->gaps + 1, sizeof(t->gaps[0]) * (MAX_GAPS - 1));
+		t->ngaps--;
 	}
-	m->len += p->payload_len;
-	m->pkts++;
-	if (oi->op != QPT_OP_SEND && oi->op != QPT_OP_WRITE)
-		m->op = oi->op; /* the LAST with Immediate / Invalidate names it */
-	if (!(oi->flags & QPT_O_LAST))
-		return;
-	m->open = false;
-	len = m->len;
-	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
-		len = p->reth.dmalen;
-	os = &d->ops[m->op];
-	os->min_size = os->count ? MIN(os->min_size, len) : len;
-	os->max_size = MAX(os->max_size, len);
-	os->count++;
-	os->bytes += len;
-	os->packets += m->pkts;
-	v->msg_first_frame = m->first_frame;
-	v->msg_len = len;
-	v->msg_packets = m->pkts;
-	v->msg_op = m->op;
+	g = &t->gaps[t->ngaps++];
+	memset(g, 0, sizeof(*g));
+	g->first = psn;
+	g->count = (uint32_t)before;
+	g->ns = ns;
+	td->psn_gaps++;
+	td->missing_psns += (uint32_t)before;
+	td->first_psn = psn;
+	fl_emit(v, frame, ns, t, QPT_VB_PSN_GAP, psn, 0, (uint32_t)before, 0, 0,
+		"PSNs before the first request captured, asked for by a NAK: lost before "
+		"the capture point");
 }
 
 /* The gap this never-seen PSN fills, or NULL. */
@@ -198,6 +203,8 @@ void fl_half_restart(struct half *h)
 	fl_episode_close(h, 0, h->last_ns);
 	g_free(h->win.s);
 	g_free(h->rwin.s);
+	g_free(h->taps);
+	g_free(h->reads);
 	memset(h, 0, sizeof(*h));
 	h->key = key;
 	h->family = family;
@@ -225,105 +232,51 @@ static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 	}
 }
 
-/* What tells two copies of one packet apart from two sendings of it: the
- * ICRC covers every byte that a resend could change (IP ID, MSN, ...). */
-static uint32_t fingerprint(const struct qpt_pkt *p)
+/* A gap filler that had no resend trigger, judged with the request p that
+ * follows it (NULL: nothing followed): when p resends a PSN after the
+ * filler that was sent before it, the filler began a go-back-N (its NAK
+ * was not captured): a retransmission of a sending not captured and the
+ * episode's first resent packet.  Else it was out of order.  The events
+ * are the filler's frame's, carried by v (see qpt_verdict.h). */
+void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     struct qpt_verdict *v)
 {
-	return p->icrc ^ (p->payload_len * 2654435761u) ^ ((uint32_t)p->bth.opcode << 24) ^
-	       (p->aeth.msn * 40503u);
-}
-
-/* A capture copy: the same half, PSN and bytes as a packet of the last
- * SEEN_RING it carried, at most dup_window_ns later (never earlier: a
- * clock that stepped back proves nothing), and nothing in between that
- * would make the sender send it again: for a request, no answer from the
- * twin reaching its PSN (a READ re-issued after a response is a retry)
- * and no NAK or RNR NAK (it asks for everything from its PSN again);
- * for a response, no resend of the twin's requests up to its PSN (a
- * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
-/* Several capture points: a sighting is a copy when another point has
- * seen this packet (PSN and bytes) more often than this one had, within
- * tap_window_ns: this point is catching up on a sending the other saw.
- * One point seeing it again is a sending again (a resend), whatever the
- * time.  Every sighting is remembered. */
-static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
-				   uint32_t fp, uint64_t frame, int64_t ns)
-{
-	unsigned here = 0, other[256] = { 0 }, most = 0;
-	const struct seen *orig = NULL;
-
-	if (!h->taps)
-		h->taps = g_new0(struct seen, TAP_RING);
-	for (unsigned k = 0; k < TAP_RING; k++) {
-		/* oldest first, so that orig is the sighting this one copies */
-		const struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
-		int64_t dt = ns - e->ns;
-
-		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 || dt > fl->o.tap_window_ns)
-			continue;
-		if (e->tap == fl->tap) {
-			here++;
-		} else if (++other[e->tap] > most) {
-			most = other[e->tap];
-			if (most == here + 1)
-				orig = e;
-		}
-	}
-	if (most <= here)
-		orig = NULL;
-	h->taps[h->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
-					      .tap = (uint8_t)fl->tap };
-	h->taps_pos = (h->taps_pos + 1) % TAP_RING;
-	return orig;
-}
-
-bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
-{
-	struct half *t = fl_twin_of(fl, h);
-	uint32_t psn = p->bth.psn, fp = fingerprint(p);
 	struct qpt_dir *d = fl_dir_of(h);
+	struct slot *s, *fs;
 
-	if (fl->ntaps > 1) {
-		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns);
-
-		if (!e)
-			goto same_point; /* a copy within one file is still one */
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = e->frame;
-		if (d)
-			d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
-			"the same packet seen by another capture point: a capture copy");
-		return true;
+	(void)fl;
+	if (!h->fill_pending)
+		return;
+	h->fill_pending = false;
+	s = p ? fl_slot_of(&h->win, p->bth.psn, false) : NULL;
+	if (!d || !p || qpt_psn_diff(p->bth.psn, h->fill_psn) <= 0 ||
+	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->fill_frame) {
+		fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->fill_psn, 0, 0,
+			0, 0, "fills a PSN gap without a resend trigger");
+		return;
 	}
-same_point:
-	for (unsigned i = 0; i < SEEN_RING; i++) {
-		const struct seen *e = &h->seen[i];
-		int64_t dt = ns - e->ns;
-
-		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
-		    dt > fl->o.dup_window_ns)
-			continue;
-		if (request && h->ans_valid && h->ans_ns > e->ns &&
-		    qpt_psn_diff(h->ans_hi, psn) >= 0)
-			continue;
-		if (request && h->nak_seen && h->nak_seen_ns > e->ns)
-			continue;
-		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
-		    qpt_psn_diff(t->resend_psn, psn) <= 0)
-			continue;
-		v->flags |= QPT_V(DUPLICATE);
-		v->original_frame = e->frame;
-		if (d)
-			d->duplicates++;
-		fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, e->frame, 0, 0, 0,
-			"same PSN and bytes as a packet just before: a capture copy");
-		return true;
-	}
-	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
-	h->seen_pos = (h->seen_pos + 1) % SEEN_RING;
-	return false;
+	d->out_of_order--;
+	d->retransmitted_packets++;
+	fs = fl_slot_of(&h->win, h->fill_psn, false);
+	if (fs)
+		fs->resent = true;
+	h->rnr_resend = false;
+	h->in_episode = true;
+	memset(&h->cur, 0, sizeof(h->cur));
+	h->cur.first_resent_frame = h->fill_frame;
+	h->cur.from_psn = h->fill_psn;
+	h->cur.trigger = QPT_TRIGGER_RESEND;
+	h->cur.trigger_frame = h->fill_frame;
+	h->cur.start_ns = h->fill_ns;
+	h->cur.resent_packets = 1;
+	h->episode_top = qpt_psn_add(h->expected, -1);
+	h->episode_resent_top = false;
+	d->gbn_episodes++;
+	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_GBN_START, h->fill_psn, h->fill_frame,
+		(uint32_t)d->gbn_episodes, 0, 0,
+		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
+	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_RETRANSMISSION, h->fill_psn, 0, 0, 0, 0,
+		"PSN sent before (original not captured): the first resend of a go-back-N");
 }
 
 /* The READ that this READ request re-issues from inside its range, known by
@@ -332,7 +285,7 @@ static struct read_req *read_reissue_of(struct half *h, const struct qpt_pkt *p)
 {
 	for (unsigned i = h->nreads; i-- > 0;) {
 		struct read_req *r = &h->reads[i];
-		uint32_t span = r->span ? r->span : MAX(1u, (r->len + 255) / 256);
+		uint32_t span = r->span ? r->span : read_span_max(h, r);
 		int32_t k = qpt_psn_diff(p->bth.psn, r->psn);
 
 		if (k > 0 && (uint32_t)k < span && p->reth.rkey == r->rkey &&
@@ -371,9 +324,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (fl_capture_copy(fl, h, p, frame, ns, v, true))
 		return;
 	if (ud) { /* a UD QP's PSNs span all its destinations: no sequence */
-		message_add(&h->msg, d, p, frame, v);
+		fl_message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
+	fl_fill_resolve(fl, h, p, v); /* the filler before this one, if any */
+	if (h->pend[0].used || h->pend[1].used || h->pend[2].used || h->pend[3].used)
+		fl_pend_resolve(h, v); /* what the packets before this one showed */
 	h->last_valid = true;
 	h->last_frame = frame;
 	h->last_ns = ns;
@@ -421,10 +377,19 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		uint32_t skipped = (uint32_t)cmp;
 
 		if (r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
-		    (uint32_t)qpt_psn_diff(psn, r->psn) <= MAX(1u, (r->len + 255) / 256) &&
+		    (uint32_t)qpt_psn_diff(psn, r->psn) <= read_span_max(h, r) &&
 		    qpt_psn_add(r->psn, 1) == h->expected) {
-			r->span = (uint32_t)qpt_psn_diff(psn, r->psn);
+			uint32_t span = (uint32_t)qpt_psn_diff(psn, r->psn);
+			uint32_t per = 256;
+
+			r->span = span;
 			skipped = 0;
+			/* the packet size this spacing allows: the smallest
+			 * power of two that carries the READ in span packets */
+			while (per < 4096 && (uint64_t)per * span < r->len)
+				per *= 2;
+			if (r->len > (uint64_t)(per / 2) * span && per > h->read_mtu_guess)
+				h->read_mtu_guess = per;
 		}
 		if (skipped) {
 			struct gap *g;
@@ -451,11 +416,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		h->rnr_resend = false;
-		s = slot_of(&h->win, psn, true);
+		s = fl_slot_of(&h->win, psn, true);
 		s->frame = frame;
 		s->ns = ns;
 		s->fp = fp;
 		s->ackreq = p->bth.ackreq;
+		s->bound = fl_slot_bound(oi);
 		h->expected = qpt_psn_add(psn, 1);
 		if (oi->flags & QPT_O_READ) {
 			uint32_t mtu = h->conv ? h->conv->mtu : 0;
@@ -466,12 +432,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
 		d->last_psn = qpt_psn_add(h->expected, -1);
-		message_add(&h->msg, d, p, frame, v);
+		fl_message_add(h, &h->msg, d, p, frame, v);
 		return;
 	}
 
 	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
-	s = slot_of(&h->win, psn, false);
+	s = fl_slot_of(&h->win, psn, false);
 	/* a READ retry: re-issued from inside an earlier READ's range, or the
 	 * READ itself again when later responses of it came but not its first
 	 * (a go-back-N resend of a READ is not a retry of it) */
@@ -486,21 +452,27 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->resend_ns = ns;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
-		struct slot *n = slot_of(&h->win, psn, true);
+		struct slot *n = fl_slot_of(&h->win, psn, true);
 
 		n->frame = frame;
 		n->ns = ns;
 		n->fp = fp;
-		message_add(&fill->msg, d, p, frame, v);
+		n->bound = fl_slot_bound(oi);
+		fl_message_add(h, &fill->msg, d, p, frame, v);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
 		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
 		    silence < fl->o.timeout_gap_ns) {
-			v->flags |= QPT_V(OUT_OF_ORDER);
+			/* No trigger seen: out of order, unless the next request
+			 * resends what followed the gap (a go-back-N whose NAK
+			 * the capture missed, begun by this packet).  Counted
+			 * now, decided and reported then (fl_fill_resolve). */
 			d->out_of_order++;
-			fl_emit(v, frame, ns, h, QPT_VB_OUT_OF_ORDER, psn, 0, 0, 0, 0,
-			     "fills a PSN gap without a resend trigger");
+			h->fill_pending = true;
+			h->fill_psn = psn;
+			h->fill_frame = frame;
+			h->fill_ns = ns;
 			return;
 		}
 		n->resent = true;
@@ -531,9 +503,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
 		/* A go-back-N episode starts with its first resent packet.  A
-		 * NAK's requester resends from the NAK's PSN: a resend from below
-		 * it means the NAK was lost after the capture point. */
-		bool nak = h->nak_pending && qpt_psn_diff(psn, h->nak_psn) >= 0;
+		 * NAK's requester resends from the NAK's PSN (rxe_comp.c: it
+		 * goes back to it): a resend from below it means the NAK was
+		 * lost after the capture point, one from above it is not the
+		 * NAK's go-back-N. */
+		bool nak = h->nak_pending && qpt_psn_diff(psn, h->nak_psn) == 0;
 
 		h->rnr_resend = false;
 		h->in_episode = true;
@@ -607,7 +581,7 @@ static void ack_requests(struct half *h, struct half *t,
 		n = -1; /* stale or foreign: nothing new acknowledged */
 	for (int32_t i = 0; i <= n && i < (int32_t)WIN_SIZE; i++) {
 		uint32_t q = qpt_psn_add(psn, -i);
-		struct slot *s = slot_of(&t->win, q, false);
+		struct slot *s = fl_slot_of(&t->win, q, false);
 
 		if (!s || s->acked)
 			continue;
@@ -698,6 +672,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				t->nak_ns = ns;
 				t->nak_psn = psn;
 			}
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR)
+				gap_before_start(t, psn, frame, ns, v);
 			/* A sequence error NAK acknowledges every PSN before it. */
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR) {
 				struct qpt_pkt q = *p;
@@ -748,16 +724,24 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (rd)
 		rd->resp_seen = true;
 	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
-		struct slot *s = slot_of(&h->rwin, psn, false);
+		struct slot *s = fl_slot_of(&h->rwin, psn, false);
 
 		v->flags |= QPT_V(RETRANSMISSION);
 		d->retransmitted_packets++;
-		if (s)
+		if (s) {
 			v->original_frame = s->frame;
+		} else {
+			/* its first sending was not captured: this sighting is
+			 * the one later resends of it name */
+			s = fl_slot_of(&h->rwin, psn, true);
+			s->frame = frame;
+			s->ns = ns;
+		}
 		fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
-		     0, 0, 0, "response resent by the responder");
+		     0, 0, 0, v->original_frame ? "response resent by the responder" :
+						  "response resent by the responder (original not captured)");
 	} else {
-		struct slot *s = slot_of(&h->rwin, psn, true);
+		struct slot *s = fl_slot_of(&h->rwin, psn, true);
 
 		s->frame = frame;
 		s->ns = ns;
@@ -796,7 +780,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			}
 		}
 		if (oi->flags & QPT_O_ATOMIC) {
-			struct slot *s = slot_of(&t->win, psn, false);
+			struct slot *s = fl_slot_of(&t->win, psn, false);
 
 			if (s && !s->resent)
 				fl_lat_add(&fl_dir_of(t)->atomic_lat, (double)(ns - s->ns) / 1000.0);

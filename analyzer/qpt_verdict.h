@@ -163,6 +163,8 @@ struct qpt_event {
 /* The engine's answer for one packet: its conversation, its verdict flags,
  * the events (in the order found), and the links that Wireshark shows. */
 struct qpt_verdict {
+	uint64_t frame;	   /* the frame it is for; an event whose frame differs
+			    * revises an earlier frame's verdict (see below) */
 	int32_t conv;	   /* conversation id, -1 when none */
 	int8_t dir;	   /* 0: a->b, 1: b->a, -1 none */
 	uint32_t flags;	   /* QPT_V(...) of the events */
@@ -181,6 +183,12 @@ struct qpt_verdict {
 	uint8_t msg_op; /* enum qpt_op */
 	uint64_t nak_frame; /* GBN_START/RNR_RETRY: the frame that triggered it */
 };
+/* Events of earlier frames: a verdict may carry events whose frame is an
+ * earlier one's, when what came after decided it (a PSN gap filler judged
+ * out of order or the start of a go-back-N by the packet after it).  Their
+ * flags are not in v->flags, which are the frame's own.  Front ends show
+ * them on that frame (the plugin) or in the order given (events). */
+
 /* The event of that kind in v, or NULL. */
 const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned kind);
 

@@ -88,6 +88,11 @@ struct opts {
 	gboolean verbose, json, quiet, no_crc;
 	gchar *filter;
 	gchar *rubric; /* grade: --rubric FILE */
+	gchar *command;		/* grade: --command 'TOOL ARGS' */
+	gchar **sets;		/* grade: --set NAME=VALUE */
+	gchar *gradebook;	/* grade: --gradebook FILE.csv */
+	gchar *feedback;	/* grade: --feedback DIR */
+	gchar *student_pattern; /* grade: --student-pattern REGEX */
 	gchar **ports;
 	gchar **files;
 	gint conv; /* --conv, -1 for all */

@@ -9,26 +9,44 @@
  * conversations and at those records, and says PASS or FAIL with the
  * frame numbers that prove it.
  *
+ * A check is PASS, FAIL or NOT-IN-CAPTURE (the capture cannot show it:
+ * filtered out, cut before, wrong link type); the rubric's missing= says
+ * whether NOT-IN-CAPTURE scores as a failure or is left out of the score.
+ * Class mode: --gradebook writes one CSV row per capture, --feedback one
+ * text report per capture (the words of the report on stdout).
+ *
  * Exit status: 0 when every capture passes every check, 1 when any check
  * fails, 2 on bad input (invalid rubric, or a capture that could not be
- * read: the others are still graded).
+ * read: the others are still graded; a gradebook or feedback file that
+ * could not be written).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grade.h"
 
 /* ---- output -------------------------------------------------------------- */
 
+enum outcome { O_FAIL, O_PASS, O_MISSING };
+
 struct graded {
 	char *file;
 	char *error;
+	char *student;
 	bool graded; /* checks ran (the file opened) */
-	long score;
-	guint passed;
+	long score, max;
+	guint passed, skipped, missing;
 	bool pass;
+	long *points;	  /* per check: points got, -1 not scored (skipped) */
+	GString *notes;	  /* gradebook: what was not in the capture */
 };
+
+static const char *const outcome_word[] = { "FAIL", "PASS", "NOT-IN-CAPTURE" };
+static const char *const outcome_json[] = { "fail", "pass", "not-in-capture" };
 
 static void json_frames(GString *o, GArray *f)
 {
@@ -46,84 +64,117 @@ static void json_str(GString *o, const char *s)
 		g_string_append(o, "null");
 }
 
+/* Grades one capture: its text block (always: stdout or feedback) and,
+ * when json is not NULL, its JSON object. */
 static void grade_one(const struct rubric *rb, const struct opts *o, const char *file,
-		      struct graded *g, GString *out, bool first)
+		      struct graded *g, GString *txt, GString *json, bool first)
 {
 	struct capture cap = { .file = file };
 	guint nc = rb->checks->len;
 
 	g->file = g_strdup(file);
+	g->points = g_new(long, nc);
+	g->notes = g_string_new("");
+	for (guint i = 0; i < nc; i++)
+		g->points[i] = -1;
 	grade_read_capture(&cap, o, rb);
 	if (cap.error)
 		g->error = g_strdup(cap.error);
-	if (o->json) {
-		g_string_append_printf(out, "%s{\"file\":", first ? "" : ",");
-		json_str(out, file);
-	} else {
-		g_string_append_printf(out, "== %s\n", file);
-	}
-	if (!cap.opened) {
-		if (o->json) {
-			g_string_append(out, ",\"result\":\"error\",\"error\":");
-			json_str(out, cap.error);
-			g_string_append_printf(out, ",\"score\":null,\"max_score\":%ld,\"checks\":[]}",
-					       rb->max_points);
-		} else {
-			g_string_append_printf(out, "  ERROR  cannot read the capture: %s\n\n", cap.error);
+	if (json) {
+		g_string_append_printf(json, "%s{\"file\":", first ? "" : ",");
+		json_str(json, file);
+		if (g->student) {
+			g_string_append(json, ",\"student\":");
+			json_str(json, g->student);
 		}
+	}
+	g_string_append_printf(txt, "== %s\n", file);
+	if (!cap.opened) {
+		if (json) {
+			g_string_append(json, ",\"result\":\"error\",\"error\":");
+			json_str(json, cap.error);
+			g_string_append_printf(json, ",\"score\":null,\"max_score\":%ld,\"checks\":[]}",
+					       rb->max_points);
+		}
+		g_string_append_printf(txt, "  ERROR  cannot read the capture: %s\n\n", cap.error);
 		grade_capture_free(&cap, nc);
 		return;
 	}
 	g->graded = true;
-	if (o->json)
-		g_string_append_printf(out, ",\"frames\":%" PRIu64 ",\"roce_ib_packets\":%" PRIu64
+	g->max = rb->max_points;
+	if (json)
+		g_string_append_printf(json, ",\"frames\":%" PRIu64 ",\"roce_ib_packets\":%" PRIu64
 				       ",\"conversations\":%u,\"checks\":[",
 				       cap.nframes, cap.iba, cap.convs->len);
 	for (guint i = 0; i < nc; i++) {
 		const struct check *c = g_ptr_array_index(rb->checks, i);
 		struct result r = { 0 };
+		enum outcome oc;
+		bool skip;
 		long got;
 
 		grade_run_check(c, i, &cap, &r);
-		got = r.pass ? c->points : 0;
+		oc = r.pass ? O_PASS : r.missing ? O_MISSING : O_FAIL;
+		skip = oc == O_MISSING && c->missing == MISSING_SKIP;
+		got = oc == O_PASS ? c->points : 0;
 		g->score += got;
-		g->passed += r.pass;
-		if (o->json) {
-			g_string_append_printf(out, "%s{\"name\":", i ? "," : "");
-			json_str(out, c->name);
-			g_string_append_printf(out, ",\"kind\":\"%s\",\"result\":\"%s\",\"points\":%ld,\"max_points\":%ld,\"reason\":",
-					       grade_kinds[c->kind].name, r.pass ? "pass" : "fail", got,
-					       c->points);
-			json_str(out, r.reason->str);
-			g_string_append(out, ",\"frames\":");
-			json_frames(out, r.frames);
-			g_string_append(out, ",\"explain\":");
-			json_str(out, c->explain);
-			g_string_append_c(out, '}');
+		g->passed += oc == O_PASS;
+		g->missing += oc == O_MISSING;
+		if (skip) {
+			g->skipped++;
+			g->max -= c->points;
 		} else {
-			g_string_append_printf(out, "  %s  %ld/%ld  %s: %s\n", r.pass ? "PASS" : "FAIL",
-					       got, c->points, c->name, r.reason->str);
-			if (!r.pass && c->explain)
-				g_string_append_printf(out, "              why it matters: %s\n", c->explain);
+			g->points[i] = got;
 		}
+		if (oc == O_MISSING)
+			g_string_append_printf(g->notes, "%s%s not in the capture%s", g->notes->len ? "; " : "",
+					       c->name, skip ? " (not scored)" : " (scored as failed)");
+		if (json) {
+			g_string_append_printf(json, "%s{\"name\":", i ? "," : "");
+			json_str(json, c->name);
+			g_string_append_printf(json, ",\"kind\":\"%s\",\"result\":\"%s\",\"scored\":%s,\"points\":%ld,\"max_points\":%ld,\"reason\":",
+					       grade_kinds[c->kind].name, outcome_json[oc],
+					       skip ? "false" : "true", got, c->points);
+			json_str(json, r.reason->str);
+			g_string_append(json, ",\"frames\":");
+			json_frames(json, r.frames);
+			g_string_append(json, ",\"explain\":");
+			json_str(json, c->explain);
+			g_string_append_c(json, '}');
+		}
+		if (skip)
+			g_string_append_printf(txt, "  %s  -/%ld  %s: %s (not scored: missing=skip)\n",
+					       outcome_word[oc], c->points, c->name, r.reason->str);
+		else
+			g_string_append_printf(txt, "  %s  %ld/%ld  %s: %s\n", outcome_word[oc], got,
+					       c->points, c->name, r.reason->str);
+		if (oc == O_FAIL && c->explain)
+			g_string_append_printf(txt, "              why it matters: %s\n", c->explain);
+		else if (oc == O_MISSING && !skip)
+			g_string_append_printf(txt, "              scored as failed (missing=fail)%s%s\n",
+					       c->explain ? "; why it matters: " : "",
+					       c->explain ? c->explain : "");
 		g_string_free(r.reason, TRUE);
 		g_array_free(r.frames, TRUE);
 	}
-	g->pass = g->passed == nc && !cap.error;
-	if (o->json) {
-		g_string_append_printf(out, "],\"score\":%ld,\"max_score\":%ld,\"checks_passed\":%u,\"checks_total\":%u,\"result\":\"%s\",\"error\":",
-				       g->score, rb->max_points, g->passed, nc,
+	/* Nothing graded at all is not a pass. */
+	g->pass = g->passed + g->skipped == nc && g->skipped < nc && !cap.error;
+	if (json) {
+		g_string_append_printf(json, "],\"score\":%ld,\"max_score\":%ld,\"checks_passed\":%u,\"checks_total\":%u,\"checks_not_in_capture\":%u,\"checks_skipped\":%u,\"result\":\"%s\",\"error\":",
+				       g->score, g->max, g->passed, nc, g->missing, g->skipped,
 				       cap.error ? "error" : g->pass ? "pass" : "fail");
-		json_str(out, cap.error);
-		g_string_append_c(out, '}');
-	} else {
-		if (cap.error)
-			g_string_append_printf(out, "  ERROR  the capture was not read to its end: %s\n",
-					       cap.error);
-		g_string_append_printf(out, "  score %ld/%ld, %u of %u checks passed: %s\n\n", g->score,
-				       rb->max_points, g->passed, nc,
-				       cap.error ? "ERROR" : g->pass ? "PASS" : "FAIL");
+		json_str(json, cap.error);
+		g_string_append_c(json, '}');
 	}
+	if (cap.error)
+		g_string_append_printf(txt, "  ERROR  the capture was not read to its end: %s\n", cap.error);
+	g_string_append_printf(txt, "  score %ld/%ld, %u of %u checks passed", g->score, g->max,
+			       g->passed, nc - g->skipped);
+	if (g->missing)
+		g_string_append_printf(txt, ", %u not in the capture%s", g->missing,
+				       g->skipped == g->missing ? " (not scored)" :
+				       g->skipped ? " (some not scored)" : "");
+	g_string_append_printf(txt, ": %s\n\n", cap.error ? "ERROR" : g->pass ? "PASS" : "FAIL");
 	grade_capture_free(&cap, nc);
 }
 
@@ -178,26 +229,323 @@ static GPtrArray *expand(gchar **files, bool *bad)
 	return out;
 }
 
+/* ---- finding a shipped rubric by name ------------------------------------ */
+
+#ifndef QPT_RUBRIC_DIR
+#define QPT_RUBRIC_DIR "/usr/local/share/qptrace/rubrics"
+#endif
+
+/* The shipped rubrics: the source tree's rubrics/ when this binary is the
+ * one in its build directory, else the installed datadir. */
+static const char *rubric_dir(void)
+{
+#if defined(QPT_BUILD_DIR) && defined(QPT_SOURCE_RUBRIC_DIR)
+	char *exe = g_file_read_link("/proc/self/exe", NULL);
+	char *dir = exe ? g_path_get_dirname(exe) : NULL;
+	char *build = realpath(QPT_BUILD_DIR, NULL);
+	bool in_build = dir && build && !strcmp(dir, build);
+
+	g_free(exe);
+	g_free(dir);
+	free(build);
+	if (in_build)
+		return QPT_SOURCE_RUBRIC_DIR;
+#endif
+	return QPT_RUBRIC_DIR;
+}
+
+/* --rubric FILE, or the name of a shipped rubric (rc_pingpong, or
+ * rc_pingpong.ini); NULL and a message when there is none. */
+static char *find_rubric(const char *arg)
+{
+	const char *dir;
+	char *name, *path;
+	GDir *d;
+
+	if (g_file_test(arg, G_FILE_TEST_EXISTS) || strchr(arg, '/'))
+		return g_strdup(arg);
+	dir = rubric_dir();
+	name = g_str_has_suffix(arg, ".ini") ? g_strdup(arg) : g_strconcat(arg, ".ini", NULL);
+	path = g_build_filename(dir, name, NULL);
+	g_free(name);
+	if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+		return path;
+	g_printerr("qptrace grade: no rubric file '%s' and no shipped rubric of that name in %s", arg, dir);
+	d = g_dir_open(dir, 0, NULL);
+	if (d) {
+		GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+		const char *n;
+
+		while ((n = g_dir_read_name(d)))
+			if (g_str_has_suffix(n, ".ini"))
+				g_ptr_array_add(names, g_strndup(n, strlen(n) - 4));
+		g_dir_close(d);
+		g_ptr_array_sort(names, cmp_str);
+		for (guint i = 0; i < names->len; i++)
+			g_printerr("%s%s", i ? ", " : " (shipped: ", (char *)g_ptr_array_index(names, i));
+		if (names->len)
+			g_printerr(")");
+		g_ptr_array_free(names, TRUE);
+	}
+	g_printerr("\n");
+	g_free(path);
+	return NULL;
+}
+
+/* ---- class mode: gradebook and feedback ----------------------------------- */
+
+/* One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or
+ * LF, or starts or ends with a space; quotes doubled. */
+static void csv_field(GString *o, const char *s, bool first)
+{
+	if (!first)
+		g_string_append_c(o, ',');
+	if (!s)
+		return;
+	if (strpbrk(s, ",\"\r\n") || s[0] == ' ' || (*s && s[strlen(s) - 1] == ' ')) {
+		g_string_append_c(o, '"');
+		for (const char *p = s; *p; p++) {
+			if (*p == '"')
+				g_string_append_c(o, '"');
+			g_string_append_c(o, *p);
+		}
+		g_string_append_c(o, '"');
+	} else {
+		g_string_append(o, s);
+	}
+}
+
+static void csv_long(GString *o, long v)
+{
+	char buf[32];
+
+	g_snprintf(buf, sizeof buf, "%ld", v);
+	csv_field(o, buf, false);
+}
+
+static GString *gradebook_csv(const struct rubric *rb, GArray *gs)
+{
+	GString *o = g_string_new("");
+
+	csv_field(o, "file", true);
+	csv_field(o, "student", false);
+	csv_field(o, "score", false);
+	csv_field(o, "maximum", false);
+	csv_field(o, "result", false);
+	for (guint i = 0; i < rb->checks->len; i++)
+		csv_field(o, ((const struct check *)g_ptr_array_index(rb->checks, i))->name, false);
+	csv_field(o, "notes", false);
+	g_string_append(o, "\r\n");
+	for (guint k = 0; k < gs->len; k++) {
+		const struct graded *g = &g_array_index(gs, struct graded, k);
+
+		csv_field(o, g->file, true);
+		csv_field(o, g->student, false);
+		if (g->graded) {
+			csv_long(o, g->score);
+			csv_long(o, g->max);
+		} else {
+			csv_field(o, "", false);
+			csv_long(o, rb->max_points);
+		}
+		csv_field(o, g->error ? "ERROR" : g->pass ? "PASS" : "FAIL", false);
+		for (guint i = 0; i < rb->checks->len; i++) {
+			if (g->graded && g->points[i] >= 0)
+				csv_long(o, g->points[i]);
+			else
+				csv_field(o, "", false);
+		}
+		if (g->error) {
+			char *n = g_strdup_printf("%s%serror: %s", g->notes ? g->notes->str : "",
+						  g->notes && g->notes->len ? "; " : "", g->error);
+
+			csv_field(o, n, false);
+			g_free(n);
+		} else {
+			csv_field(o, g->notes ? g->notes->str : "", false);
+		}
+		g_string_append(o, "\r\n");
+	}
+	return o;
+}
+
+/* Writes the whole of text to path; false and *why on failure. */
+static bool write_file(const char *path, const GString *text, char **why)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok;
+
+	if (!f) {
+		*why = g_strdup(g_strerror(errno));
+		return false;
+	}
+	ok = fwrite(text->str, 1, text->len, f) == text->len;
+	if (!ok)
+		*why = g_strdup(g_strerror(errno));
+	if (fclose(f) != 0 && ok) {
+		*why = g_strdup(g_strerror(errno));
+		ok = false;
+	}
+	return ok;
+}
+
+/* The feedback file of a capture: DIR/NAME.txt (NAME: the file name
+ * without .pcap/.pcapng), NAME-2.txt, ... when two captures share a name. */
+static char *feedback_path(const char *dir, const char *file, GHashTable *used)
+{
+	char *base = g_path_get_basename(file), *dot = strrchr(base, '.');
+	char *path = NULL;
+
+	if (dot && dot != base && is_capture_name(base))
+		*dot = '\0';
+	for (int n = 1; !path; n++) {
+		char *name = n == 1 ? g_strdup_printf("%s.txt", base) : g_strdup_printf("%s-%d.txt", base, n);
+
+		if (!g_hash_table_contains(used, name)) {
+			path = g_build_filename(dir, name, NULL);
+			g_hash_table_add(used, name);
+		} else {
+			g_free(name);
+		}
+	}
+	g_free(base);
+	return path;
+}
+
+/* Student id: group 1 of the pattern on the file name, or the file name
+ * without its extension. */
+static char *student_of(const char *file, GRegex *re, const struct opts *o)
+{
+	char *base = g_path_get_basename(file), *id;
+	GMatchInfo *mi = NULL;
+
+	if (!re) {
+		char *dot = strrchr(base, '.');
+
+		if (dot && dot != base && is_capture_name(base))
+			*dot = '\0';
+		return base;
+	}
+	if (g_regex_match(re, base, 0, &mi)) {
+		id = g_match_info_fetch(mi, 1);
+	} else {
+		id = g_strdup("");
+		if (!o->quiet)
+			g_printerr("qptrace grade: %s: --student-pattern does not match the file name '%s'\n",
+				   file, base);
+	}
+	g_match_info_free(mi);
+	g_free(base);
+	return id;
+}
+
+static void header_text(GString *o, const struct rubric *rb)
+{
+	g_string_append_printf(o, "rubric %s: %s (%u checks, %ld points)\n", rb->file, rb->name,
+			       rb->checks->len, rb->max_points);
+	if (rb->description && *rb->description)
+		g_string_append_printf(o, "  %s\n", rb->description);
+	if (rb->command)
+		g_string_append_printf(o, "  command: %s\n", rb->command);
+	if (rb->params.list->len) {
+		g_string_append(o, "  parameters:");
+		for (guint i = 0; i < rb->params.list->len; i++) {
+			const struct grade_param *p = g_ptr_array_index(rb->params.list, i);
+
+			g_string_append_printf(o, "%s %s=%s (%s)", i ? "," : "", p->name, p->value, p->from);
+		}
+		g_string_append_c(o, '\n');
+	}
+	if (rb->not_checked->len)
+		g_string_append_printf(o, "  not checked for these parameters: %s\n", rb->not_checked->str);
+	g_string_append_c(o, '\n');
+}
+
+static void free_opts(struct opts *o)
+{
+	/* grade's own options: main() does not free them */
+	g_free(o->rubric);
+	g_free(o->command);
+	g_strfreev(o->sets);
+	g_free(o->gradebook);
+	g_free(o->feedback);
+	g_free(o->student_pattern);
+	o->rubric = o->command = o->gradebook = o->feedback = o->student_pattern = NULL;
+	o->sets = NULL;
+}
+
 int cmd_grade(struct opts *o)
 {
-	struct rubric *rb;
+	struct grade_overrides ov = { .command = o->command, .sets = o->sets };
+	struct rubric *rb = NULL;
 	GPtrArray *files;
 	GArray *gs;
-	GString *out;
+	GString *out, *txt, *header;
+	GRegex *re = NULL;
+	GHashTable *fb_used = NULL;
+	char *path = NULL, *write_error = NULL;
 	bool bad = false;
 	guint npass = 0, nfail = 0, nerr = 0;
 	size_t w = 7;
+	int status = 2;
 
 	if (!o->rubric) {
-		g_printerr("qptrace grade: no rubric given: --rubric FILE (see rubrics/)\n");
+		g_printerr("qptrace grade: no rubric given: --rubric FILE or --rubric NAME (a shipped rubric, see rubrics/)\n");
+		free_opts(o);
 		return 2;
 	}
-	rb = grade_rubric_load(o->rubric);
-	g_free(o->rubric); /* the option is grade's own: main() does not free it */
-	o->rubric = NULL;
-	if (!rb)
+	if (o->student_pattern) {
+		GError *e = NULL;
+
+		re = g_regex_new(o->student_pattern, 0, 0, &e);
+		if (!re) {
+			g_printerr("qptrace grade: --student-pattern '%s': %s\n", o->student_pattern, e->message);
+			g_error_free(e);
+			free_opts(o);
+			return 2;
+		}
+		if (g_regex_get_capture_count(re) < 1) {
+			g_printerr("qptrace grade: --student-pattern '%s' has no group: put the student id in ( )\n",
+				   o->student_pattern);
+			g_regex_unref(re);
+			free_opts(o);
+			return 2;
+		}
+	}
+	path = find_rubric(o->rubric);
+	if (path)
+		rb = grade_rubric_load(path, &ov);
+	g_free(path);
+	if (!rb) {
+		if (re)
+			g_regex_unref(re);
+		free_opts(o);
 		return 2;
-	out = g_string_sized_new(1 << 14); /* after the early returns: no leak */
+	}
+	/* Class mode outputs: fail before grading 200 captures, not after. */
+	if (o->feedback) {
+		if (g_mkdir_with_parents(o->feedback, 0777) != 0 ||
+		    !g_file_test(o->feedback, G_FILE_TEST_IS_DIR) || access(o->feedback, W_OK) != 0) {
+			g_printerr("qptrace grade: --feedback %s: cannot write into this directory: %s\n",
+				   o->feedback, g_strerror(errno));
+			goto done_early;
+		}
+		fb_used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	}
+	if (o->gradebook) {
+		FILE *f = fopen(o->gradebook, "ab");
+
+		if (!f) {
+			g_printerr("qptrace grade: --gradebook %s: cannot write the gradebook: %s\n",
+				   o->gradebook, g_strerror(errno));
+			goto done_early;
+		}
+		fclose(f);
+	}
+	out = g_string_sized_new(1 << 14);
+	txt = g_string_sized_new(1 << 14);
+	header = g_string_new("");
+	header_text(header, rb);
 	files = expand(o->files, &bad);
 	gs = g_array_new(FALSE, TRUE, sizeof(struct graded));
 	g_array_set_size(gs, files->len);
@@ -208,19 +556,34 @@ int cmd_grade(struct opts *o)
 		json_str(out, rb->name);
 		g_string_append(out, ",\"description\":");
 		json_str(out, rb->description);
-		g_string_append_printf(out, ",\"max_score\":%ld,\"checks\":%u},\"captures\":[",
+		g_string_append(out, ",\"command\":");
+		json_str(out, rb->command);
+		g_string_append(out, ",\"parameters\":{");
+		for (guint i = 0; i < rb->params.list->len; i++) {
+			const struct grade_param *p = g_ptr_array_index(rb->params.list, i);
+
+			g_string_append(out, i ? "," : "");
+			json_str(out, p->name);
+			g_string_append(out, ":{\"value\":");
+			json_str(out, p->value);
+			g_string_append(out, ",\"from\":");
+			json_str(out, p->from);
+			g_string_append_c(out, '}');
+		}
+		g_string_append_printf(out, "},\"max_score\":%ld,\"checks\":%u},\"captures\":[",
 				       rb->max_points, rb->checks->len);
 	} else {
-		g_string_append_printf(out, "rubric %s: %s (%u checks, %ld points)\n", rb->file,
-				       rb->name, rb->checks->len, rb->max_points);
-		if (rb->description && *rb->description)
-			g_string_append_printf(out, "  %s\n", rb->description);
-		g_string_append_c(out, '\n');
+		g_string_append(out, header->str);
 	}
 	for (guint i = 0; i < files->len; i++) {
 		struct graded *g = &g_array_index(gs, struct graded, i);
+		const char *file = g_ptr_array_index(files, i);
 
-		grade_one(rb, o, g_ptr_array_index(files, i), g, out, i == 0);
+		g->student = student_of(file, re, o);
+		g_string_truncate(txt, 0);
+		grade_one(rb, o, file, g, txt, o->json ? out : NULL, i == 0);
+		if (!o->json)
+			g_string_append(out, txt->str);
 		if (g->error)
 			nerr++;
 		else if (g->pass)
@@ -232,6 +595,18 @@ int cmd_grade(struct opts *o)
 		g_string_truncate(out, 0);
 		if (g->error && !o->quiet)
 			g_printerr("qptrace grade: %s: %s\n", g->file, g->error);
+		if (fb_used && !write_error) {
+			char *fp = feedback_path(o->feedback, file, fb_used), *why = NULL;
+			GString *doc = g_string_new(header->str);
+
+			g_string_append(doc, txt->str);
+			if (!write_file(fp, doc, &why)) {
+				write_error = g_strdup_printf("--feedback: cannot write %s: %s", fp, why);
+				g_free(why);
+			}
+			g_string_free(doc, TRUE);
+			g_free(fp);
+		}
 		w = MAX(w, strlen(g->file));
 	}
 	if (o->json) {
@@ -245,8 +620,9 @@ int cmd_grade(struct opts *o)
 			char score[32] = "-", checks[32] = "-";
 
 			if (g->graded) {
-				g_snprintf(score, sizeof(score), "%ld/%ld", g->score, rb->max_points);
-				g_snprintf(checks, sizeof(checks), "%u/%u", g->passed, rb->checks->len);
+				g_snprintf(score, sizeof(score), "%ld/%ld", g->score, g->max);
+				g_snprintf(checks, sizeof(checks), "%u/%u", g->passed,
+					   rb->checks->len - g->skipped);
 			}
 			g_string_append_printf(out, "  %-*s  %9s  %7s  %s%s%s\n", (int)w, g->file, score,
 					       checks,
@@ -259,15 +635,44 @@ int cmd_grade(struct opts *o)
 	}
 	fwrite(out->str, 1, out->len, stdout);
 	fflush(stdout);
+	if (o->gradebook && !write_error) {
+		GString *csv = gradebook_csv(rb, gs);
+		char *why = NULL;
+
+		if (!write_file(o->gradebook, csv, &why)) {
+			write_error = g_strdup_printf("--gradebook: cannot write %s: %s", o->gradebook, why);
+			g_free(why);
+		}
+		g_string_free(csv, TRUE);
+	}
+	if (write_error)
+		g_printerr("qptrace grade: %s\n", write_error);
 	for (guint i = 0; i < gs->len; i++) {
-		g_free(g_array_index(gs, struct graded, i).file);
-		g_free(g_array_index(gs, struct graded, i).error);
+		struct graded *g = &g_array_index(gs, struct graded, i);
+
+		g_free(g->file);
+		g_free(g->error);
+		g_free(g->student);
+		g_free(g->points);
+		if (g->notes)
+			g_string_free(g->notes, TRUE);
 	}
 	g_array_free(gs, TRUE);
 	g_ptr_array_free(files, TRUE);
 	g_string_free(out, TRUE);
+	g_string_free(txt, TRUE);
+	g_string_free(header, TRUE);
+	if (bad || nerr || write_error)
+		status = 2;
+	else
+		status = nfail ? 1 : 0;
+	g_free(write_error);
+done_early:
+	if (fb_used)
+		g_hash_table_destroy(fb_used);
+	if (re)
+		g_regex_unref(re);
 	grade_rubric_free(rb);
-	if (bad || nerr)
-		return 2;
-	return nfail ? 1 : 0;
+	free_opts(o);
+	return status;
 }

@@ -2,6 +2,8 @@
  *
  *   grade.c          the command: captures to grade, text and JSON output
  *   grade_rubric.c   the rubric: key-file parsing and validation
+ *   grade_params.c   rubric parameters: ${...} and derived counts
+ *   grade_tools.c    the lab's command line (--command) as parameters
  *   grade_records.c  one pass over a capture: frame and message records
  *   grade_checks.c   the check kinds, each a PASS/FAIL with its proof
  *   grade_proof.c    the proof: frame lists and the words around them
@@ -15,6 +17,39 @@
 
 #include "cli.h"
 #include "qpt_flow.h"
+
+/* ---- parameters (grade_params.c, grade_tools.c) ------------------------ */
+
+struct grade_param {
+	char *name, *value;
+	char *from; /* "rubric", "--set", "--command -n", "ib_write_bw default" */
+	int line;   /* of its [params] key */
+};
+
+struct grade_params {
+	GPtrArray *list; /* struct grade_param *, in the rubric's order */
+};
+
+void grade_params_init(struct grade_params *ps);
+void grade_params_clear(struct grade_params *ps);
+struct grade_param *grade_param_find(const struct grade_params *ps, const char *name);
+struct grade_param *grade_param_add(struct grade_params *ps, const char *name,
+				    const char *value, const char *from);
+void grade_param_assign(struct grade_param *p, const char *value, const char *from);
+bool grade_name_ok(const char *s);  /* [A-Za-z_][A-Za-z0-9_]* */
+bool grade_value_ok(const char *s); /* a whole number or a word */
+/* Evaluates an integer expression over the parameters; false and a reason
+ * appended to err when it has none. */
+bool grade_eval(const char *expr, const struct grade_params *ps, int64_t *out, GString *err);
+/* The text with each ${NAME} and ${EXPR} replaced; NULL and err on error. */
+char *grade_subst(const char *text, const struct grade_params *ps, GString *err);
+
+/* Sets the parameters of ps that the command line's tool sets (from its
+ * options, or the tool's defaults).  want: the tools the rubric is for
+ * (space separated) or NULL.  *tool_out: the tool's name. */
+bool grade_command_params(const char *cmdline, const char *want, struct grade_params *ps,
+			  const char *from, char **tool_out, GString *err);
+const char *grade_tool_list(void); /* "ibv_rc_pingpong, ..." */
 
 /* ---- the rubric (grade_rubric.c) --------------------------------------- */
 
@@ -63,18 +98,35 @@ struct check {
 	int by;
 	unsigned header; /* QPT_H_* bit */
 	char *bpf;	 /* oob_tcp */
+	int missing;	 /* MISSING_FAIL or MISSING_SKIP */
+	char *when;	 /* when=: the condition as written, NULL none */
 };
+
+/* missing=: how a check the capture cannot show (NOT-IN-CAPTURE) scores */
+enum { MISSING_FAIL, MISSING_SKIP };
 
 struct rubric {
 	char *file;
 	char *name, *description;
 	GPtrArray *checks; /* struct check * */
 	long max_points;
+	struct grade_params params;
+	char *tool;    /* tool= or the tool of command= */
+	char *command; /* the command line the parameters come from, or NULL */
+	int missing;
+	GString *not_checked; /* "multi_packet (when ${size} > ${mtu})", ... */
 };
 
-/* Loads and validates the rubric; on error prints every problem (one a
- * line, FILE:LINE: what is wrong) and returns NULL. */
-struct rubric *grade_rubric_load(const char *file);
+/* What the command line of `grade` sets: --command and --set NAME=VALUE. */
+struct grade_overrides {
+	const char *command;
+	gchar **sets;
+};
+
+/* Loads and validates the rubric, its parameters set from ov (NULL: none);
+ * on error prints every problem (one a line, FILE:LINE: what is wrong) and
+ * returns NULL. */
+struct rubric *grade_rubric_load(const char *file, const struct grade_overrides *ov);
 void grade_rubric_free(struct rubric *rb);
 
 /* ---- one pass over a capture (grade_records.c) ------------------------- */
@@ -116,6 +168,10 @@ struct capture {
 	char **tcp_err; /* per check: why the BPF could not be applied */
 	uint64_t nframes, iba;
 	uint32_t linktype;
+	uint64_t ntcp;	     /* TCP frames of any port */
+	uint64_t first_mid;  /* frame 1 continues a message / answers one: its number */
+	uint64_t cm_req;     /* first CM REQ frame, 0 none */
+	bool tcp_unfilterable; /* libpcap cannot filter TCP on this link type */
 	char *error; /* the file could not be read (fully) */
 	bool opened;
 };
@@ -129,6 +185,7 @@ void grade_capture_free(struct capture *cap, guint nc);
 
 struct result {
 	bool pass;
+	bool missing; /* NOT-IN-CAPTURE: the capture cannot show it (pass false) */
 	GString *reason;
 	GArray *frames; /* uint64_t, the proof */
 };

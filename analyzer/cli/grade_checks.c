@@ -6,6 +6,25 @@
 
 #include "grade.h"
 
+/* The capture starts in the middle of the traffic (its frame 1 continues a
+ * message or answers a request): what came before it is not in it. */
+static bool cut_before(const struct capture *cap, struct result *r, const char *what)
+{
+	const struct frec *f;
+
+	if (!cap->first_mid || !cap->frames->len)
+		return false;
+	f = &g_array_index(cap->frames, struct frec, 0);
+	r->missing = true;
+	g_string_append_printf(r->reason, "the capture starts in the middle of the traffic (frame %" PRIu64
+			       " is %s %s): %s before it cannot be in it",
+			       f->frame, qpt_service_name(f->opcode),
+			       qpt_opcodes[f->opcode].short_name ? qpt_opcodes[f->opcode].short_name : "?",
+			       what);
+	grade_add_frame(r, f->frame);
+	return true;
+}
+
 static void check_ops(const struct check *c, const struct capture *cap, struct result *r)
 {
 	GArray *by_op = g_array_new(FALSE, FALSE, sizeof(const struct mrec *));
@@ -292,7 +311,9 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 		g_string_free(why, TRUE);
 	}
 	r->pass = complete >= c->min_connections && (!c->all || complete == total);
-	if (r->pass) {
+	if (!total && !cap->cm_req && cut_before(cap, r, "the CM handshake")) {
+		r->pass = false;
+	} else if (r->pass) {
 		g_string_append_printf(r->reason, "%ld CM %s complete%s: %s", complete,
 				       grade_plural((uint64_t)complete, "connection", "connections"),
 				       c->teardown ? " with teardown" : "", good->str);
@@ -362,6 +383,13 @@ static void check_paired(const struct check *c, const struct capture *cap, struc
 		}
 	}
 	r->pass = n >= c->min_conversations;
+	if (!r->pass && c->by == BY_CM && !cap->cm_req) {
+		g_string_truncate(r->reason, 0);
+		if (cut_before(cap, r, "the CM REQ/REP that pair the QPs")) {
+			g_string_free(others, TRUE);
+			return;
+		}
+	}
 	if (!r->pass) {
 		GString *head = g_string_new("");
 
@@ -759,16 +787,29 @@ static void check_oob_tcp(const struct check *c, guint idx, const struct capture
 {
 	GArray *hit = cap->tcp[idx];
 
-	if (cap->tcp_err[idx]) {
+	if (cap->tcp_err[idx] || cap->tcp_unfilterable) {
 		r->pass = false;
-		g_string_append_printf(r->reason, "no TCP on port %ld can be looked for: %s", c->value,
-				       cap->tcp_err[idx]);
+		r->missing = true;
+		g_string_append_printf(r->reason, "the capture cannot show TCP on port %ld: %s", c->value,
+				       cap->tcp_err[idx] ? cap->tcp_err[idx] :
+				       "libpcap cannot filter TCP on its link type");
 		return;
 	}
 	r->pass = (long)hit->len >= c->min_frames;
+	if (!hit->len && !cap->ntcp && !cap->cm_req && cap->nframes) {
+		r->missing = true;
+		g_string_append_printf(r->reason, "no TCP frame at all among %" PRIu64 " frames: the capture was filtered to other traffic (e.g. udp port 4791) or started after the exchange, so it cannot show TCP on port %ld",
+				       cap->nframes, c->value);
+		return;
+	}
+	if (!hit->len && cut_before(cap, r, "the TCP exchange"))
+		return;
 	if (!hit->len) {
 		g_string_append_printf(r->reason, "no TCP frame on port %ld among %" PRIu64 " frames",
 				       c->value, cap->nframes);
+		if (cap->cm_req)
+			g_string_append_printf(r->reason, "; the QPs were connected by RDMA CM instead (CM REQ frame %" PRIu64 ")",
+					       cap->cm_req);
 		return;
 	}
 	g_string_append_printf(r->reason, "%s%u TCP %s on port %ld (", r->pass ? "" : "only ",

@@ -25,9 +25,15 @@ static char *take_error(const char *file, GError *e)
 }
 
 static void compile_bpfs(struct capture *cap, const struct rubric *rb, uint32_t linktype,
-			 struct bpf_program *progs, bool *ok)
+			 struct bpf_program *progs, bool *ok, struct bpf_program *any_tcp,
+			 bool *any_ok)
 {
 	pcap_t *dead = pcap_open_dead((int)linktype, 262144);
+
+	/* Any TCP at all: a capture without it was filtered to other traffic
+	 * (or started after the exchange), and cannot show an oob_tcp check. */
+	*any_ok = dead && pcap_compile(dead, any_tcp, "tcp", 1, PCAP_NETMASK_UNKNOWN) == 0;
+	cap->tcp_unfilterable = !*any_ok;
 
 	for (guint i = 0; i < rb->checks->len; i++) {
 		const struct check *c = g_ptr_array_index(rb->checks, i);
@@ -72,7 +78,8 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	guint nc = rb->checks->len;
 	struct bpf_program *progs = g_new0(struct bpf_program, nc);
 	bool *prog_ok = g_new0(bool, nc);
-	bool compiled = false;
+	bool compiled = false, any_ok = false;
+	struct bpf_program any_tcp = { 0 };
 	GHashTable *read_resp = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	GError *rerr = NULL;
 	int rc;
@@ -103,7 +110,7 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 		cap->nframes++;
 		if (!compiled) {
 			cap->linktype = f.linktype;
-			compile_bpfs(cap, rb, f.linktype, progs, prog_ok);
+			compile_bpfs(cap, rb, f.linktype, progs, prog_ok, &any_tcp, &any_ok);
 			compiled = true;
 		}
 		if (!f.matched)
@@ -114,6 +121,12 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 			if (prog_ok[i] && pcap_offline_filter(&progs[i], &h, f.data))
 				g_array_append_val(cap->tcp[i], f.number);
 		}
+		if (any_ok) {
+			struct pcap_pkthdr h = { .caplen = f.caplen, .len = f.wirelen };
+
+			if (pcap_offline_filter(&any_tcp, &h, f.data))
+				cap->ntcp++;
+		}
 		ns = f.ts_sec * 1000000000 + f.ts_nsec;
 		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 		qpt_flow_packet(cap->fl, f.number, ns, &pkt, &v);
@@ -121,6 +134,17 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 			continue;
 		cap->iba++;
 		oi = &qpt_opcodes[pkt.bth.opcode];
+		/* The first frame of the capture continues a message or answers
+		 * a request: the capture was started in the middle of the run. */
+		if (cap->nframes == 1 && !(pkt.flags & QPT_HAS_MAD)) {
+			bool cont = (oi->flags & QPT_O_MIDDLE) ||
+				    ((oi->flags & QPT_O_LAST) && !(oi->flags & QPT_O_FIRST));
+
+			if (cont || (oi->flags & QPT_O_RESP))
+				cap->first_mid = f.number;
+		}
+		if ((pkt.flags & QPT_HAS_CM) && pkt.cm.msg == QPT_CM_REQ && !cap->cm_req)
+			cap->cm_req = f.number;
 		r.frame = f.number;
 		r.conv = v.conv;
 		r.dir = v.dir;
@@ -193,6 +217,8 @@ out:
 	for (guint i = 0; i < nc; i++)
 		if (prog_ok[i])
 			pcap_freecode(&progs[i]);
+	if (any_ok)
+		pcap_freecode(&any_tcp);
 	g_free(progs);
 	g_free(prog_ok);
 	g_hash_table_destroy(read_resp);

@@ -33,8 +33,10 @@ const struct grade_kind grade_kinds[K_COUNT] = {
 struct lines {
 	GHashTable *at; /* "group\001key" or "group" -> line */
 	GString *errors;
+	GString *opt_errors; /* of --command and --set: no rubric line */
 	const char *file;
 	int nerrors;
+	const struct grade_params *ps; /* NULL while [params] is read */
 };
 
 static void rerr(struct lines *L, int line, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
@@ -142,8 +144,7 @@ static bool has_word(const char *list, const char *w)
 	return found;
 }
 
-/* A value, stripped; NULL (and an error) when GKeyFile cannot give it. */
-static char *get_str(struct lines *L, GKeyFile *kf, const char *group, const char *key)
+static char *get_raw(struct lines *L, GKeyFile *kf, const char *group, const char *key)
 {
 	GError *e = NULL;
 	char *v = g_key_file_get_string(kf, group, key, &e);
@@ -158,21 +159,85 @@ static char *get_str(struct lines *L, GKeyFile *kf, const char *group, const cha
 	return g_strstrip(v);
 }
 
+/* A value, stripped, its ${...} replaced by the parameters; NULL (and an
+ * error) when GKeyFile cannot give it or a ${...} is wrong. */
+static char *get_str(struct lines *L, GKeyFile *kf, const char *group, const char *key)
+{
+	char *v = get_raw(L, kf, group, key), *s;
+	GString *err;
+
+	if (!v || !strstr(v, "${"))
+		return v;
+	err = g_string_new("");
+	s = grade_subst(v, L->ps, err);
+	if (!s)
+		rerr(L, line_of(L, group, key), "%s: %s", key, err->str);
+	g_string_free(err, TRUE);
+	g_free(v);
+	return s;
+}
+
+/* An expression rather than a plain (mis)typed number: it has a ${...},
+ * an operator or a function call. */
+static bool is_expr(const char *raw, const char *v)
+{
+	return strstr(raw, "${") || strpbrk(v + (*v == '-' || *v == '+'), "+-*/%()");
+}
+
 static bool get_long(struct lines *L, GKeyFile *kf, const char *group, const char *key,
 		     long min, long max, long *out)
 {
-	char *v = get_str(L, kf, group, key);
+	char *raw = get_raw(L, kf, group, key);
+	char *v = raw ? get_str(L, kf, group, key) : NULL;
 	guint64 n;
 	bool ok;
 
+	if (!v) {
+		g_free(raw);
+		return false;
+	}
+	if (is_expr(raw, v)) {
+		GString *err = g_string_new("");
+		int64_t x = 0;
+
+		ok = grade_eval(raw, L->ps, &x, err); /* the parameters' own words */
+		if (!ok)
+			rerr(L, line_of(L, group, key), "%s: '%s': %s", key, raw, err->str);
+		else if (x < min || x > max)
+			rerr(L, line_of(L, group, key), "%s: '%s' is %" G_GINT64_FORMAT
+			     ", not a whole number from %ld to %ld", key, raw, (gint64)x, min, max);
+		ok = ok && x >= min && x <= max;
+		if (ok)
+			*out = (long)x;
+		g_string_free(err, TRUE);
+	} else {
+		ok = g_ascii_string_to_unsigned(v, 10, (guint64)min, (guint64)max, &n, NULL);
+		if (!ok)
+			rerr(L, line_of(L, group, key), "%s: '%s' is not a whole number from %ld to %ld",
+			     key, v, min, max);
+		else
+			*out = (long)n;
+	}
+	g_free(v);
+	g_free(raw);
+	return ok;
+}
+
+static bool get_missing(struct lines *L, GKeyFile *kf, const char *group, int *out)
+{
+	char *v = get_str(L, kf, group, "missing");
+	bool ok = true;
+
 	if (!v)
 		return false;
-	ok = g_ascii_string_to_unsigned(v, 10, (guint64)min, (guint64)max, &n, NULL);
-	if (!ok)
-		rerr(L, line_of(L, group, key), "%s: '%s' is not a whole number from %ld to %ld",
-		     key, v, min, max);
-	else
-		*out = (long)n;
+	if (!strcmp(v, "fail"))
+		*out = MISSING_FAIL;
+	else if (!strcmp(v, "skip"))
+		*out = MISSING_SKIP;
+	else {
+		rerr(L, line_of(L, group, "missing"), "missing: '%s' is not fail or skip", v);
+		ok = false;
+	}
 	g_free(v);
 	return ok;
 }
@@ -234,6 +299,7 @@ static void check_free(gpointer p)
 	g_free(c->name);
 	g_free(c->explain);
 	g_free(c->bpf);
+	g_free(c->when);
 	g_free(c);
 }
 
@@ -261,6 +327,7 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 	c->middle = true;
 	c->acks = true;
 	c->by = BY_ANY;
+	c->missing = rb->missing;
 	if (!*c->name)
 		rerr(L, gline, "[check] needs a name: [check NAME]");
 	if (!g_key_file_has_key(kf, group, "kind", NULL)) {
@@ -301,11 +368,28 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 			c->explain = get_str(L, kf, group, key);
 			continue;
 		}
+		if (!strcmp(key, "missing")) {
+			get_missing(L, kf, group, &c->missing);
+			continue;
+		}
+		if (!strcmp(key, "when")) {
+			char *raw = get_raw(L, kf, group, key);
+			GString *err = g_string_new("");
+			int64_t on = 0;
+
+			if (raw && !grade_eval(raw, L->ps, &on, err))
+				rerr(L, kl, "when: '%s': %s", raw, err->str);
+			else if (raw && !on)
+				c->when = g_strdup(raw);
+			g_string_free(err, TRUE);
+			g_free(raw);
+			continue;
+		}
 		if (!has_word(grade_kinds[c->kind].keys, key)) {
 			gchar **kw = g_strsplit(grade_kinds[c->kind].keys, " ", -1);
 			gchar *known = g_strjoinv(", ", kw);
 
-			rerr(L, kl, "key '%s' is not known for kind=%s (known: kind, points, explain%s%s)",
+			rerr(L, kl, "key '%s' is not known for kind=%s (known: kind, points, explain, missing, when%s%s)",
 			     key, grade_kinds[c->kind].name, *known ? ", " : "", known);
 			g_free(known);
 			g_strfreev(kw);
@@ -433,7 +517,12 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 		c->bpf = g_strdup_printf("tcp port %ld", c->value);
 out:
 	g_strfreev(keys);
-	if (L->nerrors == before) {
+	if (L->nerrors == before && c->when) {
+		/* when= is false for these parameters: not part of this grading */
+		g_string_append_printf(rb->not_checked, "%s%s (when %s)", rb->not_checked->len ? ", " : "",
+				       c->name, c->when);
+		check_free(c);
+	} else if (L->nerrors == before) {
 		g_ptr_array_add(rb->checks, c);
 		rb->max_points += c->points;
 	} else {
@@ -448,13 +537,106 @@ void grade_rubric_free(struct rubric *rb)
 	g_free(rb->file);
 	g_free(rb->name);
 	g_free(rb->description);
+	g_free(rb->tool);
+	g_free(rb->command);
 	g_ptr_array_free(rb->checks, TRUE);
+	grade_params_clear(&rb->params);
+	if (rb->not_checked)
+		g_string_free(rb->not_checked, TRUE);
 	g_free(rb);
+}
+
+/* [params]: NAME=DEFAULT, a whole number or a word. */
+static void parse_params(struct lines *L, GKeyFile *kf, struct rubric *rb)
+{
+	gchar **keys = g_key_file_get_keys(kf, "params", NULL, NULL);
+
+	for (gchar **k = keys; k && *k; k++) {
+		int ln = line_of(L, "params", *k);
+		char *v;
+
+		if (!grade_name_ok(*k) || strlen(*k) > 64) {
+			rerr(L, ln, "parameter name '%s' is not a name (letters, digits and _, not starting with a digit)",
+			     *k);
+			continue;
+		}
+		v = get_raw(L, kf, "params", *k);
+		if (!v)
+			continue;
+		if (!grade_value_ok(v))
+			rerr(L, ln, "%s: '%s' is not a whole number or a word (letters, digits, _ . -)", *k, v);
+		else
+			grade_param_add(&rb->params, *k, v, "rubric")->line = ln;
+		g_free(v);
+	}
+	g_strfreev(keys);
+}
+
+static void opt_err(struct lines *L, const char *what, const char *msg)
+{
+	g_string_append_printf(L->opt_errors, "qptrace grade: %s: %s\n", what, msg);
+	L->nerrors++;
+}
+
+/* command= of the rubric, then --command, then every --set. */
+static void apply_overrides(struct lines *L, struct rubric *rb, int cmd_line,
+			    const struct grade_overrides *ov)
+{
+	GString *err = g_string_new("");
+
+	if (rb->command) {
+		char *tool = NULL;
+
+		if (!grade_command_params(rb->command, rb->tool, &rb->params, "rubric command", &tool, err))
+			rerr(L, cmd_line, "command: %s", err->str);
+		if (tool && !rb->tool)
+			rb->tool = tool;
+		else
+			g_free(tool);
+		g_string_truncate(err, 0);
+	}
+	if (ov && ov->command) {
+		char *what = g_strdup_printf("--command '%s'", ov->command);
+
+		if (!grade_command_params(ov->command, rb->tool, &rb->params, "--command", NULL, err))
+			opt_err(L, what, err->str);
+		g_free(what);
+		g_string_truncate(err, 0);
+		g_free(rb->command);
+		rb->command = g_strdup(ov->command);
+	}
+	for (gchar **s = ov ? ov->sets : NULL; s && *s; s++) {
+		char *eq = strchr(*s, '=');
+		char *what = g_strdup_printf("--set %s", *s);
+		char *name = eq ? g_strndup(*s, (gsize)(eq - *s)) : g_strdup(*s);
+		struct grade_param *p = grade_param_find(&rb->params, name);
+
+		if (!eq) {
+			opt_err(L, what, "expected NAME=VALUE");
+		} else if (!p) {
+			GString *known = g_string_new("");
+
+			for (guint i = 0; i < rb->params.list->len; i++)
+				g_string_append_printf(known, "%s%s", i ? ", " : "",
+						       ((struct grade_param *)g_ptr_array_index(rb->params.list, i))->name);
+			g_string_printf(err, "the rubric has no parameter '%s' (%s%s)", name,
+					known->len ? "its parameters: " : "it has no [params]", known->str);
+			opt_err(L, what, err->str);
+			g_string_free(known, TRUE);
+		} else if (!grade_value_ok(eq + 1)) {
+			opt_err(L, what, "the value is not a whole number or a word (letters, digits, _ . -)");
+		} else {
+			grade_param_assign(p, eq + 1, "--set");
+		}
+		g_free(name);
+		g_free(what);
+	}
+	g_string_free(err, TRUE);
 }
 
 /* Loads and validates the rubric; on error prints every problem (one a
  * line, FILE:LINE: what is wrong) and returns NULL. */
-struct rubric *grade_rubric_load(const char *file)
+struct rubric *grade_rubric_load(const char *file, const struct grade_overrides *ov)
 {
 	struct lines L = { .file = file };
 	GKeyFile *kf = NULL;
@@ -466,6 +648,7 @@ struct rubric *grade_rubric_load(const char *file)
 	bool have_rubric = false;
 
 	L.errors = g_string_new("");
+	L.opt_errors = g_string_new("");
 	L.at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	if (!g_file_get_contents(file, &text, &len, &e)) {
 		rerr(&L, 0, "cannot read rubric: %s", e->message);
@@ -488,30 +671,53 @@ struct rubric *grade_rubric_load(const char *file)
 	rb = g_new0(struct rubric, 1);
 	rb->file = g_strdup(file);
 	rb->checks = g_ptr_array_new_with_free_func(check_free);
+	rb->not_checked = g_string_new("");
+	grade_params_init(&rb->params);
+	/* The parameters first: every other value may use them. */
+	if (g_key_file_has_group(kf, "params"))
+		parse_params(&L, kf, rb);
+	if (g_key_file_has_group(kf, "rubric")) {
+		gchar **keys = g_key_file_get_keys(kf, "rubric", NULL, NULL);
+		int cmd_line = 0;
+
+		have_rubric = true;
+		for (gchar **k = keys; *k; k++) {
+			if (!strcmp(*k, "name") || !strcmp(*k, "description")) {
+				continue; /* below, with the parameters set */
+			} else if (!strcmp(*k, "command")) {
+				rb->command = get_raw(&L, kf, "rubric", *k);
+				cmd_line = line_of(&L, "rubric", *k);
+			} else if (!strcmp(*k, "tool")) {
+				rb->tool = get_raw(&L, kf, "rubric", *k);
+			} else if (!strcmp(*k, "missing")) {
+				get_missing(&L, kf, "rubric", &rb->missing);
+			} else {
+				rerr(&L, line_of(&L, "rubric", *k),
+				     "key '%s' is not known in [rubric] (known: name, description, command, tool, missing)",
+				     *k);
+			}
+		}
+		g_strfreev(keys);
+		if (!L.nerrors)
+			apply_overrides(&L, rb, cmd_line, ov);
+		L.ps = &rb->params;
+		if (g_key_file_has_key(kf, "rubric", "name", NULL))
+			rb->name = get_str(&L, kf, "rubric", "name");
+		if (g_key_file_has_key(kf, "rubric", "description", NULL))
+			rb->description = get_str(&L, kf, "rubric", "description");
+	}
+	L.ps = &rb->params;
 	groups = g_key_file_get_groups(kf, NULL);
 	for (gchar **g = groups; *g; g++) {
 		int gl = line_of(&L, *g, NULL);
 
-		if (!strcmp(*g, "rubric")) {
-			gchar **keys = g_key_file_get_keys(kf, *g, NULL, NULL);
-
-			have_rubric = true;
-			for (gchar **k = keys; *k; k++) {
-				if (!strcmp(*k, "name"))
-					rb->name = get_str(&L, kf, *g, *k);
-				else if (!strcmp(*k, "description"))
-					rb->description = get_str(&L, kf, *g, *k);
-				else
-					rerr(&L, line_of(&L, *g, *k),
-					     "key '%s' is not known in [rubric] (known: name, description)",
-					     *k);
-			}
-			g_strfreev(keys);
+		if (!strcmp(*g, "rubric") || !strcmp(*g, "params")) {
+			continue;
 		} else if (g_str_has_prefix(*g, "check") &&
 			   (!(*g)[5] || (*g)[5] == ' ' || (*g)[5] == '\t')) {
 			parse_check(&L, kf, *g, rb);
 		} else {
-			rerr(&L, gl, "unknown group [%s] (expected [rubric] or [check NAME])", *g);
+			rerr(&L, gl, "unknown group [%s] (expected [rubric], [params] or [check NAME])", *g);
 		}
 	}
 	g_strfreev(groups);
@@ -520,7 +726,8 @@ struct rubric *grade_rubric_load(const char *file)
 	else if (!rb->name)
 		rerr(&L, line_of(&L, "rubric", NULL), "[rubric] has no name=");
 	if (!L.nerrors && !rb->checks->len)
-		rerr(&L, 0, "no [check NAME] group: nothing to grade");
+		rerr(&L, 0, "no [check NAME] group%s: nothing to grade",
+		     rb->not_checked->len ? " whose when= holds" : "");
 	{
 		/* Check names must be unique once stripped. */
 		GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
@@ -536,7 +743,10 @@ struct rubric *grade_rubric_load(const char *file)
 	}
 out:
 	if (L.nerrors) {
-		g_printerr("qptrace grade: invalid rubric:\n%s", L.errors->str);
+		if (L.errors->len)
+			g_printerr("qptrace grade: invalid rubric:\n%s", L.errors->str);
+		if (L.opt_errors->len)
+			g_printerr("%s", L.opt_errors->str);
 		grade_rubric_free(rb);
 		rb = NULL;
 	}
@@ -544,6 +754,7 @@ out:
 		g_key_file_free(kf);
 	g_free(text);
 	g_string_free(L.errors, TRUE);
+	g_string_free(L.opt_errors, TRUE);
 	g_hash_table_destroy(L.at);
 	return rb;
 }

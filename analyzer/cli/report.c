@@ -15,6 +15,8 @@ static double secs(int64_t ns)
 	return (double)ns / 1e9;
 }
 
+#define RECENT 4096 /* frames remembered for events of earlier frames */
+
 struct run {
 	struct opts *o;
 	GString *out;
@@ -23,6 +25,11 @@ struct run {
 	struct qpt_analysis an;
 	bool events;
 	bool several; /* files merged: events also say which file and frame */
+	/* the last frames' files, for events of earlier frames */
+	struct recent {
+		uint64_t number, file_number;
+		const char *file;
+	} recent[RECENT];
 	bool write_failed;
 	bool window;	  /* --from/--to given: show what they select */
 	GArray *seen;	  /* gboolean per conversation id: a frame in the window */
@@ -39,9 +46,20 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 {
 	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = r->out;
+	struct qpt_frame at;
 
-	if (!r->several)
+	if (!r->several) {
 		f = NULL;
+	} else if (f && ev->frame != f->number) {
+		/* an event of an earlier frame: its file and number there */
+		const struct recent *e = &r->recent[ev->frame % RECENT];
+
+		f = NULL;
+		if (e->number == ev->frame) {
+			at = (struct qpt_frame){ .file = e->file, .file_number = e->file_number };
+			f = &at;
+		}
+	}
 	if (r->o->json) {
 		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
 				       ev->frame, ev->time_ns / 1000000000,
@@ -136,6 +154,11 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 
 	(void)ns;
 	(void)pkt;
+	if (r->several && f->number) {
+		struct recent *e = &r->recent[f->number % RECENT];
+
+		*e = (struct recent){ f->number, f->file_number, f->file };
+	}
 	if (!f->in_window)
 		return;
 	if (v->conv >= 0 && r->seen) {
@@ -229,6 +252,14 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			fn(user, &f, ns, p, &v);
 	}
 	qpt_input_close(in);
+	/* the events still undecided at the end (of earlier frames) */
+	qpt_flow_drain(fl, &v);
+	if (fn && v.nevents && an->have_t0 && !an->stop) {
+		static const struct qpt_pkt none;
+		struct qpt_frame last = { .in_window = true, .file = "" };
+
+		fn(user, &last, 0, &none, &v);
+	}
 	qpt_flow_finish(fl);
 	if (keep_errors)
 		return errors->len ? 2 : 0;

@@ -6,6 +6,7 @@
 #   lossy-regen.sh QPTRACE [SCENARIO...]      (default: all on 6.1)
 # QPTRACE_LOSSY_KERNELS: the kernels to run ("bookworm trixie", default),
 # QPTRACE_LOSSY_TRIXIE: the scenarios for 6.12 (default: all).
+# QPTRACE_LOSSY_KEEP=1: keep the runs and say where.
 # Exit 77 (meson: skipped) only when qemu cannot run on this machine.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +17,8 @@ if ! "$TOP/tools/rxe-vm" check; then
     exit 77
 fi
 out=$(mktemp -d /tmp/qptrace-lossy.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+# QPTRACE_LOSSY_KEEP=1: keep the runs (random: a failing one is worth a look)
+if [ -z "${QPTRACE_LOSSY_KEEP:-}" ]; then trap 'rm -rf "$out"' EXIT; else echo "runs kept in $out"; fi
 rc=0
 for k in ${QPTRACE_LOSSY_KERNELS:-bookworm trixie}; do
     t0=$SECONDS

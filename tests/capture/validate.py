@@ -320,12 +320,22 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
                 continue
             if p["bth"].get("dqpn") != addrs.get(p["dst"]):
                 continue
+            # a view merged from both sides: each NAK once, as its sender's
+            # own capture saw it (the other side's sighting is a copy)
+            if "tap" in p and {SERVER: "server", CLIENT: "client"}.get(p["src"]) != p["tap"]:
+                continue
             naks += 1
             if f in triggers:
                 continue
             resend = any(q.get("src") == p["dst"] and g > f and q["bth"].get("psn") == p["bth"]["psn"]
                          and not q.get("aeth") for g, q in pk.items())
-            if not resend:
+            # a NAK that reaches a requester already going back (an episode
+            # begun before it and not ended by then) changes nothing: only
+            # the first NAK of a retry matters (rxe_comp.c)
+            during = any(e["first_resent_frame"] < f and (not e.get("end_frame") or e["end_frame"] >= f)
+                         and pk.get(e["first_resent_frame"], {}).get("src") == p["dst"]
+                         for e in eps.values())
+            if not resend and not during:
                 errs.append(f"NAK PSN_SEQ_ERR frame {f} (PSN {p['bth']['psn']}) has no episode and no resend")
     nak_count = sum((d.get("naks") or {}).get("PSN_SEQ_ERR", 0)
                     for c in convs.values() for d in c.get("directions", []))

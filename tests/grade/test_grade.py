@@ -8,6 +8,8 @@ from ROOT/captures/public, or /work/shared/captures/public when the repo has
 none.  Python 3 standard library only.  Prints "N passed, N failed" and
 exits 1 when anything failed.
 """
+import csv
+import glob
 import json
 import os
 import shutil
@@ -24,6 +26,7 @@ RUBRICS = os.path.join(ROOT, "rubrics")
 CAPS = os.path.join(ROOT, "captures", "public")
 if not os.path.isdir(CAPS):
     CAPS = "/work/shared/captures/public"
+RXE = os.path.join(ROOT, "captures", "rxe")
 
 passed = 0
 failed = 0
@@ -50,16 +53,16 @@ def rubric(name):
     return os.path.join(RUBRICS, name + ".ini")
 
 
-def grade(rubric_path, *files, json_out=False):
-    args = [QPTRACE, "grade", "--rubric", rubric_path]
+def grade(rubric_path, *files, json_out=False, extra=()):
+    args = [QPTRACE, "grade", "--rubric", rubric_path] + list(extra)
     if json_out:
         args.append("--json")
-    p = subprocess.run(args + list(files), capture_output=True, text=True, timeout=120)
+    p = subprocess.run(args + list(files), capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
 
-def graded_json(rubric_path, *files):
-    rc, out, err = grade(rubric_path, *files, json_out=True)
+def graded_json(rubric_path, *files, extra=()):
+    rc, out, err = grade(rubric_path, *files, json_out=True, extra=extra)
     try:
         doc = json.loads(out)
     except ValueError as e:
@@ -330,6 +333,307 @@ try:
            "write_bw JSON: full score")
     else:
         ok(False, "write_bw --json parses", err)
+
+    # ---- 6. parameters and the lab's command line ------------------------
+
+    def rxe(name):
+        return os.path.join(RXE, name + ".pcap")
+
+    def check_of(rubric_name, capture, name, extra):
+        rc, doc, err = graded_json(rubric(rubric_name), capture, extra=extra)
+        if doc is None:
+            return None, err, rc, None
+        return check_reasons(doc).get(name), err, rc, doc
+
+    # The done-when of issue 19: one rubric, the lab's own command line.
+    for rname, check, cmd, good, bad in [
+            ("rc_pingpong", "send_messages", "ibv_rc_pingpong -n 50 -s 4096",
+             "rc_pingpong_50x4096", "rc_pingpong"),
+            ("write_bw", "write_messages", "ib_write_bw -n 20 -s 8192",
+             "write_bw_20x8192", "write_bw")]:
+        res, err, rc, doc = check_of(rname, rxe(good), check, ["--command", cmd])
+        ok(res is not None and res[0] == "pass" and rc == 0,
+           "--command '%s': %s passes on the real %s capture (exit %d): %s"
+           % (cmd, check, good, rc, res and res[1]), err)
+        res, err, rc, _ = check_of(rname, rxe(bad), check, ["--command", cmd])
+        ok(res is not None and res[0] == "fail" and rc == 1,
+           "--command '%s': %s fails on %s (exit %d): %s" % (cmd, check, bad, rc, res and res[1]),
+           err)
+    # The same with --set, and the header names where each value came from.
+    rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong_50x4096"),
+                         extra=["--set", "iterations=50", "--set", "size=4096", "--set", "port=18515"])
+    ok(rc == 0 and "rubric %s: ibv_rc_pingpong -n 50 -s 4096" % rubric("rc_pingpong") in out
+       and "parameters: iterations=50 (--set), size=4096 (--set), mtu=1024 (rubric), port=18515 (--set)" in out,
+       "--set iterations=50 --set size=4096: passes, parameters in the header", out + err)
+    rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong_50x4096"),
+                         extra=["--command", "ibv_rc_pingpong -d rxe1 -g 1 -n 50 -s 4096 10.0.0.1"])
+    ok(rc == 0 and "command: ibv_rc_pingpong -d rxe1 -g 1 -n 50 -s 4096 10.0.0.1" in out
+       and "iterations=50 (--command -n)" in out and "port=18515 (ibv_rc_pingpong default)" in out,
+       "--command: the command and each parameter's origin in the header", out)
+    # Every real rxe run graded with its own command line (from its manifest)
+    # against the shipped rubric of its tool passes; impaired runs fail on
+    # their retransmissions only.
+    TOOL_RUBRIC = {"ibv_rc_pingpong": "rc_pingpong", "ibv_uc_pingpong": "uc_pingpong",
+                   "ibv_ud_pingpong": "ud_pingpong", "ib_write_bw": "write_bw",
+                   "ib_read_bw": "read_bw", "ib_send_bw": "send_bw", "ib_atomic_bw": "atomic_bw",
+                   "ib_write_lat": "write_lat", "rping": "rping"}
+    for man in sorted(glob.glob(os.path.join(RXE, "*.json"))):
+        with open(man) as f:
+            m = json.load(f)
+        rname = TOOL_RUBRIC.get(m["tool"])
+        args = m["client"]["args"]
+        if not rname or " -R " in " %s " % args:
+            rname = "rdma_cm" if rname == "write_bw" else None
+        if not rname:
+            continue
+        cmd = m["tool"] + " " + args
+        rc, doc, err = graded_json(rubric(rname), man[:-5] + ".pcap", extra=["--command", cmd])
+        if doc is None:
+            ok(False, "%s --command '%s': JSON" % (m["name"], cmd), err)
+            continue
+        bad_checks = sorted(k for k, v in check_reasons(doc).items() if v[0] != "pass")
+        want = ["no_retransmissions"] if m.get("impairment") else []
+        ok(bad_checks == want, "%s graded with its own command line '%s' by %s: failed %s"
+           % (m["name"], cmd, rname, bad_checks), json.dumps(doc["captures"][0]["checks"])[:3000])
+
+    # Errors: the unknown option named, the rubric's tool, --set, the lines.
+    for extra, want in [
+            (["--command", "ibv_rc_pingpong -n 50 -Z 3 --frobnicate"],
+             "ibv_rc_pingpong has no option -Z, --frobnicate"),
+            (["--command", "ib_write_bw -n 5"], "the rubric is for ibv_rc_pingpong, not ib_write_bw"),
+            (["--command", "mytool -n 5"], "'mytool' is not a tool whose options qptrace knows"),
+            (["--command", "ibv_rc_pingpong -n"], "-n needs a value"),
+            (["--command", "ibv_rc_pingpong -n lots"], "-n 'lots' is not a whole number"),
+            (["--command", "ibv_rc_pingpong 'unclosed"], "cannot read the command line"),
+            (["--set", "iterationz=5"], "the rubric has no parameter 'iterationz' (its parameters: iterations, size, mtu, port)"),
+            (["--set", "size=1+1"], "not a whole number or a word")]:
+        rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong"), extra=extra)
+        ok(rc == 2 and want in err and not out, "%s: exit 2, '%s'" % (" ".join(extra), want),
+           "exit %d\n%s%s" % (rc, out, err))
+    PBAD = [
+        ("unknown parameter", "[rubric]\nname=x\n[params]\nn=5\n[check a]\nkind=ops\nop=SEND\nmin_count=${m}*2\n",
+         ":8: min_count: no parameter 'm' (known: n)"),
+        ("division by zero", "[rubric]\nname=x\n[params]\nn=5\nz=0\n[check a]\nkind=ops\nop=SEND\nmin_count=${n}/${z}\n",
+         ":9: min_count: '${n}/${z}': division by zero"),
+        ("not whole", "[rubric]\nname=x\n[params]\nsize=3000\nmtu=1024\n[check a]\nkind=ops\nop=SEND\nmin_packets_per_message=${size}/${mtu}\n",
+         ":9: min_packets_per_message: '${size}/${mtu}': 375/128 is not a whole number (round it with ceil() or floor())"),
+        ("syntax", "[rubric]\nname=x\n[params]\nn=5\n[check a]\nkind=ops\nop=SEND\nmin_count=(${n}*2\n",
+         ":8: min_count: '(${n}*2': ')' expected at 'the end'"),
+        ("out of range", "[rubric]\nname=x\n[params]\nn=5\n[check a]\nkind=oob_tcp\nport=${n}*100000\n",
+         ":7: port: '${n}*100000' is 500000, not a whole number from 1 to 65535"),
+        ("overflow", "[rubric]\nname=x\n[params]\nn=5\n[check a]\nkind=ops\nop=SEND\nmin_count=9223372036854775807*${n}\n",
+         ":8: min_count: '9223372036854775807*${n}': number out of range"),
+        ("bad default", "[rubric]\nname=x\n[params]\nn=5 6\n[check a]\nkind=acks\n",
+         ":4: n: '5 6' is not a whole number or a word"),
+        ("word in a number", "[rubric]\nname=x\n[params]\nt=RC\n[check a]\nkind=ops\nop=SEND\nmin_count=${t}+1\n",
+         ":8: min_count: '${t}+1': parameter 't' is 'RC', not a whole number"),
+        ("unknown text parameter", "[rubric]\nname=x -n ${iters}\n[params]\nn=5\n[check a]\nkind=acks\n",
+         ":2: name: no parameter 'iters' (known: n)"),
+        ("bad missing", "[rubric]\nname=x\nmissing=ignore\n[check a]\nkind=acks\n",
+         ":3: missing: 'ignore' is not fail or skip"),
+        ("bad command", "[rubric]\nname=x\ncommand=ibv_rc_pingpong -q 3\n[params]\nn=5\n[check a]\nkind=acks\n",
+         ":3: command: ibv_rc_pingpong has no option -q"),
+    ]
+    for what, text, want in PBAD:
+        path = os.path.join(tmp, "pbad.ini")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = grade(path, rxe("rc_pingpong"))
+        ok(rc == 2 and (path + want) in err, "parameter error (%s): %s" % (what, want),
+           "exit %d\n%s%s" % (rc, out, err))
+    # Expressions: ceil of the exact quotient, min/max, precedence, unary minus.
+    path = os.path.join(tmp, "expr.ini")
+    with open(path, "w") as f:
+        f.write("[rubric]\nname=e ${ceil(size/mtu)} ${floor(size/mtu)} ${max(1, ceil(0/mtu))} "
+                "${2+3*4} ${(2+3)*4} ${-3+10} ${17%5} ${min(size, mtu)}\n"
+                "[params]\nsize=3000\nmtu=1024\n[check a]\nkind=acks\n")
+    rc, out, err = grade(path, rxe("rc_pingpong"))
+    ok(rc == 0 and "rubric %s: e 3 2 1 14 20 7 2 1024 " % path in out,
+       "expressions: ceil, floor, max, precedence, unary minus, %, min", out + err)
+    # when=: a check that the parameters make meaningless is left out.
+    rc, out, err = grade(rubric("write_bw"), rxe("write_lat"), extra=["--command", "ib_write_bw -n 5 -s 64"])
+    ok("(4 checks, 7 points)" in out
+       and "not checked for these parameters: multi_packet (when ${size} > ${mtu}), path_mtu (when ${size} > ${mtu})" in out
+       and rc == 0,
+       "when=: -s 64 leaves multi_packet and path_mtu out, the 64-byte WRITEs pass", out + err)
+    path = os.path.join(tmp, "cmp.ini")
+    with open(path, "w") as f:
+        f.write("[rubric]\nname=c ${3 > 2} ${2 >= 3} ${1 == 1} ${1 != 1} ${1 < 2} ${(1 <= 1) + 1}\n"
+                "[check a]\nkind=acks\nwhen=1 < 0\n[check b]\nkind=acks\nwhen=2/3 > 1/2\n")
+    rc, out, err = grade(path, rxe("rc_pingpong"))
+    ok(rc == 0 and "c 1 0 1 0 1 2 (1 checks, 1 points)" in out and "not checked for these parameters: a (when 1 < 0)" in out,
+       "comparisons give 1 or 0 (exact: 2/3 > 1/2); when=0 leaves the check out", out + err)
+    # A command= in the rubric sets its parameters; --command overrides it.
+    path = os.path.join(tmp, "cmd.ini")
+    with open(path, "w") as f:
+        f.write("[rubric]\nname=pp -n ${iterations}\ncommand=ibv_rc_pingpong -n 50 -s 4096\n"
+                "[params]\niterations=5\nsize=1024\n"
+                "[check m]\nkind=ops\nop=SEND\nmin_count=${iterations}*2\nsize=${size}\n")
+    rc, out, err = grade(path, rxe("rc_pingpong_50x4096"))
+    ok(rc == 0 and "iterations=50 (rubric command -n)" in out, "command= in the rubric", out + err)
+    rc, out, err = grade(path, rxe("rc_pingpong"), extra=["--command", "ibv_rc_pingpong -n 5 -s 1024"])
+    ok(rc == 0 and "iterations=5 (--command -n)" in out, "--command overrides command=", out + err)
+    # A shipped rubric by name (this binary is the build directory's: the
+    # source tree's rubrics/).
+    rc, out, err = grade("rc_pingpong", cap("pingpong_rc"))
+    ok(rc == 0 and "rubric %s:" % rubric("rc_pingpong") in out, "--rubric rc_pingpong finds the shipped rubric",
+       out + err)
+    rc, out, err = grade("no_such_lab", cap("pingpong_rc"))
+    ok(rc == 2 and "no shipped rubric of that name" in err and "rc_pingpong" in err,
+       "--rubric NAME that does not exist: exit 2, the shipped names listed", err)
+
+    # ---- 7. NOT-IN-CAPTURE ------------------------------------------------
+
+    udp = os.path.join(tmp, "udp_only.pcap")
+    tcpdump = shutil.which("tcpdump")
+    if tcpdump:
+        subprocess.run([tcpdump, "-r", rxe("rc_pingpong"), "-w", udp, "udp port 4791"],
+                       capture_output=True, check=True)
+    else:  # the same frames by hand: every frame that is not TCP
+        with open(rxe("rc_pingpong"), "rb") as f:
+            data = f.read()
+        out_b, off = [data[:24]], 24
+        while off + 16 <= len(data):
+            incl = struct.unpack("<I", data[off + 8:off + 12])[0]
+            frame = data[off + 16:off + 16 + incl]
+            if not (len(frame) > 23 and frame[12:14] == b"\x08\x00" and frame[23] == 6):
+                out_b.append(data[off:off + 16 + incl])
+            off += 16 + incl
+        with open(udp, "wb") as f:
+            f.write(b"".join(out_b))
+    skip_rubric = os.path.join(tmp, "rc_pingpong_skip.ini")
+    with open(rubric("rc_pingpong")) as f:
+        text = f.read()
+    with open(skip_rubric, "w") as f:
+        f.write(text.replace("tool=ibv_rc_pingpong\n", "tool=ibv_rc_pingpong\nmissing=skip\n"))
+    cmdx = ["--command", "ibv_rc_pingpong -n 5 -s 1024"]
+    rc, doc, err = graded_json(skip_rubric, udp, extra=cmdx)
+    if doc:
+        c = doc["captures"][0]
+        k = {x["name"]: x for x in c["checks"]}
+        ok(rc == 0 and k["oob_tcp"]["result"] == "not-in-capture" and not k["oob_tcp"]["scored"]
+           and c["result"] == "pass" and c["score"] == 9 and c["max_score"] == 9,
+           "UDP-4791-only capture, missing=skip: oob_tcp NOT-IN-CAPTURE, not scored, capture passes 9/9: %s"
+           % k["oob_tcp"]["reason"], json.dumps(c)[:2000])
+    else:
+        ok(False, "missing=skip JSON", err)
+    rc, out, err = grade(skip_rubric, udp, extra=cmdx)
+    ok(rc == 0 and "  NOT-IN-CAPTURE  -/1  oob_tcp: no TCP frame at all" in out
+       and "(not scored: missing=skip)" in out and "FAIL" not in out
+       and "score 9/9, 5 of 5 checks passed, 1 not in the capture (not scored): PASS" in out,
+       "missing=skip: text report", out + err)
+    rc, doc, err = graded_json(rubric("rc_pingpong"), udp, extra=cmdx)
+    if doc:
+        c = doc["captures"][0]
+        k = {x["name"]: x for x in c["checks"]}
+        ok(rc == 1 and k["oob_tcp"]["result"] == "not-in-capture" and k["oob_tcp"]["scored"]
+           and c["result"] == "fail" and c["score"] == 9 and c["max_score"] == 10,
+           "UDP-4791-only capture, missing=fail (default): NOT-IN-CAPTURE scored as failed, 9/10",
+           json.dumps(c)[:2000])
+    else:
+        ok(False, "missing=fail JSON", err)
+    # The same capture with its TCP: a real FAIL stays a FAIL (wrong port).
+    rc, doc, err = graded_json(rubric("rc_pingpong"), rxe("rc_pingpong"),
+                               extra=["--command", "ibv_rc_pingpong -p 4000 -n 5 -s 1024"])
+    res = check_reasons(doc)["oob_tcp"] if doc else ("?", err, [])
+    ok(res[0] == "fail" and "no TCP frame on port 4000" in res[1],
+       "TCP present on another port: FAIL, not NOT-IN-CAPTURE: %s" % res[1])
+    # Cut before: the capture starts with a WRITE_MIDDLE, after the CM handshake.
+    cut_cm = os.path.join(tmp, "cut_after_cm.pcap")
+    with open(rxe("write_bw_rdma_cm"), "rb") as f:
+        data = f.read()
+    out_b, off, i = [data[:24]], 24, 0
+    while off + 16 <= len(data):
+        incl = struct.unpack("<I", data[off + 8:off + 12])[0]
+        if i >= 43:
+            out_b.append(data[off:off + 16 + incl])
+        off += 16 + incl
+        i += 1
+    with open(cut_cm, "wb") as f:
+        f.write(b"".join(out_b))
+    rc, doc, err = graded_json(rubric("rdma_cm"), cut_cm)
+    k = check_reasons(doc) if doc else {}
+    ok(k.get("cm_handshake", ("?",))[0] == "not-in-capture"
+       and "starts in the middle of the traffic (frame 1 is RC WRITE_MIDDLE)" in k["cm_handshake"][1]
+       and k.get("paired_by_cm", ("?",))[0] == "not-in-capture",
+       "capture cut before the CM handshake: cm_handshake and paired_by_cm NOT-IN-CAPTURE",
+       json.dumps(k)[:2000])
+    # Wrong link type: native InfiniBand in ERF records cannot carry TCP.
+    rc, doc, err = graded_json(rubric("rc_pingpong"), os.path.join(CAPS, "wswiki_infiniband_erf.pcap"))
+    res = check_reasons(doc)["oob_tcp"] if doc else ("?", err, [])
+    ok(res[0] == "not-in-capture" and "cannot be applied to link type 197 (ERF)" in res[1],
+       "ERF InfiniBand capture: oob_tcp NOT-IN-CAPTURE (wrong link type): %s" % res[1])
+    # A capture of the CM run with no TCP: the CM replaced TCP, a FAIL.
+    res = check_reasons(graded_json(rubric("write_bw"), rxe("write_bw_rdma_cm"))[1])["oob_tcp"]
+    ok(res[0] == "fail" and "connected by RDMA CM instead (CM REQ frame 1)" in res[1],
+       "no TCP but a CM handshake: oob_tcp FAIL: %s" % res[1])
+
+    # ---- 8. class mode: gradebook and feedback ----------------------------
+
+    rxe_caps = sorted(glob.glob(os.path.join(RXE, "*.pcap")))
+    book = os.path.join(tmp, "out", "gradebook.csv")
+    fbdir = os.path.join(tmp, "out", "feedback")
+    os.makedirs(os.path.dirname(book))
+    rc, out, err = grade(rubric("rc_pingpong"), RXE,
+                         extra=["--gradebook", book, "--feedback", fbdir,
+                                "--student-pattern", r"^([a-z]+)_", "-q"])
+    ok(rc == 1, "class mode on captures/rxe: exit 1 (some fail)", "exit %d\n%s" % (rc, err))
+    try:
+        with open(book, newline="") as f:
+            rows = list(csv.reader(f, strict=True))
+    except (OSError, csv.Error) as e:
+        rows = []
+        err += "\ncsv: %s" % e
+    checks = ["transport", "send_messages", "acks", "paired", "no_retransmissions", "oob_tcp"]
+    ok(rows and rows[0] == ["file", "student", "score", "maximum", "result"] + checks + ["notes"],
+       "gradebook: header file, student, score, maximum, result, a column per check, notes",
+       str(rows[:1]) + err)
+    body = rows[1:]
+    ok(len(body) == len(rxe_caps) and [r[0] for r in body] == rxe_caps
+       and all(len(r) == len(rows[0]) for r in body),
+       "gradebook: one row per capture (%d), every row as wide as the header" % len(rxe_caps),
+       "\n".join(",".join(r) for r in rows[:5]))
+    byfile = {os.path.basename(r[0]): r for r in body}
+    pp = byfile.get("rc_pingpong.pcap", [])
+    ok(pp[1:5] == ["rc", "9", "10", "FAIL"] and pp[5:11] == ["2", "3", "2", "1", "1", "0"],
+       "gradebook: rc_pingpong.pcap row (student 'rc' from the pattern, 9/10: TCP 18515, not the "
+       "rubric's default 12345; points per check)",
+       str(pp))
+    ok(all(r[4] in ("PASS", "FAIL", "ERROR") and int(r[2]) <= int(r[3]) for r in body),
+       "gradebook: results and scores well formed")
+    fb = sorted(os.listdir(fbdir)) if os.path.isdir(fbdir) else []
+    ok(fb == sorted(os.path.basename(c)[:-5] + ".txt" for c in rxe_caps),
+       "feedback: one file per capture (%d)" % len(fb), str(fb[:5]))
+    if "rc_pingpong.txt" in fb:
+        with open(os.path.join(fbdir, "rc_pingpong.txt")) as f:
+            text = f.read()
+        rc1, out1, _ = grade(rubric("rc_pingpong"), rxe("rc_pingpong"))
+        block = out1.split("\ntotals")[0]
+        ok(text.rstrip("\n") == block.rstrip("\n"),
+           "feedback: the same words as the report (header and the capture's block)",
+           text + "\n---- vs ----\n" + block)
+    # CSV quoting: a file name with a comma, a quote and a space.
+    odd = os.path.join(tmp, "odd")
+    os.mkdir(odd)
+    shutil.copy(rxe("rc_pingpong"), os.path.join(odd, 'bob, "the" builder.pcap'))
+    book2 = os.path.join(tmp, "odd.csv")
+    grade(rubric("rc_pingpong"), odd, extra=["--gradebook", book2])
+    with open(book2, newline="") as f:
+        rows2 = list(csv.reader(f, strict=True))
+    ok(len(rows2) == 2 and rows2[1][0] == os.path.join(odd, 'bob, "the" builder.pcap')
+       and rows2[1][1] == 'bob, "the" builder',
+       "gradebook: CSV quoting of commas and quotes", str(rows2))
+    # Failed writes: exit 2, one message.
+    for extra, want in [
+            (["--gradebook", os.path.join(tmp, "nodir", "x.csv")], "--gradebook"),
+            (["--feedback", book2], "--feedback")]:
+        rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong"), extra=extra)
+        lines = [l for l in err.splitlines() if l.strip()]
+        ok(rc == 2 and len(lines) == 1 and want in lines[0],
+           "%s that cannot be written: exit 2, one message: %s" % (want, lines), err)
+    rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong"),
+                         extra=["--student-pattern", "no group"])
+    ok(rc == 2 and "has no group" in err, "--student-pattern without a group: exit 2", err)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

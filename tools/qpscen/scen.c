@@ -973,5 +973,6 @@ const scen_t scenarios[] = {
     { "cm_stranger", "a REP between two other hosts carries our REQ's comm ID; our REP/RTU and traffic follow", LT_ETH, s_cm_stranger },
     { "qpn_reuse", "QPNs reused: a second CM connection with PSNs millions back; without CM, a new PSN sequence after 2 s idle", LT_ETH, s_qpn_reuse },
     { "time_backwards", "capture clock steps back 2 s before a timeout resend with the same bytes", LT_ETH, s_time_backwards },
+    { "fill_gbn", "tap in the middle: a WRITE lost before it, its NAK not captured; the go-back-N's first resend fills the gap, then the resends of what followed", LT_ETH, s_fill_gbn },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);

@@ -439,3 +439,26 @@ void s_qpn_reuse(ctx_t *c)
     }
     flush(c, 1);
 }
+
+/* Case 5: a tap in the middle.  The WRITE at P+1 is lost before it, the
+ * NAK the responder sends for it is not captured (the capture dropped it);
+ * the requester goes back to P+1: the filler comes first, then the resends
+ * of P+2 and P+3 that the capture saw before. */
+void s_fill_gbn(ctx_t *c)
+{
+    lk_t l;
+    uint32_t P = 0x06C000;
+    lk_init(c, &l, 0x11, 0x12);
+    req(&l, 10, OP_WRITE_ONLY, P, 512, 1, VA_W, 512, 0, 0);
+    ACK(&l, 14, P, 1);
+    /* P+1 lost before the tap */
+    req(&l, 20, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, 0, 1);
+    req(&l, 22, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, 0, 0);
+    /* the NAK for P+1: not in the capture */
+    req(&l, 40, OP_WRITE_ONLY, P + 1, 512, 1, VA_W + 0x10000, 512,
+        F_RETRANS | F_GBN | F_TRS | F_COUNTMSG, 0);
+    req(&l, 42, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, F_RETRANS, 0);
+    req(&l, 44, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, F_RETRANS, 0);
+    ACK(&l, 48, P + 3, 4);
+    flush(c, 1);
+}

@@ -70,3 +70,27 @@ gid_index() {
     done
     return 1
 }
+
+# ulp_modload NAME[=PARAMS]...: load modules put in by QPTRACE_VM_MODULES
+# (tools/rxe-vm) and what they depend on (/lib/modules/extra/NAME.deps, in
+# load order), each once; NAME with - or _ as given to QPTRACE_VM_MODULES,
+# PARAMS (comma-separated) for NAME itself
+ulp_modload() {
+    for want in "$@"; do
+        w=${want%%=*}; p=; [ "$w" = "$want" ] || p=$(echo "${want#*=}" | tr ',' ' ')
+        w=$(echo "$w" | tr - _)
+        [ -f /lib/modules/extra/$w.deps ] || { say "no module $w"; return 1; }
+        for m in $(cat /lib/modules/extra/$w.deps); do
+            n=$(echo "${m%.ko}" | tr - _)
+            grep -q "^$n " /proc/modules && continue
+            [ -f /lib/modules/extra/$m ] || continue      # in the base image, built in
+            grep -qx "$m" /tmp/ulp_modload.failed 2>/dev/null && continue
+            a=; [ "$n" = "$w" ] && a=$p
+            # a failure is fatal for NAME only: an optional accelerated
+            # variant (crct10dif-pclmul: no PCLMULQDQ under TCG) may fail
+            insmod /lib/modules/extra/$m $a 2>/dev/null || {
+                echo "ulp_modload: insmod $m $a failed" >&2; echo "$m" >> /tmp/ulp_modload.failed
+                [ "$n" = "$w" ] && return 1; }
+        done
+    done
+}

@@ -1,0 +1,254 @@
+/* qpt_flow_msg.c - messages and capture copies of a half (see qpt_flow_int.h)
+ *
+ * A message is counted once, when its LAST (or ONLY) packet is first seen,
+ * or, when the capture missed its FIRST, once the PSN boundaries the
+ * resends show give its start.  A capture copy is the same packet seen
+ * again by the capture (or by another capture point), not a sending. */
+#include <string.h>
+
+#include "qpt_flow_int.h"
+
+uint8_t fl_slot_bound(const struct qpt_opcode_info *oi)
+{
+	return (oi->flags & QPT_O_FIRST ? SLOT_FIRST : 0) | (oi->flags & QPT_O_LAST ? SLOT_LAST : 0);
+}
+
+static void msg_count(struct qpt_dir *d, uint8_t op, uint32_t len, uint32_t pkts)
+{
+	struct qpt_opstat *os = &d->ops[op];
+
+	os->min_size = os->count ? MIN(os->min_size, len) : len;
+	os->max_size = MAX(os->max_size, len);
+	os->count++;
+	os->bytes += len;
+	os->packets += pkts;
+}
+
+/* The PSN a pending message starts at, when the window shows it: walking
+ * down from its first packet seen, every PSN seen, to a FIRST (it starts
+ * there) or a LAST (it starts after).  0 and false while a PSN is missing. */
+static bool pend_start(struct half *h, const struct pend_msg *pm, uint32_t *start)
+{
+	for (int32_t k = 1; k <= 64; k++) {
+		uint32_t q = qpt_psn_add(pm->first_seen, -k);
+		struct slot *s = fl_slot_of(&h->win, q, false);
+
+		if (!s)
+			return false;
+		if (s->bound & SLOT_LAST) {
+			*start = qpt_psn_add(q, 1);
+			return true;
+		}
+		if (s->bound & SLOT_FIRST) {
+			*start = q;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Counts the pending messages whose start is known now. */
+void fl_pend_resolve(struct half *h, struct qpt_verdict *v)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, start;
+
+	for (unsigned i = 0; d && mtu && i < MAX_PEND_MSGS; i++) {
+		struct pend_msg *pm = &h->pend[i];
+		uint32_t n;
+
+		if (!pm->used || !pend_start(h, pm, &start))
+			continue;
+		n = (uint32_t)qpt_psn_diff(pm->last_psn, start) + 1;
+		msg_count(d, pm->op, (n - 1) * mtu + pm->last_len, n);
+		if (v && !v->msg_first_frame) {
+			v->msg_first_frame = pm->first_frame;
+			v->msg_len = (n - 1) * mtu + pm->last_len;
+			v->msg_packets = n;
+			v->msg_op = pm->op;
+		}
+		pm->used = false;
+	}
+}
+
+/* Counts a pending message by the best estimate (the end of the message
+ * before it), when it cannot wait: the list is full or the input ended. */
+static void pend_count(struct half *h, struct pend_msg *pm)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, n;
+
+	if (!pm->used || !d)
+		return;
+	n = (uint32_t)qpt_psn_diff(pm->last_psn, pm->first_seen) + 1;
+	if (h->msg_end_valid && qpt_psn_diff(pm->first_seen, h->msg_end_psn) > 0 &&
+	    qpt_psn_diff(pm->last_psn, h->msg_end_psn) <= 64)
+		n = (uint32_t)qpt_psn_diff(pm->last_psn, h->msg_end_psn);
+	msg_count(d, pm->op, (n - 1) * mtu + pm->last_len, n);
+	pm->used = false;
+}
+
+void fl_pend_flush(struct half *h)
+{
+	fl_pend_resolve(h, NULL);
+	for (unsigned i = 0; i < MAX_PEND_MSGS; i++)
+		pend_count(h, &h->pend[i]);
+}
+
+void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
+			const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	uint32_t mtu = h->conv ? h->conv->mtu : 0, psn = p->bth.psn;
+	uint32_t len;
+
+	if (oi->op == QPT_OP_NONE || !(oi->flags & QPT_O_REQ))
+		return;
+	if (oi->flags & QPT_O_FIRST || !m->open) {
+		m->open = true;
+		m->from_first = (oi->flags & QPT_O_FIRST) != 0;
+		m->first_psn = psn;
+		m->first_frame = frame;
+		m->len = 0;
+		m->pkts = 0;
+		m->op = oi->op;
+	}
+	m->len += p->payload_len;
+	m->pkts++;
+	if (oi->op != QPT_OP_SEND && oi->op != QPT_OP_WRITE)
+		m->op = oi->op; /* the LAST with Immediate / Invalidate names it */
+	if (!(oi->flags & QPT_O_LAST))
+		return;
+	m->open = false;
+	len = m->len;
+	/* Its FIRST (and maybe more) lost before the capture point: counted
+	 * once its start is known (pend_resolve), every packet but the last
+	 * of a message carrying one MTU (IBA 9.7.6.1.3). */
+	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH) {
+		struct pend_msg *pm = NULL;
+
+		for (unsigned i = 0; i < MAX_PEND_MSGS && !pm; i++)
+			if (!h->pend[i].used)
+				pm = &h->pend[i];
+		if (!pm) { /* full: the oldest counted by estimate */
+			pm = &h->pend[0];
+			pend_count(h, pm);
+		}
+		*pm = (struct pend_msg){ .used = true, .op = m->op, .first_seen = m->first_psn,
+					 .last_psn = psn, .last_len = p->payload_len,
+					 .first_frame = m->first_frame };
+		if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
+			h->msg_end_valid = true;
+			h->msg_end_psn = psn;
+		}
+		fl_pend_resolve(h, v);
+		return;
+	}
+	if (!h->msg_end_valid || qpt_psn_diff(psn, h->msg_end_psn) > 0) {
+		h->msg_end_valid = true;
+		h->msg_end_psn = psn;
+	}
+	if (oi->op == QPT_OP_READ || oi->op == QPT_OP_FLUSH)
+		len = p->reth.dmalen;
+	msg_count(d, m->op, len, m->pkts);
+	v->msg_first_frame = m->first_frame;
+	v->msg_len = len;
+	v->msg_packets = m->pkts;
+	v->msg_op = m->op;
+}
+
+/* What tells two copies of one packet apart from two sendings of it: the
+ * ICRC covers every byte that a resend could change (IP ID, MSN, ...). */
+static uint32_t fingerprint(const struct qpt_pkt *p)
+{
+	return p->icrc ^ (p->payload_len * 2654435761u) ^ ((uint32_t)p->bth.opcode << 24) ^
+	       (p->aeth.msn * 40503u);
+}
+
+/* A capture copy: the same half, PSN and bytes as a packet of the last
+ * SEEN_RING it carried, at most dup_window_ns later (never earlier: a
+ * clock that stepped back proves nothing), and nothing in between that
+ * would make the sender send it again: for a request, no answer from the
+ * twin reaching its PSN (a READ re-issued after a response is a retry)
+ * and no NAK or RNR NAK (it asks for everything from its PSN again);
+ * for a response, no resend of the twin's requests up to its PSN (a
+ * repeated ACK for a resend is a duplicate ACK).  Else it is remembered. */
+/* Several capture points: a sighting is a copy when another point saw the
+ * same packet (PSN and bytes) within tap_window_ns and that sighting is not
+ * yet paired with one of this point: each sending is seen once by each
+ * point it passes.  One point seeing a packet again is a sending again (a
+ * resend), whatever the time.  Every sighting is remembered. */
+static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
+				   uint32_t fp, uint64_t frame, int64_t ns)
+{
+	struct seen *orig = NULL;
+
+	if (!h->taps)
+		h->taps = g_new0(struct seen, TAP_RING);
+	for (unsigned k = 0; k < TAP_RING && !orig; k++) {
+		/* oldest first: the sending this sighting catches up on */
+		struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
+		int64_t dt = ns - e->ns;
+
+		if (e->frame && !e->paired && e->tap != fl->tap && e->psn == psn && e->fp == fp &&
+		    dt >= 0 && dt <= fl->o.tap_window_ns)
+			orig = e;
+	}
+	if (orig)
+		orig->paired = true;
+	h->taps[h->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
+					      .tap = (uint8_t)fl->tap, .paired = orig != NULL };
+	h->taps_pos = (h->taps_pos + 1) % TAP_RING;
+	return orig;
+}
+
+/* This packet is a capture copy of frame orig: counted as such only. */
+static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, const struct half *h,
+		    uint64_t frame, int64_t ns, uint32_t psn, uint64_t orig, const char *why)
+{
+	v->original_frame = orig;
+	if (d)
+		d->duplicates++;
+	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig, 0, 0, 0, why);
+	return true;
+}
+
+bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
+{
+	struct half *t = fl_twin_of(fl, h);
+	uint32_t psn = p->bth.psn, fp = fingerprint(p);
+	struct qpt_dir *d = fl_dir_of(h);
+
+	if (fl->ntaps > 1) {
+		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns);
+
+		if (!e)
+			goto same_point; /* a copy within one file is still one */
+		return copy_of(v, d, h, frame, ns, psn, e->frame,
+			       "the same packet seen by another capture point: a capture copy");
+	}
+same_point:
+	for (unsigned i = 0; i < SEEN_RING; i++) {
+		const struct seen *e = &h->seen[i];
+		int64_t dt = ns - e->ns;
+
+		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
+		    dt > fl->o.dup_window_ns)
+			continue;
+		if (request && h->ans_valid && h->ans_ns > e->ns &&
+		    qpt_psn_diff(h->ans_hi, psn) >= 0)
+			continue;
+		if (request && h->nak_seen && h->nak_seen_ns > e->ns)
+			continue;
+		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
+		    qpt_psn_diff(t->resend_psn, psn) <= 0)
+			continue;
+		return copy_of(v, d, h, frame, ns, psn, e->frame,
+			       "same PSN and bytes as a packet just before: a capture copy");
+	}
+	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
+	h->seen_pos = (h->seen_pos + 1) % SEEN_RING;
+	return false;
+}
+
