@@ -61,8 +61,8 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 	uint8_t fam = fl_pkt_addrs(p, src, dst);
 
 	if (cm->msg == QPT_CM_REQ) {
-		if (g_hash_table_size(fl->cm) >= fl->o.max_halves)
-			return;
+		/* every REQ is kept (a few hundred bytes each, not the QP
+		 * limit's: 70,000 REQs are 70,000 attempts) */
 		r = g_hash_table_lookup(fl->cm, GUINT_TO_POINTER(cm->local_comm_id));
 		if (r)
 			return; /* a resent REQ */

@@ -335,7 +335,11 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
             during = any(e["first_resent_frame"] < f and (not e.get("end_frame") or e["end_frame"] >= f)
                          and pk.get(e["first_resent_frame"], {}).get("src") == p["dst"]
                          for e in eps.values())
-            if not resend and not during:
+            # or the responder answered that PSN after all (the request
+            # reached it later): there was nothing to recover
+            answered = any(q.get("src") == p["src"] and g > f and q["bth"].get("psn") == p["bth"]["psn"]
+                           and "RESPONSE" in q["bth"].get("opcode_name", "").upper() for g, q in pk.items())
+            if not resend and not during and not answered:
                 errs.append(f"NAK PSN_SEQ_ERR frame {f} (PSN {p['bth']['psn']}) has no episode and no resend")
     nak_count = sum((d.get("naks") or {}).get("PSN_SEQ_ERR", 0)
                     for c in convs.values() for d in c.get("directions", []))
