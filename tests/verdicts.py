@@ -100,7 +100,7 @@ def main():
                 if not out.strip():
                     continue  # a capture with no frames prints no summary
                 s2 = json.loads(out)
-                t2 = run(q, 'summary', '-q', cap2)
+                t2 = run(q, 'summary', '-l', '-q', cap2)
                 gbn = {e['frame']: e for e in events[cap2] if e['kind'] == 'gbn_episode'}
                 for c in s2['conversations']:
                     for d, x in enumerate(c['directions']):

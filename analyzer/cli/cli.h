@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "qpt_decode.h"
+#include "qpt_verdict.h"
 
 /* One capture file being read, frame by frame. */
 struct qpt_reader;
@@ -86,6 +87,7 @@ bool qpt_parse_time(const char *s, int64_t *ns, bool *relative);
 
 struct opts {
 	gboolean verbose, json, quiet, no_crc;
+	gboolean long_report; /* summary -l: the tcptrace block per conversation */
 	gchar *filter;
 	gchar *rubric; /* grade: --rubric FILE */
 	gchar *command;		/* grade: --command 'TOOL ARGS' */
@@ -101,6 +103,9 @@ struct opts {
 	gboolean each; /* analyse each file on its own */
 	gchar *from, *to; /* time window */
 	gchar *output; /* plot: -o FILE */
+	gint count;	  /* -c N: stop after N frames (0: no limit) */
+	gchar *write_file; /* packets -w FILE: the frames shown, as a pcap */
+	gchar **read_files; /* -r FILE (repeatable), before the operands */
 	gint top;      /* plot: --top N */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
@@ -140,7 +145,7 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
  * others are).  With progress, a progress line unless --quiet.  Errors are
  * printed on stderr, or with keep_errors added there instead. */
 struct qpt_flow;
-struct qpt_verdict;
+struct qpt_conv;
 typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 			     const struct qpt_pkt *pkt, const struct qpt_verdict *v);
 struct qpt_analysis {
@@ -152,11 +157,24 @@ struct qpt_analysis {
 	/* --from/--to select what is shown; everything is analysed (the
 	 * frame function sees qpt_frame.in_window) */
 	bool window_selects;
+	bool need_data; /* the frame function needs the frame's bytes (-w) */
+	bool own_count; /* the frame function applies -c itself (packets) */
+	uint64_t frames_read; /* every frame read, matched or not */
+	uint64_t frames_matched; /* those -f matched (what -c counts) */
+	bool count_reached; /* -c N stopped the reading */
+	bool interrupted;   /* Ctrl-C stopped the reading: results are partial */
 };
 int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		      struct qpt_flow *fl, struct qpt_analysis *an,
 		      qpt_frame_fn fn, void *user, GPtrArray *keep_errors);
 int cmd_events(struct opts *o);
+int cmd_packets(struct opts *o);
+
+/* --conv/--qp/--addr: is any given; parse --addr into addr_text (false
+ * after a message); does a conversation (NULL: none) pass them. */
+bool qpt_selecting(const struct opts *o);
+bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN]);
+bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);
 
@@ -165,6 +183,10 @@ enum qpt_print_mode { QPT_PRINT_LINE, QPT_PRINT_VERBOSE, QPT_PRINT_JSON };
 void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 		   const struct qpt_pkt *pkt, enum qpt_print_mode mode,
 		   double t0);
+/* The same with the analysis' verdict v (may be NULL): the Info column's
+ * tags in text, conv, dir and the verdict kinds in JSON. */
+void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_pkt *pkt,
+		     enum qpt_print_mode mode, double t0, const struct qpt_verdict *v);
 /* Address of the IBA packet's source/destination: IP, GID or LID. */
 void qpt_format_addr(const struct qpt_pkt *pkt, bool src, char *buf, size_t len);
 void qpt_json_escape(GString *out, const char *s);
@@ -178,5 +200,33 @@ int qpt_write_out(GString *out, const char *what);
 struct qpt_endpoint;
 #define QPT_ENDPOINT_QP_STRLEN 96
 char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
+
+/* Nanoseconds since the epoch as seconds with six decimals, the sign in
+ * front of the whole ("-0.000001", never "-1.999999"). */
+void qpt_format_epoch(GString *out, int64_t ns);
+/* Seconds the nanosecond arithmetic holds (int64: about +-292 years). */
+#define QPT_MAX_SECONDS 9223372035LL
+/* A frame's time in nanoseconds; false when it does not fit. */
+bool qpt_frame_ns(int64_t sec, uint32_t nsec, int64_t *ns);
+
+/* Compressed captures (decompress.c): what the first bytes say; whether
+ * this build reads it; a stream reading fd decompressed, the prefix bytes
+ * (already read from fd) first.  *handle gives the compressed position. */
+enum qpt_compression { QPT_COMP_NONE, QPT_COMP_GZIP, QPT_COMP_ZSTD, QPT_COMP_XZ,
+		       QPT_COMP_BZIP2, QPT_COMP_LZ4 };
+enum qpt_compression qpt_compression_of(const uint8_t *magic, size_t n);
+const char *qpt_compression_name(enum qpt_compression c);
+bool qpt_compression_supported(enum qpt_compression c);
+FILE *qpt_decompress_open(int fd, const uint8_t *prefix, size_t nprefix,
+			  enum qpt_compression kind, void **handle);
+uint64_t qpt_decompress_raw_pos(const void *handle);
+
+/* Ctrl-C (interrupt.c): set by the first SIGINT once installed; the
+ * reading thread stops at it, and QPT_WAKE_SIGNAL wakes it from a blocked
+ * read.  A second SIGINT quits at once. */
+#include <signal.h>
+extern volatile sig_atomic_t qpt_interrupted;
+#define QPT_WAKE_SIGNAL SIGUSR2
+void qpt_interrupt_install(void);
 
 #endif

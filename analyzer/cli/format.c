@@ -13,3 +13,4 @@ char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT
 		g_snprintf(buf, QPT_ENDPOINT_QP_STRLEN, "%s QP ?", a);
 	return buf;
 }
+

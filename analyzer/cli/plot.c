@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -276,29 +277,102 @@ static gchar *out_name(const char *output, int32_t id)
 	return name;
 }
 
-/* Copies standard input to a temporary file (the input is read twice). */
+/* Standard input is read twice (the conversations first, then what they
+ * draw): it is copied to a temporary file, but only once its first bytes
+ * show a capture (pcap, pcapng, or gzip/zstd), and at most
+ * QPTRACE_PLOT_STDIN_MAX bytes (default 4 GiB); the copy is removed at
+ * the end and when a signal ends qptrace. */
+static char spool_path[4096]; /* for the signal handler: no allocation */
+
+static void spool_on_signal(int sig)
+{
+	if (spool_path[0])
+		unlink(spool_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void spool_guard(const char *path)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+	struct sigaction sa;
+
+	g_strlcpy(spool_path, path, sizeof(spool_path));
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = spool_on_signal;
+	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static void spool_remove(const char *path)
+{
+	unlink(path);
+	spool_path[0] = 0;
+}
+
+static bool capture_magic(const uint8_t *m, size_t n)
+{
+	static const uint8_t magics[][4] = {
+		{ 0xd4, 0xc3, 0xb2, 0xa1 }, { 0xa1, 0xb2, 0xc3, 0xd4 }, /* pcap */
+		{ 0x4d, 0x3c, 0xb2, 0xa1 }, { 0xa1, 0xb2, 0x3c, 0x4d }, /* pcap ns */
+		{ 0x0a, 0x0d, 0x0d, 0x0a },				 /* pcapng */
+	};
+
+	if (n < 4)
+		return false;
+	for (size_t i = 0; i < G_N_ELEMENTS(magics); i++)
+		if (!memcmp(m, magics[i], 4))
+			return true;
+	return qpt_compression_of(m, n) != QPT_COMP_NONE;
+}
+
 static gchar *spool_stdin(void)
 {
 	GError *err = NULL;
 	gchar *path = NULL;
-	int fd = g_file_open_tmp("qptrace-plot-XXXXXX.pcap", &path, &err);
+	const char *max_s = g_getenv("QPTRACE_PLOT_STDIN_MAX");
+	uint64_t max = max_s ? g_ascii_strtoull(max_s, NULL, 10) : (4ull << 30), total = 0;
 	char buf[1 << 16];
-	size_t n;
+	size_t n, head = 0;
+	int fd;
 	FILE *out;
 
+	/* the header first: /dev/zero is not copied */
+	while (head < 8 && (n = fread(buf + head, 1, 8 - head, stdin)) > 0)
+		head += n;
+	if (!capture_magic((const uint8_t *)buf, head)) {
+		g_printerr("qptrace plot: standard input is not a capture (pcap, pcapng, "
+			   "or one compressed with gzip or zstd)\n");
+		return NULL;
+	}
+	fd = g_file_open_tmp("qptrace-plot-XXXXXX.pcap", &path, &err);
 	if (fd < 0) {
 		g_printerr("qptrace plot: cannot copy standard input: %s\n", err->message);
 		g_error_free(err);
 		return NULL;
 	}
+	spool_guard(path);
 	out = fdopen(fd, "wb");
-	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+	n = head;
+	do {
+		total += n;
+		if (max && total > max) {
+			g_printerr("qptrace plot: standard input is larger than %" G_GUINT64_FORMAT
+				   " bytes (QPTRACE_PLOT_STDIN_MAX): save it to a file and plot "
+				   "that\n", max);
+			fclose(out);
+			spool_remove(path);
+			g_free(path);
+			return NULL;
+		}
 		if (fwrite(buf, 1, n, out) != n)
 			break;
+	} while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0);
 	if (ferror(stdin) || ferror(out) || fclose(out) != 0) {
 		g_printerr("qptrace plot: cannot copy standard input to %s: %s\n", path,
 			   g_strerror(errno));
-		unlink(path);
+		spool_remove(path);
 		g_free(path);
 		return NULL;
 	}
@@ -476,7 +550,7 @@ out:
 	g_free(ps.plot_of);
 	g_free(ps.dir_of);
 	if (spooled) {
-		unlink(spooled);
+		spool_remove(spooled);
 		g_free(spooled);
 	}
 	g_strfreev(files);

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "plot.h"
+#include "qpt_findings.h"
 
 /* ---- series ---------------------------------------------------------- */
 
@@ -247,8 +248,10 @@ static bool series_filled(int s)
 
 static void mark_title(GString *o, int s, const struct mark *m, int64_t t_first)
 {
-	g_string_append_printf(o, "<title>frame %" PRIu64 ", %.3f us: ", m->frame,
-			       (double)(m->ns - t_first) / 1000.0);
+	char when[32];
+
+	g_string_append_printf(o, "<title>frame %" PRIu64 ", %s: ", m->frame,
+			       qpt_format_duration(m->ns - t_first, when, sizeof(when)));
 	switch (s) {
 	case S_OF(PSN_GAP):
 		g_string_append_printf(o, "%u PSN%s missing from PSN %u", m->n,
@@ -258,8 +261,9 @@ static void mark_title(GString *o, int s, const struct mark *m, int64_t t_first)
 		g_string_append_printf(o, "NAK %s, PSN %u", qpt_nak_name(m->code), m->psn);
 		break;
 	case S_OF(RNR_NAK):
-		g_string_append_printf(o, "RNR NAK, PSN %u, timer %u (%.2f us)", m->psn,
-				       m->code, qpt_rnr_timer_us(m->code));
+		g_string_append_printf(o, "RNR NAK, PSN %u, timer %u (%s)", m->psn, m->code,
+				       qpt_format_duration_us(qpt_rnr_timer_us(m->code), when,
+							      sizeof(when)));
 		break;
 	case S_OF(CNP):
 		g_string_append(o, "CNP");
@@ -458,6 +462,7 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
 			const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
 			unsigned k = gbn_class(e);
+			char lost[32];
 			double a = px(g, e->start_ns - p->first_ns);
 			double b = px(g, (e->end_ns > e->start_ns ? e->end_ns : e->start_ns) - p->first_ns);
 
@@ -465,11 +470,12 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 				b = a + 2;
 			g_string_append_printf(o,
 					       "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%s\">"
-					       "<title>go-back-N #%u %s %" PRIu64 ": %u packets resent from PSN %u, %.1f us lost</title></rect>",
+					       "<title>go-back-N #%u %s %" PRIu64 ": %u packets resent from PSN %u, %s lost</title></rect>",
 					       qpt_trigger_name(k), a, g->y0, b - a, g->h, gdef[k].color,
 					       gdef[k].fill, i + 1, gdef[k].title, e->trigger_frame,
 					       e->resent_packets, e->from_psn,
-					       (double)(e->end_ns - e->start_ns) / 1000.0);
+					       qpt_format_duration(e->end_ns - e->start_ns, lost,
+								   sizeof(lost)));
 			tot->episodes[k]++;
 		}
 		g_string_append(o, "</g>\n");
@@ -681,14 +687,14 @@ GString *plot_render(const struct plot *p, const struct qpt_conv *c, int64_t t0,
 	g_string_append(o, "</text>\n");
 	{
 		GString *sub = g_string_new(NULL);
-		char a[32];
+		char a[32], lost_s[32];
 
 		fmt_count(a, sizeof(a), rexmit);
 		g_string_append_printf(sub, "%s retransmitted, %" PRIu64 " NAK%s, %" PRIu64
-				       " RNR NAK%s, %" PRIu64 " go-back-N (%.1f \u00b5s lost), %" PRIu64
+				       " RNR NAK%s, %" PRIu64 " go-back-N (%s lost), %" PRIu64
 				       " CNP%s; paired by %s",
 				       a, naks, naks == 1 ? "" : "s", rnr, rnr == 1 ? "" : "s", gbn,
-				       lost_us, cnps, cnps == 1 ? "" : "s",
+				       qpt_format_duration_us(lost_us, lost_s, sizeof(lost_s)), cnps, cnps == 1 ? "" : "s",
 				       qpt_paired_by_name(c->paired_by));
 		g_string_append_printf(o, "<text x=\"%d\" y=\"46\" font-size=\"12.5\" fill=\"#333\">", PL);
 		esc(o, sub->str);

@@ -643,8 +643,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 
 	g_string_append(o, "{\"frame\":");
 	append_u64(o, f->number);
-	g_string_append_printf(o, ",\"time\":%" G_GINT64_FORMAT ".%06u", f->ts_sec,
-			       f->ts_nsec / 1000);
+	g_string_append(o, ",\"time\":");
+	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec); /* checked by the reader */
 	json_str_member(o, "transport", qpt_transport_name(pkt->transport));
 	if (pkt->ip_version || (pkt->flags & QPT_HAS_GRH && !(pkt->flags & QPT_HAS_LRH))) {
 		qpt_format_addr(pkt, true, a, sizeof(a));
@@ -835,5 +835,81 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 	case QPT_PRINT_JSON:
 		print_json(out, f, pkt);
 		break;
+	}
+}
+
+/* (see cli.h; here, so that the fuzz replay of the printers links it) */
+void qpt_format_epoch(GString *out, int64_t ns)
+{
+	/* the magnitude in unsigned arithmetic: INT64_MIN has no positive */
+	uint64_t m = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+
+	g_string_append_printf(out, "%s%" G_GUINT64_FORMAT ".%06u", ns < 0 ? "-" : "",
+			       m / 1000000000u, (unsigned)(m % 1000000000u / 1000u));
+}
+
+/* Wireshark's Info column tags of the verdict, in the table's order. */
+static void info_tags(GString *o, const struct qpt_verdict *v)
+{
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++)
+		if (v->flags & (1u << k) && qpt_verdicts[k].info[0])
+			g_string_append(o, qpt_verdicts[k].info);
+}
+
+void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_pkt *pkt,
+		     enum qpt_print_mode mode, double t0, const struct qpt_verdict *v)
+{
+	gsize start = out->len;
+
+	qpt_print_pkt(out, f, pkt, mode, t0);
+	if (!v)
+		return;
+	if (mode == QPT_PRINT_JSON) {
+		bool first = true;
+
+		/* the object ends "}\n": the analysis goes before it */
+		g_string_truncate(out, out->len - 2);
+		if (v->conv >= 0)
+			g_string_append_printf(out, ",\"conv\":%d", v->conv);
+		else
+			g_string_append(out, ",\"conv\":null");
+		if (v->dir >= 0)
+			g_string_append_printf(out, ",\"dir\":%d", v->dir);
+		g_string_append(out, ",\"verdicts\":[");
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!(v->flags & (1u << k)))
+				continue;
+			g_string_append_printf(out, "%s\"%s\"", first ? "" : ",", qpt_verdicts[k].key);
+			first = false;
+		}
+		g_string_append(out, "]}\n");
+		return;
+	}
+	{
+		const char *nl = strchr(out->str + start, '\n');
+		GString *tags = g_string_new("");
+		gsize at = nl ? (gsize)(nl - out->str) : out->len;
+
+		info_tags(tags, v);
+		g_string_insert(out, (gssize)at, tags->str);
+		g_string_free(tags, TRUE);
+	}
+	if (mode == QPT_PRINT_VERBOSE && (v->conv >= 0 || v->flags)) {
+		bool first = true;
+
+		g_string_append(out, "  analysis:");
+		if (v->conv >= 0)
+			g_string_append_printf(out, " conversation %d%s", v->conv,
+					       v->dir < 0 ? "" : v->dir ? " b->a" : " a->b");
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!(v->flags & (1u << k)))
+				continue;
+			g_string_append_printf(out, "%s%s", first ? "; " : ", ", qpt_verdicts[k].key);
+			first = false;
+		}
+		if (v->original_frame)
+			g_string_append_printf(out, " (original frame %" G_GUINT64_FORMAT ")",
+					       v->original_frame);
+		g_string_append_c(out, '\n');
 	}
 }

@@ -12,10 +12,6 @@
 #include "cli.h"
 #include "qpt_verdict.h"
 
-struct counts {
-	uint64_t frames, iba, malformed, bad_icrc, other, fragmented;
-};
-
 static bool parse_ports(struct opts *o)
 {
 	for (gchar **p = o->ports; p && *p; p++) {
@@ -43,72 +39,6 @@ static bool parse_ports(struct opts *o)
 struct command;
 static bool files_not_commands(const struct opts *o, const struct command *cmd);
 
-static int cmd_packets(struct opts *o)
-{
-	enum qpt_print_mode mode = o->json ? QPT_PRINT_JSON :
-				   o->verbose ? QPT_PRINT_VERBOSE : QPT_PRINT_LINE;
-	GString *out = g_string_sized_new(1 << 16);
-	struct qpt_input_opts io;
-	struct qpt_pkt pkt;
-	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
-	bool write_failed = false;
-	int status = 0;
-
-	if (!qpt_input_opts_from(o, &io))
-		return 2;
-	io.progress = false; /* the output itself shows progress */
-	/* Each file on its own: frame numbers are those of the file. */
-	for (gchar **file = o->files; *file; file++) {
-		gchar *one[2] = { *file, NULL };
-		struct qpt_input *in = qpt_input_open(one, &io, errors);
-		struct counts c = { 0 };
-		struct qpt_frame f;
-		double t0 = -1;
-
-		status |= qpt_errors_print(errors);
-		if (!in)
-			continue;
-		while (qpt_input_next(in, &f, errors) > 0) {
-			c.frames++;
-			if (t0 < 0)
-				t0 = (double)f.ts_sec + f.ts_nsec / 1e9;
-			if (!f.matched)
-				continue;
-			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
-			if (pkt.transport == QPT_TR_NONE) {
-				c.other++;
-				c.fragmented += pkt.ip_fragment == QPT_FRAG_ROCE_FIRST;
-				continue;
-			}
-			c.iba++;
-			if (pkt.error != QPT_E_OK)
-				c.malformed++;
-			if (pkt.icrc_checked && !pkt.icrc_ok)
-				c.bad_icrc++;
-			qpt_print_pkt(out, &f, &pkt, mode, t0);
-			if (out->len > (1 << 16) - 4096 && qpt_write_out(out, "standard output")) {
-				write_failed = true; /* nobody reads what follows */
-				break;
-			}
-		}
-		if (write_failed || qpt_write_out(out, "standard output"))
-			write_failed = true;
-		status |= qpt_errors_print(errors);
-		if (!o->quiet && !o->json)
-			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
-				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
-				   " bad ICRC), %" G_GUINT64_FORMAT " other%s\n",
-				   *file, c.frames, c.iba, c.malformed, c.bad_icrc,
-				   c.other, c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "");
-		qpt_input_close(in);
-		if (write_failed)
-			break;
-	}
-	g_string_free(out, TRUE);
-	g_ptr_array_free(errors, TRUE);
-	return write_failed ? 2 : status;
-}
-
 /* Which commands take an option (a bit per command, in commands[] order). */
 enum { C_SUMMARY = 1 << 0, C_EVENTS = 1 << 1, C_PACKETS = 1 << 2, C_GRADE = 1 << 3,
        C_PLOT = 1 << 4, C_VERDICTS = 1 << 5 };
@@ -125,7 +55,7 @@ static const struct command {
 	unsigned bit;
 	bool takes_files;
 } commands[] = {
-	{ "summary", "QP conversations, tcptrace style (the default)", cmd_summary, C_SUMMARY, true },
+	{ "summary", "a diagnosis, then one line per QP conversation (the default)", cmd_summary, C_SUMMARY, true },
 	{ "events", "one line per anomaly: retransmission, gap, NAK, ...", cmd_events, C_EVENTS, true },
 	{ "packets", "one line per RoCE/InfiniBand frame", cmd_packets, C_PACKETS, true },
 	{ "grade", "grade lab captures against a rubric", cmd_grade, C_GRADE, true },
@@ -238,6 +168,37 @@ static bool parse_qpn(const struct command *cmd, const char *s, gint64 *out)
 	return true;
 }
 
+/* -c N: a count of frames, 1 or more. */
+static bool parse_count(const struct command *cmd, const char *s, gint *out)
+{
+	guint64 v;
+
+	if (!s)
+		return true;
+	if (!g_ascii_string_to_unsigned(s, 10, 1, G_MAXINT, &v, NULL)) {
+		g_printerr("qptrace %s: bad -c '%s': a number of frames, 1 or more\n",
+			   cmd->name, s);
+		return false;
+	}
+	*out = (gint)v;
+	return true;
+}
+
+/* -r FILE ... come first, then the operands; false when there is none. */
+static bool join_read_files(struct opts *o)
+{
+	GPtrArray *all = g_ptr_array_new();
+
+	for (gchar **f = o->read_files; f && *f; f++)
+		g_ptr_array_add(all, g_strdup(*f));
+	for (gchar **f = o->files; f && *f; f++)
+		g_ptr_array_add(all, g_strdup(*f));
+	g_ptr_array_add(all, NULL);
+	g_strfreev(o->files);
+	o->files = (gchar **)g_ptr_array_free(all, FALSE);
+	return o->files[0] != NULL;
+}
+
 /* --from after --to, when both are of the same kind, is an empty window. */
 static bool window_ok(const struct command *cmd, const struct opts *o)
 {
@@ -259,22 +220,32 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	gboolean version = FALSE;
-	gchar *conv_s = NULL, *qp_s = NULL;
+	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
+		{ C_SUMMARY, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
+			       "With --long: also the rows that are zero both ways", NULL } },
+		{ C_SUMMARY, { "long", 'l', 0, G_OPTION_ARG_NONE, &o.long_report,
+			       "A tcptrace-style block per conversation (a->b and b->a columns)", NULL } },
 		{ (C_READ & ~C_PLOT) | C_VERDICTS, { "json", 0, 0, G_OPTION_ARG_NONE, &o.json,
 					 "Print JSON (JSON Lines for packets and events)", NULL } },
 		{ C_READ, { "filter", 'f', 0, G_OPTION_ARG_STRING, &o.filter,
 			    "Read only frames matching the BPF expression", "EXPR" } },
 		{ C_READ, { "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
 			    "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" } },
-		{ C_FLOW, { "conv", 'c', 0, G_OPTION_ARG_STRING, &conv_s,
+		{ C_FLOW | C_PACKETS, { "conv", 0, 0, G_OPTION_ARG_STRING, &conv_s,
 			    "Only this conversation (ids are those of the whole input)", "ID" } },
-		{ C_SUMMARY | C_EVENTS, { "qp", 0, 0, G_OPTION_ARG_STRING, &qp_s,
+		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "qp", 0, 0, G_OPTION_ARG_STRING, &qp_s,
 					  "Only conversations with this QP number at either end (decimal or 0x hex)", "QPN" } },
-		{ C_SUMMARY | C_EVENTS, { "addr", 0, 0, G_OPTION_ARG_STRING, &o.addr,
+		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "addr", 0, 0, G_OPTION_ARG_STRING, &o.addr,
 					  "Only conversations with this endpoint (IP address, GID, or 'LID N')", "ADDR" } },
+		{ C_FLOW | C_PACKETS, { "count", 'c', 0, G_OPTION_ARG_STRING, &count_s,
+					"Stop after N frames (packets: N frames shown; the others: N frames read that -f matched), as tcpdump -c", "N" } },
+		{ C_READ, { "read", 'r', 0, G_OPTION_ARG_FILENAME_ARRAY, &o.read_files,
+			    "Read FILE (as tcpdump -r; repeatable, the same as naming it)", "FILE" } },
+		{ C_PACKETS, { "write", 'w', 0, G_OPTION_ARG_FILENAME, &o.write_file,
+			       "Write the frames shown (a conversation, a window, a filter) to FILE as a pcap, instead of printing them", "FILE" } },
 		{ C_SUMMARY | C_EVENTS, { "each", 0, 0, G_OPTION_ARG_NONE, &o.each,
 					  "Analyse each file on its own (default: one merged timeline)", NULL } },
 		{ C_FLOW | C_PACKETS, { "from", 0, 0, G_OPTION_ARG_STRING, &o.from,
@@ -413,17 +384,20 @@ int main(int argc, char **argv)
 		if (QPT_WIRESHARK_VERSION[0])
 			g_print("Wireshark plugin built for Wireshark %s\n", QPT_WIRESHARK_VERSION);
 		status = 0;
-	} else if (cmd->takes_files && (!o.files || !o.files[0])) {
+	} else if (cmd->takes_files && !join_read_files(&o)) {
 		g_printerr("qptrace %s: no capture file given (try qptrace help %s)\n",
 			   cmd->name, cmd->name);
 		status = 2;
 	} else if (!parse_ports(&o) || !files_not_commands(&o, cmd) ||
 		   !parse_id(cmd, "--conv", conv_s, 0x7fffffff, &o.conv) ||
-		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o)) {
+		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o) ||
+		   !parse_count(cmd, count_s, &o.count)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
 		qpt_vxlan_ports_to(&o.dec);
+		if (cmd->bit & (C_SUMMARY | C_EVENTS | C_PACKETS))
+			qpt_interrupt_install(); /* Ctrl-C: the results so far */
 		status = cmd->run(&o);
 	}
 	g_option_context_free(ctx);
@@ -439,5 +413,8 @@ int main(int argc, char **argv)
 	g_free(o.addr);
 	g_free(conv_s);
 	g_free(qp_s);
+	g_free(count_s);
+	g_strfreev(o.read_files);
+	g_free(o.write_file);
 	return status;
 }

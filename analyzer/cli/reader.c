@@ -1,5 +1,6 @@
 /* reader.c - capture files through libpcap (pcap and pcapng) */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdio_ext.h>
@@ -30,6 +31,7 @@ struct qpt_reader {
 	uint32_t linktype;
 	uint64_t size;	       /* the file's size (0: not a regular file) */
 	char *iobuf;	       /* the stream's buffer */
+	void *dc;	       /* decompressing stream (decompress.c), or NULL */
 };
 
 G_DEFINE_QUARK(qpt-reader-error-quark, qpt_reader_error)
@@ -52,6 +54,53 @@ int qpt_errors_print(GPtrArray *errors)
 	return status;
 }
 
+/* (see cli.h) */
+bool qpt_frame_ns(int64_t sec, uint32_t nsec, int64_t *ns)
+{
+	/* |sec| below 2^63 / 1e9 - 1 (about year 2262): sec * 1e9 + nsec fits */
+	if (sec > QPT_MAX_SECONDS || sec < -QPT_MAX_SECONDS)
+		return false;
+	*ns = sec * 1000000000 + (int64_t)nsec;
+	return true;
+}
+
+/* Up to 8 first bytes of a stream that cannot be read again. */
+static ssize_t read_magic(int fd, uint8_t magic[8])
+{
+	ssize_t got = 0;
+
+	while (got < 8) {
+		ssize_t n = read(fd, magic + got, (size_t)(8 - got));
+
+		if (n < 0 && errno == EINTR && !qpt_interrupted)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/* A compressed capture this qptrace cannot read: say how to read it. */
+static bool compression_ok(const char *file, enum qpt_compression c, GError **error)
+{
+	const char *tool[] = { [QPT_COMP_GZIP] = "zcat", [QPT_COMP_ZSTD] = "zstdcat",
+			       [QPT_COMP_XZ] = "xzcat", [QPT_COMP_BZIP2] = "bzcat",
+			       [QPT_COMP_LZ4] = "lz4cat" };
+
+	if (qpt_compression_supported(c))
+		return true;
+	g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT,
+		    "%s: compressed with %s, which qptrace reads %s; "
+		    "decompress it on the way: %s %s | qptrace COMMAND -", file,
+		    qpt_compression_name(c),
+		    c == QPT_COMP_ZSTD ? "only when built with libzstd (install libzstd-dev, "
+					 "then meson setup again)"
+				       : "not (it reads gzip and zstd)",
+		    tool[c], strcmp(file, "-") ? file : "FILE");
+	return false;
+}
+
 struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **error)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
@@ -62,6 +111,11 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	pcap_t *p;
 	int lt;
 
+	uint8_t magic[8];
+	ssize_t nmagic = 0;
+	enum qpt_compression comp;
+	void *dc = NULL;
+
 	if (strcmp(file, "-")) {
 		int fd = open(file, O_RDONLY);
 		struct stat st;
@@ -71,9 +125,31 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 				    file, g_strerror(errno));
 			return NULL;
 		}
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN,
+				    "%s: is a directory, not a capture", file);
+			close(fd);
+			return NULL;
+		}
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			size = (uint64_t)st.st_size;
-		fp = fdopen(fd, "rb");
+		/* the first bytes say whether it is compressed (a pipe or a
+		 * FIFO cannot be read twice: they are fed back below) */
+		if (size)
+			nmagic = pread(fd, magic, sizeof(magic), 0);
+		else
+			nmagic = read_magic(fd, magic);
+		comp = qpt_compression_of(magic, nmagic > 0 ? (size_t)nmagic : 0);
+		if (!compression_ok(file, comp, error)) {
+			close(fd);
+			return NULL;
+		}
+		if (size && comp == QPT_COMP_NONE) {
+			fp = fdopen(fd, "rb");
+		} else {
+			fp = qpt_decompress_open(fd, magic, size ? 0 : (size_t)MAX(nmagic, 0),
+						 comp, &dc);
+		}
 		if (!fp) {
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN, "%s: %s",
 				    file, g_strerror(errno));
@@ -81,21 +157,24 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 			return NULL;
 		}
 	} else {
-		fp = stdin;
+		nmagic = read_magic(0, magic);
+		comp = qpt_compression_of(magic, nmagic > 0 ? (size_t)nmagic : 0);
+		if (!compression_ok(file, comp, error))
+			return NULL;
+		fp = qpt_decompress_open(0, magic, (size_t)MAX(nmagic, 0), comp, &dc);
+		if (!fp) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_OPEN, "%s: %s",
+				    file, g_strerror(errno));
+			return NULL;
+		}
 	}
 	/* Reads in large blocks: stdio's own buffer is the file system's block
 	 * size (4 KiB), a read() for every four frames; and setvbuf() ignores
 	 * the size it is given unless the buffer comes with it.  Standard input
 	 * keeps its buffer after libpcap is done with it (it is not closed): a
 	 * static one. */
-	if (fp == stdin) {
-		static char stdin_buf[IO_BUF];
-
-		setvbuf(fp, stdin_buf, _IOFBF, IO_BUF);
-	} else {
-		iobuf = g_malloc(IO_BUF);
-		setvbuf(fp, iobuf, _IOFBF, IO_BUF);
-	}
+	iobuf = g_malloc(IO_BUF);
+	setvbuf(fp, iobuf, _IOFBF, IO_BUF);
 	/* Only one thread reads this stream: no stdio lock around each of the
 	 * two fread() calls per frame (once a second thread exists, glibc would
 	 * take it every time). */
@@ -103,8 +182,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
 						     err);
 	if (!p) {
-		if (fp != stdin)
-			fclose(fp);
+		fclose(fp);
 		g_free(iobuf);
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
@@ -132,6 +210,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	r->linktype = (uint32_t)lt;
 	r->size = size;
 	r->iobuf = iobuf;
+	r->dc = dc;
 	if (bpf && *bpf) {
 		if (pcap_compile(p, &r->prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FILTER,
@@ -183,6 +262,23 @@ int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error)
 		f->ts_sec = (int64_t)(t >> 32);
 		f->ts_nsec = (uint32_t)(((t & 0xffffffffu) * 1000000000u) >> 32);
 	}
+	{
+		int64_t ns;
+
+		/* libpcap applies if_tsoffset / if_tsresol: a time past what
+		 * nanoseconds in 64 bits hold is an error, not an overflow */
+		if (!qpt_frame_ns(f->ts_sec, f->ts_nsec, &ns)) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+				    "%s: frame %" G_GUINT64_FORMAT ": time %" G_GINT64_FORMAT
+				    " s since 1970 is out of range (a pcapng if_tsoffset or "
+				    "if_tsresol gone wrong?)", r->file, r->number, f->ts_sec);
+			return -1;
+		}
+		/* a fraction of a second past 1 s (a bad classic pcap record)
+		 * carries into the seconds, as ns = sec * 1e9 + fraction */
+		f->ts_sec = ns / 1000000000 - (ns % 1000000000 < 0);
+		f->ts_nsec = (uint32_t)(ns - f->ts_sec * 1000000000);
+	}
 	f->linktype = r->linktype;
 	f->data = data;
 	f->caplen = h->caplen;
@@ -213,6 +309,10 @@ void qpt_reader_position(struct qpt_reader *r, uint64_t *done, uint64_t *size)
 	*size = r->size;
 	if (!r->size)
 		return;
+	if (r->dc) { /* compressed: how far in the compressed file */
+		*done = qpt_decompress_raw_pos(r->dc);
+		return;
+	}
 	pos = ftell(pcap_file(r->p));
 	*done = pos > 0 ? (uint64_t)pos : 0;
 }
@@ -272,6 +372,8 @@ struct qpt_input {
 	bool progress_shown;
 
 	GThread *thread;
+	pthread_t reader_tid; /* for QPT_WAKE_SIGNAL */
+	gint reader_started, reader_ended; /* atomic */
 	GAsyncQueue *full, *empty; /* struct batch */
 	gint stop; /* atomic: the consumer gave up early */
 	/* Who decodes: -1 shared as below; 1 always the reading thread; 0
@@ -286,6 +388,7 @@ struct qpt_input {
 		struct batch *cur;
 		guint cur_idx;
 		bool done; /* the end batch was consumed */
+		bool stuck; /* interrupted, and the reading thread did not end */
 		const char **names; /* the files', for the frames (nfiles of them) */
 		uint32_t *linktypes;
 	} c __attribute__((aligned(64)));
@@ -322,8 +425,11 @@ bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
 	}
 	if (!dt)
 		return false;
-	*ns = g_date_time_to_unix(dt) * 1000000000 +
-	      (int64_t)g_date_time_get_microsecond(dt) * 1000;
+	if (!qpt_frame_ns(g_date_time_to_unix(dt),
+			  (uint32_t)g_date_time_get_microsecond(dt) * 1000, ns)) {
+		g_date_time_unref(dt); /* past 2262: no capture is stamped there */
+		return false;
+	}
 	g_date_time_unref(dt);
 	return true;
 }
@@ -398,6 +504,17 @@ static void progress(struct qpt_input *in)
 	in->progress_shown = true;
 }
 
+/* A --from/--to edge in ns since the epoch; +seconds past what 64 bits
+ * hold is the end of time. */
+static int64_t window_edge(const struct qpt_input *in, int64_t ns, bool rel)
+{
+	int64_t sum;
+
+	if (!rel)
+		return ns;
+	return __builtin_add_overflow(in->t0, ns, &sum) ? INT64_MAX : sum;
+}
+
 /* The merge itself, in the reading thread: the next frame (valid until the
  * next call) or NULL at the end; *file is its index. */
 static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray *errors)
@@ -417,7 +534,9 @@ static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray
 			if (rc > 0) {
 				x->has_pending = true;
 			} else {
-				if (rc < 0)
+				if (rc < 0 && qpt_interrupted)
+					g_clear_error(&e); /* a read cut by Ctrl-C */
+				else if (rc < 0)
 					qpt_errors_add(errors, e);
 				qpt_reader_close(x->r);
 				x->r = NULL;
@@ -447,10 +566,9 @@ static struct qpt_frame *merge_next(struct qpt_input *in, guint *file, GPtrArray
 		in->t0 = best_ns;
 	}
 	f->in_window = true;
-	if (in->o.has_from &&
-	    best_ns < (in->o.from_rel ? in->t0 + in->o.from_ns : in->o.from_ns))
+	if (in->o.has_from && best_ns < window_edge(in, in->o.from_ns, in->o.from_rel))
 		f->in_window = false;
-	if (in->o.has_to && best_ns > (in->o.to_rel ? in->t0 + in->o.to_ns : in->o.to_ns))
+	if (in->o.has_to && best_ns > window_edge(in, in->o.to_ns, in->o.to_rel))
 		f->in_window = false;
 	if (!f->in_window && !in->o.window_selects)
 		f->matched = false;
@@ -502,7 +620,10 @@ static gpointer reader_thread(gpointer data)
 	guint file = 0;
 	GPtrArray *errors = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 
-	while (!g_atomic_int_get(&in->stop) && (f = merge_next(in, &file, errors))) {
+	in->reader_tid = pthread_self();
+	g_atomic_int_set(&in->reader_started, 1);
+	while (!g_atomic_int_get(&in->stop) && !qpt_interrupted &&
+	       (f = merge_next(in, &file, errors))) {
 		struct bframe *e;
 
 		if (f->matched && !b->decoded && b->used + f->caplen > b->cap && b->n)
@@ -544,8 +665,31 @@ static gpointer reader_thread(gpointer data)
 	}
 	b->end = true;
 	b->errors = errors;
+	g_atomic_int_set(&in->reader_ended, 1);
 	g_async_queue_push(in->full, b);
 	return NULL;
+}
+
+volatile sig_atomic_t qpt_interrupted; /* set by interrupt.c's handler */
+
+/* The next full batch; after Ctrl-C, the reading thread is woken from a
+ * blocked read until it ends (NULL when it does not within 2 s). */
+static struct batch *pop_full(struct qpt_input *in)
+{
+	int waited = 0;
+
+	for (;;) {
+		struct batch *b = g_async_queue_timeout_pop(in->full, 100000);
+
+		if (b)
+			return b;
+		if (!qpt_interrupted)
+			continue;
+		if (g_atomic_int_get(&in->reader_started) && !g_atomic_int_get(&in->reader_ended))
+			pthread_kill(in->reader_tid, QPT_WAKE_SIGNAL);
+		if (++waited > 20)
+			return NULL;
+	}
 }
 
 static void start_thread(struct qpt_input *in)
@@ -605,8 +749,13 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 			}
 			g_async_queue_push(in->empty, in->c.cur);
 		}
-		in->c.cur = g_async_queue_pop(in->full);
+		in->c.cur = pop_full(in);
 		in->c.cur_idx = 0;
+		if (!in->c.cur) { /* interrupted, the reader stuck: end here */
+			in->c.done = true;
+			in->c.stuck = true;
+			return 0;
+		}
 	}
 }
 
@@ -649,7 +798,16 @@ void qpt_input_close(struct qpt_input *in)
 				}
 				g_async_queue_push(in->empty, in->c.cur);
 			}
-			in->c.cur = g_async_queue_pop(in->full);
+			in->c.cur = in->c.stuck ? NULL : pop_full(in);
+			if (!in->c.cur) {
+				in->c.stuck = true;
+				break;
+			}
+		}
+		if (in->c.stuck) {
+			/* the reading thread does not end: leave it (we exit) */
+			g_thread_unref(in->thread);
+			return;
 		}
 		g_thread_join(in->thread);
 		if (in->c.cur)

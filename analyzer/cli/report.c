@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "qpt_rank.h"
 
@@ -34,9 +35,9 @@ struct run {
 	bool window;	  /* --from/--to given: show what they select */
 	GArray *seen;	  /* gboolean per conversation id: a frame in the window */
 	GArray *seen_final; /* the same by the ids at the end */
-	unsigned char addr[16]; /* --addr, parsed */
-	uint8_t addr_family;
 	char addr_text[QPT_ADDR_STRLEN];
+	struct qpt_findings_frames *ff; /* frames the findings name */
+	uint64_t nevents[QPT_VB_COUNT]; /* events shown, by kind */
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -46,6 +47,7 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 {
 	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = r->out;
+	char dur[32];
 	struct qpt_frame at;
 
 	if (!r->several) {
@@ -61,9 +63,8 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		}
 	}
 	if (r->o->json) {
-		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":%" PRId64 ".%06d",
-				       ev->frame, ev->time_ns / 1000000000,
-				       (int)(ev->time_ns % 1000000000 / 1000));
+		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":", ev->frame);
+		qpt_format_epoch(o, ev->time_ns);
 		if (f) {
 			g_string_append(o, ",\"file\":");
 			qpt_json_escape(o, f->file);
@@ -104,45 +105,60 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		g_string_append_printf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
 	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
 	if (ev->original_frame)
-		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
+		g_string_append_printf(o, " (%s frame %" PRIu64 ")",
+				       ev->kind == QPT_VB_GBN_START || ev->kind == QPT_VB_TIMEOUT_RESEND ?
+					       "trigger" : ev->kind == QPT_VB_CM_REJECT ? "REQ" :
+					       ev->kind == QPT_VB_RNR_RETRY ? "RNR NAK" : "original",
+				       ev->original_frame);
 	if (vi->count_key)
 		g_string_append_printf(o, " %s %u", vi->count_key, ev->count);
 	switch (vi->code) {
 	case QPT_CODE_NAK: g_string_append_printf(o, " %s", qpt_nak_name(ev->code)); break;
 	case QPT_CODE_RNR_NAK: /* its duration is the timer's wait */
-		g_string_append_printf(o, " timer %u (%.1f us)", ev->code,
-				       (double)ev->duration_ns / 1000.0);
+		g_string_append_printf(o, " timer %u (%s)", ev->code,
+				       qpt_format_duration(ev->duration_ns, dur, sizeof(dur)));
 		break;
 	case QPT_CODE_RNR_TIMER: g_string_append_printf(o, " timer %u", ev->code); break;
 	case QPT_CODE_REASON: g_string_append_printf(o, " reason %u", ev->code); break;
 	case QPT_CODE_NONE: break;
 	}
 	if (ev->duration_ns && vi->code != QPT_CODE_RNR_NAK)
-		g_string_append_printf(o, " after %.1f us", (double)ev->duration_ns / 1000.0);
+		g_string_append_printf(o, " after %s",
+				       qpt_format_duration(ev->duration_ns, dur, sizeof(dur)));
 	if (ev->detail && vi->detail_in_text)
 		g_string_append_printf(o, ": %s", ev->detail);
 	g_string_append_c(o, '\n');
 }
 
+bool qpt_selecting(const struct opts *o)
+{
+	return o->conv >= 0 || o->qp >= 0 || o->addr;
+}
+
 /* Does the conversation pass --conv, --qp and --addr?  (The window is
  * checked apart: by frame for events, by conversation for summary.) */
-static bool conv_selected(const struct run *r, const struct qpt_conv *c)
+bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c)
 {
-	bool qp = r->o->qp < 0, addr = !r->o->addr;
+	bool qp = o->qp < 0, addr = !o->addr;
 
 	if (!c)
-		return r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
-	if (r->o->conv >= 0 && c->id != r->o->conv)
+		return !qpt_selecting(o);
+	if (o->conv >= 0 && c->id != o->conv)
 		return false;
 	for (int e = 0; e < 2; e++) {
 		char a[QPT_ADDR_STRLEN];
 
-		if (c->ep[e].qpn_known && (gint64)c->ep[e].qpn == r->o->qp)
+		if (c->ep[e].qpn_known && (gint64)c->ep[e].qpn == o->qp)
 			qp = true;
-		if (r->o->addr && !strcmp(qpt_endpoint_addr(&c->ep[e], a), r->addr_text))
+		if (o->addr && !strcmp(qpt_endpoint_addr(&c->ep[e], a), addr_text))
 			addr = true;
 	}
 	return qp && addr;
+}
+
+static bool conv_selected(const struct run *r, const struct qpt_conv *c)
+{
+	return qpt_conv_matches(r->o, r->addr_text, c);
 }
 
 /* Every analysed frame: the conversations the window shows; the events
@@ -159,6 +175,8 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 
 		*e = (struct recent){ f->number, f->file_number, f->file };
 	}
+	if (r->ff && v->nevents)
+		qpt_findings_frames_add(r->ff, v);
 	if (!f->in_window)
 		return;
 	if (v->conv >= 0 && r->seen) {
@@ -171,7 +189,10 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	for (unsigned i = 0; i < v->nevents; i++)
 		if (conv_selected(r, v->ev[i].conv >= 0 ?
 					     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL))
+		{
 			event_out(&v->ev[i], r, f);
+			r->nevents[v->ev[i].kind]++;
+		}
 	if (r->out->len > 60000 && qpt_write_out(r->out, "standard output")) {
 		r->write_failed = true;
 		r->an.stop = true; /* nobody reads what follows */
@@ -186,14 +207,18 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
 	io->progress = !o->quiet;
 	if (o->from) {
 		if (!qpt_parse_time(o->from, &io->from_ns, &io->from_rel)) {
-			g_printerr("qptrace: bad --from time '%s'\n", o->from);
+			g_printerr("qptrace: bad --from time '%s': seconds since 1970, "
+				   "+seconds from the first frame, or an ISO 8601 time "
+				   "(1678 to 2262)\n", o->from);
 			return false;
 		}
 		io->has_from = true;
 	}
 	if (o->to) {
 		if (!qpt_parse_time(o->to, &io->to_ns, &io->to_rel)) {
-			g_printerr("qptrace: bad --to time '%s'\n", o->to);
+			g_printerr("qptrace: bad --to time '%s': seconds since 1970, "
+				   "+seconds from the first frame, or an ISO 8601 time "
+				   "(1678 to 2262)\n", o->to);
 			return false;
 		}
 		io->has_to = true;
@@ -218,7 +243,7 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	if (!qpt_input_opts_from(o, &io))
 		return 2;
 	io.progress = progress && !o->quiet;
-	io.decode = &o->dec;
+	io.decode = an->need_data ? NULL : &o->dec;
 	io.window_selects = an->window_selects;
 	in = qpt_input_open(files, &io, errors);
 	if (!keep_errors)
@@ -233,12 +258,14 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	while (!an->stop && qpt_input_next(in, &f, errors) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
+		an->frames_read++;
 		if (!an->have_t0) {
 			an->t0 = ns;
 			an->have_t0 = true;
 		}
 		if (!f.matched)
 			continue;
+		an->frames_matched++;
 		p = f.pkt; /* decoded by the reading thread, or here */
 		if (!p) {
 			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
@@ -250,6 +277,11 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		qpt_flow_packet(fl, f.number, ns, p, &v);
 		if (fn)
 			fn(user, &f, ns, p, &v);
+		/* -c N (packets counts what it shows itself) */
+		if (o->count > 0 && !an->own_count && an->frames_matched >= (uint64_t)o->count) {
+			an->count_reached = true;
+			break;
+		}
 	}
 	qpt_input_close(in);
 	/* the events still undecided at the end (of earlier frames) */
@@ -260,6 +292,8 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 
 		fn(user, &last, 0, &none, &v);
 	}
+	if (qpt_interrupted)
+		an->interrupted = true; /* what was read before Ctrl-C */
 	qpt_flow_finish(fl);
 	if (keep_errors)
 		return errors->len ? 2 : 0;
@@ -281,6 +315,26 @@ static void row(GString *o, const char *label, uint64_t a, uint64_t b)
 	g_string_append_printf(o, "  %-28s %18" PRIu64 " %18" PRIu64 "\n", label, a, b);
 }
 
+/* s right-aligned in width characters (UTF-8: "µs" is one). */
+static void cell_pad(GString *o, const char *s, int width)
+{
+	long n = g_utf8_strlen(s, -1);
+
+	for (; n < width; n++)
+		g_string_append_c(o, ' ');
+	g_string_append(o, s);
+}
+
+/* The same, left-aligned. */
+static void cell_left(GString *o, const char *s, int width)
+{
+	long n = g_utf8_strlen(s, -1);
+
+	g_string_append(o, s);
+	for (; n < width; n++)
+		g_string_append_c(o, ' ');
+}
+
 static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 		    const struct qpt_lat *b)
 {
@@ -290,13 +344,22 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 	if (!a->n && !b->n)
 		return;
 	for (int i = 0; i < 2; i++) {
-		if (l[i]->n)
-			g_snprintf(cell[i], sizeof(cell[i]), "%.1f/%.1f/%.1f", l[i]->min_us,
-				   qpt_lat_percentile(l[i], 50), l[i]->max_us);
+		if (l[i]->n) {
+			char x[3][24];
+
+			g_snprintf(cell[i], sizeof(cell[i]), "%s/%s/%s",
+				   qpt_format_duration_us(l[i]->min_us, x[0], sizeof(x[0])),
+				   qpt_format_duration_us(qpt_lat_percentile(l[i], 50), x[1],
+							  sizeof(x[1])),
+				   qpt_format_duration_us(l[i]->max_us, x[2], sizeof(x[2])));
+		}
 		else
 			g_strlcpy(cell[i], "-", sizeof(cell[i]));
 	}
-	g_string_append_printf(o, "  %-28s %18s %18s\n", label, cell[0], cell[1]);
+	g_string_append_printf(o, "  %-28s", label);
+	cell_pad(o, cell[0], 19);
+	cell_pad(o, cell[1], 19);
+	g_string_append_c(o, '\n');
 }
 
 /* CM requests that made no conversation. */
@@ -366,19 +429,20 @@ static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *
 }
 
 /* NAKs by code: PSN sequence errors always, the others when seen. */
-static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir *b)
+static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir *b,
+		      bool verbose)
 {
 	for (unsigned i = 0; i < QPT_NAK_KINDS; i++) {
 		char label[64];
 
-		if (!a->naks[i] && !b->naks[i] && i)
+		if (!a->naks[i] && !b->naks[i] && (i || !verbose))
 			continue;
 		g_snprintf(label, sizeof(label), "NAK %s:", qpt_nak_name(i));
 		row(o, label, a->naks[i], b->naks[i]);
 	}
 }
 
-static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
+static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool verbose)
 {
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
 	char e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
@@ -422,16 +486,27 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 		const struct qpt_counter_info *ci = &qpt_counters[k];
 		uint64_t va = qpt_counter(a, k), vb = qpt_counter(b, k);
 
-		if (ci->label && (ci->always || va || vb))
+		if (ci->label && ((ci->always && verbose) || va || vb))
 			row(o, ci->label, va, vb);
 		if (k == QPT_C_resp_packets)
 			text_ops(o, a, b);
 		if (k == QPT_C_out_of_order)
-			text_naks(o, a, b);
+			text_naks(o, a, b, verbose);
 	}
-	row_lat(o, "ACK RTT us min/p50/max:", &a->ack_rtt, &b->ack_rtt);
-	row_lat(o, "READ latency us:", &a->read_lat, &b->read_lat);
-	row_lat(o, "atomic latency us:", &a->atomic_lat, &b->atomic_lat);
+	row_lat(o, "ACK RTT min/p50/max:", &a->ack_rtt, &b->ack_rtt);
+	row_lat(o, "READ latency min/p50/max:", &a->read_lat, &b->read_lat);
+	row_lat(o, "atomic latency min/p50/max:", &a->atomic_lat, &b->atomic_lat);
+	{
+		char ta[32] = "-", tb[32] = "-";
+		double da = secs(a->last_ns - a->first_ns), db = secs(b->last_ns - b->first_ns);
+
+		if (a->payload_bytes && da > 0)
+			qpt_format_rate((double)a->payload_bytes * 8 / da, ta, sizeof(ta));
+		if (b->payload_bytes && db > 0)
+			qpt_format_rate((double)b->payload_bytes * 8 / db, tb, sizeof(tb));
+		if (a->payload_bytes || b->payload_bytes)
+			g_string_append_printf(o, "  %-28s %18s %18s\n", "throughput:", ta, tb);
+	}
 	{
 		char pa[32] = "-", pb[32] = "-";
 
@@ -454,16 +529,24 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0)
 			const struct qpt_episode *e =
 				&g_array_index(x->episodes, struct qpt_episode, i);
 
+			char lost[32];
+
 			g_string_append_printf(o,
 					       "  %s go-back-N #%u: %s frame %" PRIu64
 					       ", first resent frame %" PRIu64
-					       ", %u packets resent from PSN %u, %.1f us lost\n",
+					       ", %u packets resent from PSN %u, %s lost\n",
 					       d ? "b->a" : "a->b", i + 1,
 					       qpt_trigger_name(e->trigger),
 					       e->trigger_frame, e->first_resent_frame,
 					       e->resent_packets, e->from_psn,
-					       (double)(e->end_ns - e->start_ns) / 1000.0);
+					       qpt_format_duration(e->end_ns - e->start_ns, lost,
+								   sizeof(lost)));
 		}
+		if (x->episodes && x->gbn_episodes > x->episodes->len)
+			g_string_append_printf(o, "  %s: %" PRIu64 " more go-back-N episodes, "
+					       "not kept (at most %u per direction)\n",
+					       d ? "b->a" : "a->b",
+					       x->gbn_episodes - x->episodes->len, x->episodes->len);
 	}
 	g_string_append_c(o, '\n');
 }
@@ -540,6 +623,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       secs(x->first_ns), secs(x->last_ns),
 				       dur > 0 ? (double)x->payload_bytes * 8 / dur : 0.0);
 	}
+	g_string_append_printf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
 	json_lat(o, "ack_rtt_us", &x->ack_rtt);
 	json_lat(o, "read_latency_us", &x->read_lat);
 	json_lat(o, "atomic_latency_us", &x->atomic_lat);
@@ -556,7 +640,8 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       e->resent_packets, e->from_psn,
 				       (double)(e->end_ns - e->start_ns) / 1000.0);
 	}
-	g_string_append(o, "]}");
+	g_string_append_printf(o, "],\"episodes_truncated\":%s}",
+			       x->episodes && x->gbn_episodes > x->episodes->len ? "true" : "false");
 }
 
 static void json_conv(GString *o, const struct qpt_conv *c)
@@ -622,6 +707,152 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append(o, "]}");
 }
 
+/* ---- summary: the diagnosis and one line per conversation ---------------- */
+
+static void text_findings(GString *o, GArray *fs)
+{
+	if (!fs->len) {
+		g_string_append(o, "diagnosis: nothing wrong found\n\n");
+		return;
+	}
+	g_string_append_printf(o, "diagnosis (%u %s, worst first):\n", fs->len,
+			       fs->len == 1 ? "finding" : "findings");
+	for (guint i = 0; i < fs->len; i++) {
+		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+		g_string_append_printf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
+	}
+	g_string_append_c(o, '\n');
+}
+
+static void json_findings(GString *o, GArray *fs)
+{
+	g_string_append(o, ",\"findings\":[");
+	for (guint i = 0; i < fs->len; i++) {
+		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+		g_string_append_printf(o, "%s{\"kind\":\"%s\",\"severity\":\"%s\",\"text\":",
+				       i ? "," : "", qpt_finding_kinds[f->kind].key,
+				       qpt_severity_name(f->severity));
+		qpt_json_escape(o, f->text);
+		if (f->conv >= 0)
+			g_string_append_printf(o, ",\"conv\":%d", f->conv);
+		else
+			g_string_append(o, ",\"conv\":null");
+		if (f->dir >= 0)
+			g_string_append_printf(o, ",\"dir\":%d", f->dir);
+		g_string_append(o, ",\"frames\":[");
+		for (unsigned k = 0; k < f->nframes; k++)
+			g_string_append_printf(o, "%s%" PRIu64, k ? "," : "", f->frames[k]);
+		g_string_append(o, "],\"numbers\":{");
+		for (unsigned k = 0; k < f->nnumbers; k++)
+			g_string_append_printf(o, "%s\"%s\":%.17g", k ? "," : "",
+					       f->numbers[k].key, f->numbers[k].value);
+		g_string_append(o, "}}");
+	}
+	g_string_append_c(o, ']');
+}
+
+/* A table row: the conversation and its numbers, computed once. */
+struct conv_row {
+	const struct qpt_conv *c;
+	uint64_t trouble;
+	struct qpt_conv_numbers n;
+};
+
+/* Worst first: the engine's ranking, then time lost, then congestion. */
+static gint conv_row_cmp(gconstpointer a, gconstpointer b)
+{
+	const struct conv_row *x = a, *y = b;
+
+	if (x->trouble != y->trouble)
+		return x->trouble < y->trouble ? 1 : -1;
+	if (x->n.time_lost_ns != y->n.time_lost_ns)
+		return x->n.time_lost_ns < y->n.time_lost_ns ? 1 : -1;
+	if (x->n.cnps + x->n.ecn_ce != y->n.cnps + y->n.ecn_ce)
+		return x->n.cnps + x->n.ecn_ce < y->n.cnps + y->n.ecn_ce ? 1 : -1;
+	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
+}
+
+/* The conversations, one line each, worst first. */
+static void text_conv_table(GString *o, GPtrArray *convs)
+{
+	GArray *rows;
+	static const struct { const char *title; int width; bool left; } col[] = {
+		{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
+		{ "packets", 9, false }, { "bytes", 12, false }, { "throughput", 13, false },
+		{ "re-sent", 13, false }, { "episodes", 9, false }, { "time lost", 10, false },
+		{ "CNPs", 7, false }, { "RTT p50/p99", 20, false }, { "", 2, false },
+		{ "endpoints", 0, true },
+	};
+	enum { N_COL = G_N_ELEMENTS(col) };
+
+	if (!convs->len)
+		return;
+	rows = g_array_sized_new(FALSE, TRUE, sizeof(struct conv_row), convs->len);
+	for (guint i = 0; i < convs->len; i++) {
+		struct conv_row row = { .c = g_ptr_array_index(convs, i) };
+
+		row.trouble = qpt_conv_trouble(row.c);
+		qpt_conv_numbers(row.c, &row.n);
+		g_array_append_val(rows, row);
+	}
+	g_array_sort(rows, conv_row_cmp);
+	g_string_append(o, "conversations (worst first):\n");
+	for (unsigned k = 0; k < N_COL; k++)
+		(col[k].left ? cell_left : cell_pad)(o, col[k].title, col[k].width);
+	g_string_append_c(o, '\n');
+	for (guint i = 0; i < rows->len; i++) {
+		const struct conv_row *row = &g_array_index(rows, struct conv_row, i);
+		const struct qpt_conv *c = row->c;
+		const struct qpt_conv_numbers n = row->n;
+		char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
+
+		g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
+		cell[1][0] = 0;
+		g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
+		g_snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, n.packets);
+		g_snprintf(cell[4], sizeof(cell[4]), "%" PRIu64, n.bytes);
+		if (n.duration_ns > 0)
+			qpt_format_rate(n.throughput_bps, cell[5], sizeof(cell[5]));
+		else
+			g_strlcpy(cell[5], "-", sizeof(cell[5]));
+		if (n.resent)
+			g_snprintf(cell[6], sizeof(cell[6]), "%" PRIu64 " (%.*f %%)", n.resent,
+				   100.0 * (double)n.resent / (double)n.packets >= 9.95 ? 0 : 1,
+				   100.0 * (double)n.resent / (double)n.packets);
+		else
+			g_strlcpy(cell[6], "0", sizeof(cell[6]));
+		g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
+		if (n.time_lost_ns)
+			qpt_format_duration(n.time_lost_ns, cell[8], sizeof(cell[8]));
+		else
+			g_strlcpy(cell[8], "-", sizeof(cell[8]));
+		g_snprintf(cell[9], sizeof(cell[9]), "%" PRIu64, n.cnps);
+		if (n.rtt_p50_us >= 0) {
+			char p50[24], p99[24];
+
+			g_snprintf(cell[10], sizeof(cell[10]), "%s/%s",
+				   qpt_format_duration_us(n.rtt_p50_us, p50, sizeof(p50)),
+				   qpt_format_duration_us(n.rtt_p99_us, p99, sizeof(p99)));
+		} else {
+			g_strlcpy(cell[10], "-", sizeof(cell[10]));
+		}
+		cell[11][0] = 0;
+		g_snprintf(cell[12], sizeof(cell[12]), "%s <-> %s",
+			   qpt_format_endpoint_qp(&c->ep[0], e0), qpt_format_endpoint_qp(&c->ep[1], e1));
+		for (unsigned k = 0; k < N_COL; k++) {
+			if (k == N_COL - 1)
+				g_string_append(o, cell[k]);
+			else
+				(col[k].left ? cell_left : cell_pad)(o, cell[k], col[k].width);
+		}
+		g_string_append_c(o, '\n');
+	}
+	g_string_append_c(o, '\n');
+	g_array_free(rows, TRUE);
+}
+
 /* In the summary: selected, and with a frame in the window when there is
  * one (ids seen during the reading may have been folded since). */
 static bool shown_conv(const struct run *r, const struct qpt_conv *c)
@@ -661,16 +892,19 @@ static guint count_shown(const struct run *r)
 static void summary_out(struct run *r, const char *file)
 {
 	GPtrArray *convs = qpt_flow_conversations(r->fl);
-	GPtrArray *att = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr ?
-				 qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
+	bool everything = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
+	GPtrArray *att = everything ? qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
+	GPtrArray *shown = g_ptr_array_new();
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
-	guint shown = 0;
+	GArray *fs;
 
 	for (guint i = 0; i < convs->len; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
+		if (shown_conv(r, c))
+			g_ptr_array_add(shown, (gpointer)c);
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_dir *x = &c->dir[d];
 
@@ -684,20 +918,24 @@ static void summary_out(struct run *r, const char *file)
 				naks += x->naks[k];
 		}
 	}
+	/* the findings of what is shown; the capture's own with no selection */
+	fs = qpt_findings(r->fl, shown, att, everything, r->ff);
 	if (r->o->json) {
 		g_string_append(o, "{\"file\":");
 		qpt_json_escape(o, file);
+		if (r->an.interrupted)
+			g_string_append_printf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
+					       r->an.frames_read);
+		else if (r->an.count_reached)
+			g_string_append_printf(o, ",\"count_reached\":%d", r->o->count);
 		g_string_append(o, ",\"conversations\":[");
-		for (guint i = 0; i < convs->len; i++) {
-			const struct qpt_conv *c = g_ptr_array_index(convs, i);
-
-			if (!shown_conv(r, c))
-				continue;
-			g_string_append(o, shown++ ? "," : "");
-			json_conv(o, c);
+		for (guint i = 0; i < shown->len; i++) {
+			g_string_append(o, i ? "," : "");
+			json_conv(o, g_ptr_array_index(shown, i));
 		}
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
+		json_findings(o, fs);
 		g_string_append_printf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
 				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
@@ -717,17 +955,21 @@ static void summary_out(struct run *r, const char *file)
 			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
 					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
 		g_string_append(o, "}}\n");
-		g_ptr_array_free(convs, TRUE);
-		g_ptr_array_free(att, TRUE);
-		return;
+		goto out;
 	}
 	g_string_append_printf(o, "%s:\n\n", file);
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-
-		if (!shown_conv(r, c))
-			continue;
-		text_conv(o, c, r->an.t0);
+	if (r->an.interrupted)
+		g_string_append_printf(o, "cut short by Ctrl-C: the results of the first %" PRIu64
+				       " frames only\n\n", r->an.frames_read);
+	else if (r->an.count_reached)
+		g_string_append_printf(o, "stopped after %d frames (-c): the results of those "
+				       "only\n\n", r->o->count);
+	text_findings(o, fs);
+	if (r->o->long_report) {
+		for (guint i = 0; i < shown->len; i++)
+			text_conv(o, g_ptr_array_index(shown, i), r->an.t0, r->o->verbose);
+	} else {
+		text_conv_table(o, shown);
 	}
 	text_attempts(o, att);
 	g_string_append_printf(o,
@@ -742,6 +984,12 @@ static void summary_out(struct run *r, const char *file)
 	g_string_append_printf(o, "%" PRIu64 " go-back-N, ", gbn);
 	counted(o, cnps, "CNP", ", ");
 	g_string_append_printf(o, "%" PRIu64 " ECN-CE\n", ce);
+	if (t->cut_by_snaplen)
+		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
+				       "ICRC not checked\n", t->cut_by_snaplen,
+				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
+	if (!r->o->long_report)
+		goto out; /* the findings say the rest, the table is worst first */
 	if (t->untracked)
 		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
 				       t->untracked);
@@ -749,10 +997,6 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
-	if (t->cut_by_snaplen)
-		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
-				       "ICRC not checked\n", t->cut_by_snaplen,
-				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
 	g_ptr_array_sort(convs, qpt_conv_cmp_worst);
 	for (guint i = 0; i < convs->len && i < 10; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
@@ -771,28 +1015,35 @@ static void summary_out(struct run *r, const char *file)
 				       c->dir[1].psn_gaps, c->dir[0].gbn_episodes,
 				       c->dir[1].gbn_episodes);
 	}
+out:
+	g_array_free(fs, TRUE);
+	g_ptr_array_free(shown, TRUE);
 	g_ptr_array_free(convs, TRUE);
 	g_ptr_array_free(att, TRUE);
 }
 
 /* --addr: an IPv4 or IPv6 address, a GID, or "LID N"; compared in the
  * form the summary prints endpoints. */
-static bool parse_addr(struct run *r, const char *s)
+bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN])
 {
 	unsigned char b[16] = { 0 };
 	guint64 lid;
+	const char *s = o->addr;
 
+	addr_text[0] = 0;
+	if (!s)
+		return true;
 	if (inet_pton(AF_INET, s, b + 12) == 1) {
-		qpt_addr_format(b, 4, r->addr_text);
+		qpt_addr_format(b, 4, addr_text);
 	} else if (inet_pton(AF_INET6, s, b) == 1) {
-		qpt_addr_format(b, 6, r->addr_text);
+		qpt_addr_format(b, 6, addr_text);
 	} else if ((g_str_has_prefix(s, "LID ") &&
 		    g_ascii_string_to_unsigned(s + 4, 0, 0, 0xffff, &lid, NULL)) ||
 		   (g_str_has_prefix(s, "lid:") &&
 		    g_ascii_string_to_unsigned(s + 4, 0, 0, 0xffff, &lid, NULL))) {
 		b[0] = (unsigned char)(lid >> 8);
 		b[1] = (unsigned char)lid;
-		qpt_addr_format(b, 'L', r->addr_text);
+		qpt_addr_format(b, 'L', addr_text);
 	} else {
 		g_printerr("qptrace: bad --addr '%s': an IPv4 or IPv6 address, a GID, or LID N\n", s);
 		return false;
@@ -807,12 +1058,14 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	bool selecting = o->conv >= 0 || o->qp >= 0 || o->addr;
 	int status;
 
-	if (o->addr && !parse_addr(&r, o->addr))
+	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
 	r.fl = qpt_flow_new(NULL);
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	if (!events)
+		r.ff = qpt_findings_frames_new();
 	r.an.window_selects = true; /* analyse everything, show the window */
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
 	r.file = r.an.label; /* only the files that could be read */
@@ -832,11 +1085,32 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		summary_out(&r, r.an.label);
 	if (r.write_failed || qpt_write_out(r.out, "standard output"))
 		status = 2;
+	/* events: what they were, on stderr, also when there was none */
+	if (r.an.opened && events && !o->quiet && status != 2) {
+		GString *t = g_string_new("");
+		uint64_t n = 0;
+
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!r.nevents[k])
+				continue;
+			g_string_append_printf(t, "%s%" PRIu64 " %s", n ? ", " : ": ",
+					       r.nevents[k], qpt_verdicts[k].key);
+			n += r.nevents[k];
+		}
+		fflush(stdout); /* the events first, when both go to a terminal */
+		g_printerr("%s: %" PRIu64 " frames, %" PRIu64 " %s%s%s\n", r.an.label,
+			   r.an.frames_read, n, n == 1 ? "event" : "events", t->str,
+			   r.an.interrupted ? " (cut short by Ctrl-C)" : "");
+		g_string_free(t, TRUE);
+	}
+	if (r.an.interrupted && !status)
+		status = 130; /* as a shell reports SIGINT: the results are partial */
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
 	g_free(r.an.label);
 	g_array_free(r.seen, TRUE);
 	g_array_free(r.seen_final, TRUE);
+	qpt_findings_frames_free(r.ff);
 	return status;
 }
 
@@ -853,6 +1127,8 @@ static int run_all(struct opts *o, bool events)
 
 			if (rc)
 				status = rc;
+			if (qpt_interrupted)
+				break; /* Ctrl-C: no further files */
 		}
 	}
 	fflush(stdout);

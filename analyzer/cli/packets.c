@@ -1,0 +1,276 @@
+/* packets.c - `qptrace packets`: one line (or JSON object) per RoCE/IB frame
+ *
+ * Each file is analysed on its own (frame numbers are those of the file),
+ * through qpt_analyse_files(), so that every line carries what the
+ * analysis says about the frame: the Info column tags Wireshark shows
+ * ([Retransmission], [Go-back-N], ...), and in JSON the conversation and
+ * the verdict kinds, to join with `events`.  -w writes the frames shown
+ * (selected by --conv/--qp/--addr/--from/--to/-f) as a pcap.
+ */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qpt_flow.h"
+#include "qpt_verdict.h"
+
+struct counts {
+	uint64_t frames, iba, malformed, bad_icrc, other, fragmented;
+};
+
+/* A frame shown but not printed yet: the engine may still revise its
+ * verdict (a PSN gap filler is judged by the request after it), and the
+ * line carries it.  PENDING frames are held, then printed oldest first. */
+#define PENDING 64
+struct pend {
+	struct qpt_frame f; /* data: NULL, or the copy in data */
+	struct qpt_pkt pkt;
+	struct qpt_verdict v;
+	uint8_t *data; /* -w: the frame's bytes */
+};
+
+struct pk {
+	struct opts *o;
+	enum qpt_print_mode mode;
+	GString *out;
+	struct qpt_flow *fl;
+	struct qpt_analysis *an;
+	struct counts c;
+	double t0;
+	bool write_failed;
+	char addr_text[QPT_ADDR_STRLEN];
+	uint64_t shown; /* frames printed (or written), for -c */
+	/* -w */
+	pcap_t *dead;
+	pcap_dumper_t *dump;
+	uint32_t dump_linktype;
+	bool dump_failed;
+	struct pend *pend; /* PENDING of them: a ring, oldest at pend_first */
+	unsigned pend_first, pend_n;
+};
+
+/* -w FILE: the frame as it was read, into a pcap of its link type. */
+static void dump_frame(struct pk *k, const struct qpt_frame *f)
+{
+	struct pcap_pkthdr h;
+
+	if (k->dump_failed || !f->data)
+		return;
+	if (!k->dump) {
+		k->dead = pcap_open_dead_with_tstamp_precision((int)f->linktype, 262144,
+							       PCAP_TSTAMP_PRECISION_NANO);
+		k->dump = k->dead ? pcap_dump_open(k->dead, k->o->write_file) : NULL;
+		if (!k->dump) {
+			g_printerr("qptrace packets: cannot write %s: %s\n", k->o->write_file,
+				   k->dead ? pcap_geterr(k->dead) : "out of memory");
+			k->dump_failed = true;
+			k->an->stop = true;
+			return;
+		}
+		k->dump_linktype = f->linktype;
+	}
+	if (f->linktype != k->dump_linktype) {
+		g_printerr("qptrace packets: cannot write frame %" G_GUINT64_FORMAT " of %s "
+			   "(link type %u) into %s, a pcap of link type %u: write each file "
+			   "to a pcap of its own\n", f->number, f->file, f->linktype,
+			   k->o->write_file, k->dump_linktype);
+		k->dump_failed = true;
+		k->an->stop = true;
+		return;
+	}
+	memset(&h, 0, sizeof(h));
+	h.ts.tv_sec = (time_t)f->ts_sec;
+	h.ts.tv_usec = (suseconds_t)f->ts_nsec; /* nanoseconds: opened NANO */
+	h.caplen = f->caplen;
+	h.len = f->wirelen;
+	pcap_dump((u_char *)k->dump, &h, f->data);
+}
+
+static bool dump_close(struct pk *k)
+{
+	bool ok = !k->dump_failed;
+
+	if (k->dump) {
+		if (pcap_dump_flush(k->dump) != 0 || ferror(pcap_dump_file(k->dump))) {
+			g_printerr("qptrace packets: cannot write %s: %s\n", k->o->write_file,
+				   g_strerror(errno));
+			ok = false;
+		}
+		pcap_dump_close(k->dump);
+		k->dump = NULL;
+	}
+	if (k->dead)
+		pcap_close(k->dead);
+	k->dead = NULL;
+	return ok;
+}
+
+/* Prints (or writes) the oldest held frame. */
+static void pend_flush_one(struct pk *k)
+{
+	struct pend *e = &k->pend[k->pend_first];
+
+	if (k->o->write_file) {
+		e->f.data = e->data;
+		dump_frame(k, &e->f);
+	} else {
+		qpt_print_pkt_v(k->out, &e->f, &e->pkt, k->mode, k->t0, &e->v);
+	}
+	g_free(e->data);
+	e->data = NULL;
+	k->pend_first = (k->pend_first + 1) % PENDING;
+	k->pend_n--;
+	if (k->out->len > (1 << 16) - 4096 && qpt_write_out(k->out, "standard output")) {
+		k->write_failed = true; /* nobody reads what follows */
+		k->an->stop = true;
+	}
+}
+
+static void pend_flush(struct pk *k)
+{
+	while (k->pend_n && !k->write_failed && !k->dump_failed)
+		pend_flush_one(k);
+	while (k->pend_n) { /* after a failed write: dropped */
+		g_free(k->pend[k->pend_first].data);
+		k->pend[k->pend_first].data = NULL;
+		k->pend_first = (k->pend_first + 1) % PENDING;
+		k->pend_n--;
+	}
+}
+
+/* Events of earlier frames: onto those frames, if still held. */
+static void pend_revise(struct pk *k, const struct qpt_verdict *v)
+{
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *ev = &v->ev[i];
+
+		if (ev->frame == v->frame && v->frame)
+			continue;
+		for (unsigned j = k->pend_n; j-- > 0;) {
+			struct pend *e = &k->pend[(k->pend_first + j) % PENDING];
+
+			if (e->f.number == ev->frame) {
+				e->v.flags |= 1u << ev->kind;
+				break;
+			}
+		}
+	}
+}
+
+static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
+		     const struct qpt_pkt *pkt, const struct qpt_verdict *v)
+{
+	struct pk *k = user;
+	struct qpt_verdict shown_v;
+
+	(void)ns;
+	pend_revise(k, v);
+	if (!f->number)
+		return; /* the end: events of earlier frames only */
+	if (k->t0 < 0) /* as before the analysis: the first frame's, in seconds */
+		k->t0 = (double)(k->an->t0 / 1000000000) +
+			(double)(k->an->t0 % 1000000000) / 1e9;
+	if (!f->in_window)
+		return;
+	if (pkt->transport == QPT_TR_NONE) {
+		k->c.other++;
+		k->c.fragmented += pkt->ip_fragment == QPT_FRAG_ROCE_FIRST;
+		return;
+	}
+	if (qpt_selecting(k->o)) {
+		const struct qpt_conv *c = v->conv >= 0 ? qpt_flow_conv(k->fl, v->conv) : NULL;
+
+		if (!qpt_conv_matches(k->o, k->addr_text, c))
+			return;
+	}
+	k->c.iba++;
+	if (pkt->error != QPT_E_OK)
+		k->c.malformed++;
+	if (pkt->icrc_checked && !pkt->icrc_ok)
+		k->c.bad_icrc++;
+	/* the conversation's id as it is now (a later pairing may fold it) */
+	shown_v = *v;
+	if (v->conv >= 0)
+		shown_v.conv = qpt_flow_conv_id(k->fl, v->conv);
+	/* only this frame's own verdicts; later ones come by pend_revise */
+	shown_v.flags = 0;
+	for (unsigned i = 0; i < v->nevents; i++)
+		if (v->ev[i].frame == f->number)
+			shown_v.flags |= 1u << v->ev[i].kind;
+	shown_v.flags |= v->flags;
+	if (k->pend_n == PENDING)
+		pend_flush_one(k);
+	{
+		struct pend *e = &k->pend[(k->pend_first + k->pend_n++) % PENDING];
+
+		e->f = *f;
+		e->f.data = NULL;
+		e->f.pkt = NULL;
+		e->pkt = *pkt;
+		e->v = shown_v;
+		e->data = k->o->write_file && f->data ? g_memdup2(f->data, f->caplen) : NULL;
+	}
+	k->shown++;
+	if (k->o->count > 0 && k->shown >= (uint64_t)k->o->count)
+		k->an->stop = true; /* -c N: N frames shown */
+}
+
+int cmd_packets(struct opts *o)
+{
+	struct pk k = { .o = o, .out = g_string_sized_new(1 << 16) };
+	int status = 0;
+
+	k.pend = g_new0(struct pend, PENDING);
+	k.mode = o->json ? QPT_PRINT_JSON : o->verbose ? QPT_PRINT_VERBOSE : QPT_PRINT_LINE;
+	if (!qpt_selection_init(o, k.addr_text)) {
+		g_free(k.pend);
+		return 2;
+	}
+	/* Each file on its own: frame numbers are those of the file. */
+	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed; file++) {
+		gchar *one[2] = { *file, NULL };
+		struct qpt_analysis an = { .window_selects = true,
+					   .need_data = o->write_file != NULL,
+					   .own_count = true };
+		int rc;
+
+		memset(&k.c, 0, sizeof(k.c));
+		k.t0 = -1;
+		k.an = &an;
+		k.fl = qpt_flow_new(NULL);
+		/* the output itself shows progress */
+		rc = qpt_analyse_files(o, one, false, k.fl, &an, on_frame, &k, NULL);
+		status |= rc;
+		pend_flush(&k); /* the frames still held */
+		if (!k.write_failed && qpt_write_out(k.out, "standard output"))
+			k.write_failed = true;
+		k.c.frames = an.frames_read;
+		if (an.opened && !o->quiet && (!o->json || o->write_file))
+			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
+				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
+				   " bad ICRC), %" G_GUINT64_FORMAT " other%s%s\n",
+				   *file, k.c.frames, k.c.iba, k.c.malformed, k.c.bad_icrc,
+				   k.c.other, k.c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "",
+				   an.interrupted ? " (cut short by Ctrl-C)" : "");
+		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
+			g_printerr("%s: %" G_GUINT64_FORMAT " frames written to %s\n", *file,
+				   k.c.iba, o->write_file);
+		qpt_flow_free(k.fl);
+		g_free(an.label);
+		if (an.interrupted) {
+			if (!status)
+				status = 130; /* the output is partial */
+			break;
+		}
+		if (o->count > 0 && k.shown >= (uint64_t)o->count)
+			break;
+	}
+	if (o->write_file && !dump_close(&k))
+		status = 2;
+	if (o->write_file && !k.dump_failed && !k.dump && !k.dead && k.shown == 0 && !o->quiet)
+		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
+	g_string_free(k.out, TRUE);
+	g_free(k.pend);
+	return k.write_failed || k.dump_failed ? 2 : status;
+}

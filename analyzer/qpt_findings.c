@@ -1,0 +1,683 @@
+/* qpt_findings.c - the diagnosis (see qpt_findings.h) */
+#include "qpt_findings.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qpt_flow.h"
+
+const struct qpt_finding_info qpt_finding_kinds[QPT_F_COUNT] = {
+#define QPT_F_ROW(id, k, s, t) [QPT_F_##id] = { .key = k, .severity = QPT_SEV_##s, .title = t },
+	QPT_FINDINGS(QPT_F_ROW)
+#undef QPT_F_ROW
+};
+
+const char *qpt_severity_name(enum qpt_severity s)
+{
+	static const char *const names[] = { "chat", "note", "warning", "error" };
+
+	return (unsigned)s < G_N_ELEMENTS(names) ? names[s] : "?";
+}
+
+/* ---- numbers as words --------------------------------------------------- */
+
+/* v (>= 0) with three significant digits. */
+static void sig3(char *buf, size_t len, double v, const char *unit)
+{
+	if (v >= 99.95)
+		snprintf(buf, len, "%.0f %s", v, unit);
+	else if (v >= 9.995)
+		snprintf(buf, len, "%.1f %s", v, unit);
+	else
+		snprintf(buf, len, "%.2f %s", v, unit);
+}
+
+char *qpt_format_duration_us(double us, char *buf, size_t len)
+{
+	double a = fabs(us);
+	const char *sign = us < 0 ? "-" : "";
+	char tmp[48];
+
+	/* the unit is chosen after rounding: 999.96 us is "1.00 ms" */
+	if (a < 999.5)
+		sig3(tmp, sizeof(tmp), a, "µs");
+	else if (a < 999.5e3)
+		sig3(tmp, sizeof(tmp), a / 1e3, "ms");
+	else
+		sig3(tmp, sizeof(tmp), a / 1e6, "s");
+	snprintf(buf, len, "%s%s", sign, tmp);
+	return buf;
+}
+
+char *qpt_format_duration(int64_t ns, char *buf, size_t len)
+{
+	return qpt_format_duration_us((double)ns / 1000.0, buf, len);
+}
+
+char *qpt_format_rate(double bps, char *buf, size_t len)
+{
+	static const char *const units[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s" };
+	unsigned u = 0;
+
+	if (!(bps > 0)) {
+		snprintf(buf, len, "0 bit/s");
+		return buf;
+	}
+	while (u + 1 < G_N_ELEMENTS(units) && bps >= 999.5) {
+		bps /= 1000;
+		u++;
+	}
+	sig3(buf, len, bps, units[u]);
+	return buf;
+}
+
+/* ---- a conversation's numbers -------------------------------------------- */
+
+int64_t qpt_dir_time_lost(const struct qpt_dir *d)
+{
+	int64_t t = 0;
+
+	for (guint i = 0; d->episodes && i < d->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(d->episodes, struct qpt_episode, i);
+
+		if (e->end_ns > e->start_ns)
+			t += e->end_ns - e->start_ns;
+	}
+	return t;
+}
+
+static bool conv_span(const struct qpt_conv *c, int64_t *first, int64_t *last)
+{
+	bool any = false;
+
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d];
+
+		if (!x->packets)
+			continue;
+		if (!any || x->first_ns < *first)
+			*first = x->first_ns;
+		if (!any || x->last_ns > *last)
+			*last = x->last_ns;
+		any = true;
+	}
+	return any;
+}
+
+void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n)
+{
+	int64_t first = 0, last = 0;
+	const struct qpt_lat *rtt = NULL;
+
+	memset(n, 0, sizeof(*n));
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d];
+
+		n->packets += x->packets;
+		n->bytes += x->payload_bytes;
+		n->resent += x->retransmitted_packets;
+		n->episodes += x->gbn_episodes;
+		n->cnps += x->cnps;
+		n->ecn_ce += x->ecn_ce;
+		n->time_lost_ns += qpt_dir_time_lost(x);
+		if (x->episodes && x->gbn_episodes > x->episodes->len)
+			n->episodes_truncated = true;
+		if (x->ack_rtt.n && (!rtt || x->ack_rtt.n > rtt->n))
+			rtt = &x->ack_rtt;
+	}
+	if (conv_span(c, &first, &last) && last > first) {
+		n->duration_ns = last - first;
+		n->throughput_bps = (double)n->bytes * 8 / ((double)n->duration_ns / 1e9);
+	}
+	n->rtt_p50_us = rtt ? qpt_lat_percentile(rtt, 50) : -1;
+	n->rtt_p99_us = rtt ? qpt_lat_percentile(rtt, 99) : -1;
+}
+
+/* ---- frames to name ------------------------------------------------------ */
+
+/* The verdict kinds whose first frames a finding names. */
+static const unsigned frame_kinds[] = {
+	QPT_VB_PSN_GAP, QPT_VB_RESPONSE_GAP, QPT_VB_NAK, QPT_VB_RNR_NAK, QPT_VB_CNP,
+	QPT_VB_ECN_CE, QPT_VB_BAD_ICRC, QPT_VB_DUPLICATE, QPT_VB_RETRANSMISSION,
+};
+#define N_FK G_N_ELEMENTS(frame_kinds)
+#define FRAMES_PER 2
+
+struct conv_frames {
+	uint64_t f[2][N_FK][FRAMES_PER];
+};
+
+struct qpt_findings_frames {
+	GHashTable *by_conv; /* conversation id (as seen) -> struct conv_frames */
+};
+
+struct qpt_findings_frames *qpt_findings_frames_new(void)
+{
+	struct qpt_findings_frames *ff = g_new0(struct qpt_findings_frames, 1);
+
+	ff->by_conv = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	return ff;
+}
+
+void qpt_findings_frames_free(struct qpt_findings_frames *ff)
+{
+	if (!ff)
+		return;
+	g_hash_table_destroy(ff->by_conv);
+	g_free(ff);
+}
+
+static int fk_index(unsigned kind)
+{
+	for (unsigned i = 0; i < N_FK; i++)
+		if (frame_kinds[i] == kind)
+			return (int)i;
+	return -1;
+}
+
+static void frames_put(uint64_t *slots, uint64_t frame)
+{
+	for (unsigned s = 0; s < FRAMES_PER; s++) {
+		if (slots[s] == frame)
+			return;
+		if (!slots[s] || frame < slots[s]) {
+			memmove(slots + s + 1, slots + s, (FRAMES_PER - 1 - s) * sizeof(*slots));
+			slots[s] = frame;
+			return;
+		}
+	}
+}
+
+void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_verdict *v)
+{
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *ev = &v->ev[i];
+		int k = fk_index(ev->kind);
+		struct conv_frames *cf;
+
+		if (k < 0 || ev->conv < 0 || ev->dir < 0 || ev->dir > 1)
+			continue;
+		cf = g_hash_table_lookup(ff->by_conv, GINT_TO_POINTER(ev->conv));
+		if (!cf) {
+			cf = g_new0(struct conv_frames, 1);
+			g_hash_table_insert(ff->by_conv, GINT_TO_POINTER(ev->conv), cf);
+		}
+		frames_put(cf->f[ev->dir][k], ev->frame);
+	}
+}
+
+/* ---- building findings --------------------------------------------------- */
+
+/* "10.0.0.1 QP 0x000011", as the CLI writes endpoints */
+static const char *qpt_endpoint_qp_text(const struct qpt_endpoint *e, char *buf, size_t len)
+{
+	char a[QPT_ADDR_STRLEN];
+
+	qpt_endpoint_addr(e, a);
+	if (e->qpn_known)
+		snprintf(buf, len, "%s QP 0x%06x", a, e->qpn);
+	else
+		snprintf(buf, len, "%s QP ?", a);
+	return buf;
+}
+
+struct fb {
+	struct qpt_finding f;
+	GString *t;
+};
+
+static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
+{
+	memset(&b->f, 0, sizeof(b->f));
+	b->f.kind = kind;
+	b->f.severity = qpt_finding_kinds[kind].severity;
+	b->f.conv = c ? c->id : -1;
+	b->f.dir = (int8_t)dir;
+	g_string_truncate(b->t, 0);
+	if (c && dir >= 0) {
+		char s[QPT_ADDR_STRLEN + 24], r[QPT_ADDR_STRLEN + 24];
+		const struct qpt_dir *x = &c->dir[dir];
+
+		g_string_append_printf(b->t, "conversation %d, %s -> %s: ", c->id,
+				       qpt_endpoint_qp_text(&c->ep[x->from], s, sizeof(s)),
+				       qpt_endpoint_qp_text(&c->ep[x->to], r, sizeof(r)));
+	} else if (c) {
+		g_string_append_printf(b->t, "conversation %d: ", c->id);
+	}
+}
+
+static void fb_num(struct fb *b, const char *key, double v)
+{
+	if (b->f.nnumbers < QPT_FINDING_NUMBERS)
+		b->f.numbers[b->f.nnumbers++] = (struct qpt_finding_number){ key, v };
+}
+
+static void fb_frame(struct fb *b, uint64_t frame)
+{
+	unsigned n = b->f.nframes;
+
+	if (!frame)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (b->f.frames[i] == frame)
+			return;
+	if (n == QPT_FINDING_FRAMES) {
+		if (frame > b->f.frames[n - 1])
+			return;
+		n--; /* keep the earliest */
+	}
+	b->f.frames[n] = frame;
+	b->f.nframes = n + 1;
+	for (unsigned i = n; i > 0 && b->f.frames[i] < b->f.frames[i - 1]; i--) {
+		uint64_t t = b->f.frames[i];
+
+		b->f.frames[i] = b->f.frames[i - 1];
+		b->f.frames[i - 1] = t;
+	}
+}
+
+static void fb_frames_of(struct fb *b, const struct conv_frames *cf, int dir, unsigned kind)
+{
+	int k = fk_index(kind);
+
+	if (!cf || k < 0 || dir < 0)
+		return;
+	for (unsigned s = 0; s < FRAMES_PER; s++)
+		fb_frame(b, cf->f[dir][k][s]);
+}
+
+static void fb_end(struct fb *b, GArray *out, uint64_t weight)
+{
+	if (b->f.nframes) {
+		g_string_append(b->t, b->f.nframes == 1 ? "; look at frame " : "; look at frames ");
+		for (unsigned i = 0; i < b->f.nframes; i++)
+			g_string_append_printf(b->t, "%s%" PRIu64, i ? ", " : "", b->f.frames[i]);
+	}
+	g_strlcpy(b->f.text, b->t->str, sizeof(b->f.text));
+	b->f.weight = weight;
+	g_array_append_val(out, b->f);
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* "35 %", "0.4 %" */
+static void pct_text(GString *t, double p)
+{
+	if (p >= 9.95 || p == 0)
+		g_string_append_printf(t, "%.0f %%", p);
+	else
+		g_string_append_printf(t, "%.1f %%", p);
+}
+
+/* Re-sent packets of one direction: how many, what it cost, what started
+ * the resends, where the packets were lost. */
+static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
+		     const struct conv_frames *cf, int64_t conv_ns)
+{
+	const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
+	char sa[QPT_ADDR_STRLEN], ra[QPT_ADDR_STRLEN], tl[48];
+	uint64_t gaps = x->psn_gaps + x->response_gaps;
+	uint64_t missing = x->missing_psns + x->missing_responses;
+	uint64_t naks = y->naks[0], trig[4] = { 0 };
+	int64_t lost = qpt_dir_time_lost(x);
+	bool reliable = strcmp(c->transport, "UC") && strcmp(c->transport, "UD");
+	enum qpt_finding_kind kind;
+	GString *t;
+
+	qpt_endpoint_addr(&c->ep[x->from], sa);
+	qpt_endpoint_addr(&c->ep[x->to], ra);
+	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+
+		if (e->trigger < 4)
+			trig[e->trigger]++;
+	}
+	if (!x->retransmitted_packets) {
+		if (!gaps)
+			return;
+		/* PSNs missing, never re-sent */
+		kind = !reliable ? QPT_F_UNRECOVERED_LOSS : naks ? QPT_F_LOSS_BEFORE_TAP :
+			QPT_F_CAPTURE_GAPS;
+		fb_start(b, kind, c, d);
+		t = b->t;
+		g_string_append_printf(t, "%" PRIu64 " %s missing in %" PRIu64 " %s", missing,
+				       plural(missing, "PSN", "PSNs"), gaps, plural(gaps, "gap", "gaps"));
+		if (kind == QPT_F_UNRECOVERED_LOSS)
+			g_string_append_printf(t, " (%s does not re-send): lost between %s and "
+					       "the capture point", c->transport, sa);
+		else if (kind == QPT_F_CAPTURE_GAPS)
+			g_string_append(t, ", never NAKed or re-sent: the capture dropped them, "
+					   "the network did not");
+		else
+			g_string_append_printf(t, ", NAKed by %s but not re-sent in the capture: "
+					       "lost between %s and the capture point", ra, sa);
+		fb_num(b, "missing_psns", (double)missing);
+		fb_num(b, "psn_gaps", (double)gaps);
+		fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
+		fb_frames_of(b, cf, d, QPT_VB_RESPONSE_GAP);
+		fb_end(b, out, missing);
+		return;
+	}
+	/* resends that RNR NAKs explain are the RNR finding's */
+	if (!x->gbn_episodes && x->rnr_retries && y->rnr_naks && !gaps)
+		return;
+	if (gaps)
+		kind = QPT_F_LOSS_BEFORE_TAP;
+	else if (naks || trig[QPT_TRIGGER_NAK])
+		kind = QPT_F_LOSS_AFTER_TAP;
+	else if (trig[QPT_TRIGGER_TIMEOUT] || x->timeouts)
+		kind = QPT_F_TIMEOUTS;
+	else
+		kind = QPT_F_RESENDS;
+	fb_start(b, kind, c, d);
+	t = b->t;
+	g_string_append_printf(t, "%" PRIu64 " of %" PRIu64 " packets re-sent (",
+			       x->retransmitted_packets, x->packets);
+	pct_text(t, pct(x->retransmitted_packets, x->packets));
+	g_string_append_c(t, ')');
+	if (x->gbn_episodes) {
+		bool floor = x->episodes && x->gbn_episodes > x->episodes->len;
+
+		g_string_append_printf(t, ", %" PRIu64 " go-back-N %s cost %s%s", x->gbn_episodes,
+				       plural(x->gbn_episodes, "episode", "episodes"),
+				       floor ? "at least " : "",
+				       qpt_format_duration(lost, tl, sizeof(tl)));
+		if (conv_ns > 0) {
+			g_string_append(t, " (");
+			pct_text(t, 100.0 * (double)lost / (double)conv_ns);
+			g_string_append(t, " of its duration)");
+		}
+	}
+	if (x->rnr_retries)
+		g_string_append_printf(t, ", %" PRIu64 " after RNR NAKs", x->rnr_retries);
+	/* what started the resends */
+	if (naks)
+		g_string_append_printf(t, "; %" PRIu64 " %s from %s", naks,
+				       plural(naks, "NAK", "NAKs"), ra);
+	if (trig[QPT_TRIGGER_TIMEOUT])
+		g_string_append_printf(t, "; %" PRIu64 " %s after a silence (ACK timeout)",
+				       trig[QPT_TRIGGER_TIMEOUT],
+				       plural(trig[QPT_TRIGGER_TIMEOUT], "resend", "resends"));
+	if (trig[QPT_TRIGGER_READ_RETRY])
+		g_string_append_printf(t, "; %" PRIu64 " READ %s re-issued", trig[QPT_TRIGGER_READ_RETRY],
+				       plural(trig[QPT_TRIGGER_READ_RETRY], "request", "requests"));
+	if (trig[QPT_TRIGGER_RESEND])
+		g_string_append_printf(t, "; %" PRIu64 " without a captured NAK or silence",
+				       trig[QPT_TRIGGER_RESEND]);
+	/* where */
+	switch (kind) {
+	case QPT_F_LOSS_BEFORE_TAP:
+		g_string_append_printf(t, "; %" PRIu64 " %s missing here: lost between %s and "
+				       "the capture point", missing, plural(missing, "PSN", "PSNs"), sa);
+		if (trig[QPT_TRIGGER_TIMEOUT] && naks)
+			g_string_append_printf(t, " (and a NAK lost between the capture point "
+					       "and %s)", sa);
+		break;
+	case QPT_F_LOSS_AFTER_TAP:
+		g_string_append_printf(t, "; no PSN gap here: lost between the capture point "
+				       "and %s", ra);
+		break;
+	case QPT_F_TIMEOUTS:
+		g_string_append_printf(t, "; no PSN gap or NAK here: lost between the capture "
+				       "point and %s, or their ACKs lost on the way back", ra);
+		break;
+	default:
+		if (trig[QPT_TRIGGER_READ_RETRY] && (y->response_gaps || y->retransmitted_packets))
+			g_string_append_printf(t, "; READ responses from %s were missing "
+					       "(see %s -> %s)", ra, ra, sa);
+		else
+			g_string_append(t, "; no PSN gap here: a NAK the capture did not see");
+		break;
+	}
+	/* a large share, or much time lost, is an error */
+	if (pct(x->retransmitted_packets, x->packets) >= 5 ||
+	    (conv_ns > 0 && (double)lost >= 0.1 * (double)conv_ns))
+		b->f.severity = QPT_SEV_ERROR;
+	fb_num(b, "resent_packets", (double)x->retransmitted_packets);
+	fb_num(b, "packets", (double)x->packets);
+	fb_num(b, "gbn_episodes", (double)x->gbn_episodes);
+	fb_num(b, "time_lost_us", (double)lost / 1000.0);
+	fb_num(b, "duration_us", (double)conv_ns / 1000.0);
+	fb_num(b, "psn_gaps", (double)gaps);
+	fb_num(b, "naks", (double)naks);
+	fb_num(b, "timeouts", (double)trig[QPT_TRIGGER_TIMEOUT]);
+	fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
+	fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
+	for (guint i = 0; x->episodes && i < x->episodes->len && i < 2; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+
+		fb_frame(b, e->trigger_frame);
+		fb_frame(b, e->first_resent_frame);
+	}
+	fb_frames_of(b, cf, d, QPT_VB_RETRANSMISSION);
+	fb_end(b, out, x->retransmitted_packets);
+}
+
+static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
+			  const struct conv_frames *cf)
+{
+	int64_t first = 0, last = 0, conv_ns = 0;
+
+	if (conv_span(c, &first, &last))
+		conv_ns = last - first;
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
+		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
+		uint64_t errs = 0;
+
+		qpt_endpoint_addr(&c->ep[x->from], sa);
+		qpt_endpoint_addr(&c->ep[x->to], ra);
+		dir_loss(b, out, c, d, cf, conv_ns);
+		for (unsigned k = 1; k < QPT_NAK_KINDS; k++)
+			errs += y->naks[k];
+		if (errs) {
+			bool first_k = true;
+
+			fb_start(b, QPT_F_ERROR_NAKS, c, d);
+			g_string_append_printf(b->t, "%s refused %" PRIu64 " %s with an error NAK (",
+					       ra, errs, plural(errs, "request", "requests"));
+			for (unsigned k = 1; k < QPT_NAK_KINDS; k++) {
+				if (!y->naks[k])
+					continue;
+				g_string_append_printf(b->t, "%s%" PRIu64 " %s", first_k ? "" : ", ",
+						       y->naks[k], qpt_nak_name(k));
+				first_k = false;
+			}
+			g_string_append(b->t, "): the operation failed at the responder, and the QP "
+					      "goes to the error state");
+			fb_num(b, "error_naks", (double)errs);
+			fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
+			fb_end(b, out, errs);
+		}
+		if (y->rnr_naks) {
+			fb_start(b, QPT_F_RNR, c, d);
+			g_string_append_printf(b->t, "%" PRIu64 " RNR %s from %s (receiver not ready: "
+					       "no receive buffer posted in time), %" PRIu64 " %s after them",
+					       y->rnr_naks, plural(y->rnr_naks, "NAK", "NAKs"), ra,
+					       x->rnr_retries, plural(x->rnr_retries, "retry", "retries"));
+			if (!x->gbn_episodes && x->retransmitted_packets)
+				g_string_append_printf(b->t, " (%" PRIu64 " %s re-sent)",
+						       x->retransmitted_packets,
+						       plural(x->retransmitted_packets, "packet", "packets"));
+			fb_num(b, "rnr_naks", (double)y->rnr_naks);
+			fb_num(b, "rnr_retries", (double)x->rnr_retries);
+			fb_frames_of(b, cf, 1 - d, QPT_VB_RNR_NAK);
+			fb_end(b, out, y->rnr_naks);
+		}
+		if (x->ecn_ce || y->cnps) {
+			double share = pct(x->ecn_ce, x->packets);
+
+			fb_start(b, QPT_F_CONGESTION, c, d);
+			g_string_append_printf(b->t, "congestion on the way to %s: %" PRIu64
+					       " of %" PRIu64 " packets ECN-CE marked (", ra,
+					       x->ecn_ce, x->packets);
+			pct_text(b->t, share);
+			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->cnps,
+					       plural(y->cnps, "CNP", "CNPs"), ra, sa);
+			if (share >= 10)
+				b->f.severity = QPT_SEV_WARN;
+			fb_num(b, "ecn_ce", (double)x->ecn_ce);
+			fb_num(b, "packets", (double)x->packets);
+			fb_num(b, "cnps", (double)y->cnps);
+			fb_frames_of(b, cf, d, QPT_VB_ECN_CE);
+			fb_frames_of(b, cf, 1 - d, QPT_VB_CNP);
+			fb_end(b, out, x->ecn_ce + y->cnps);
+		}
+		if (x->bad_icrc) {
+			fb_start(b, QPT_F_BAD_ICRC, c, d);
+			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets with a bad "
+					       "ICRC: corrupted on the way to the capture point (or "
+					       "changed by the capture: a NIC offload, a rewrite)",
+					       x->bad_icrc, x->packets);
+			fb_num(b, "bad_icrc", (double)x->bad_icrc);
+			fb_frames_of(b, cf, d, QPT_VB_BAD_ICRC);
+			fb_end(b, out, x->bad_icrc);
+		}
+		if (x->duplicates) {
+			fb_start(b, QPT_F_CAPTURE_COPIES, c, d);
+			g_string_append_printf(b->t, "%" PRIu64 " %s seen twice by the capture "
+					       "(mirrored both ways, or captures merged): not re-sent",
+					       x->duplicates, plural(x->duplicates, "packet", "packets"));
+			fb_num(b, "duplicates", (double)x->duplicates);
+			fb_frames_of(b, cf, d, QPT_VB_DUPLICATE);
+			fb_end(b, out, x->duplicates);
+		}
+	}
+}
+
+static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts)
+{
+	const struct qpt_totals *t = qpt_flow_totals(fl);
+
+	if (attempts && attempts->len) {
+		uint64_t rej = 0;
+
+		fb_start(b, QPT_F_CM_FAILED, NULL, -1);
+		for (guint i = 0; i < attempts->len; i++) {
+			const struct qpt_cm_attempt *a = g_ptr_array_index(attempts, i);
+
+			rej += a->info.rej_frame != 0;
+			fb_frame(b, a->info.req_frame);
+		}
+		g_string_append_printf(b->t, "%u CM connection %s made no connection (%" PRIu64
+				       " rejected, %" PRIu64 " unanswered in the capture)",
+				       attempts->len, plural(attempts->len, "request", "requests"),
+				       rej, (uint64_t)attempts->len - rej);
+		fb_num(b, "cm_failed", attempts->len);
+		fb_num(b, "cm_rejects", (double)rej);
+		fb_end(b, out, attempts->len);
+	}
+	if (t->malformed) {
+		fb_start(b, QPT_F_MALFORMED, NULL, -1);
+		g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " RoCE/IB packets malformed "
+				       "or cut short by the capture's snapshot length (qptrace events "
+				       "names them)", t->malformed, t->iba_packets);
+		fb_num(b, "malformed", (double)t->malformed);
+		fb_end(b, out, t->malformed);
+	}
+	if (t->time_backwards) {
+		fb_start(b, QPT_F_TIME_BACKWARDS, NULL, -1);
+		g_string_append_printf(b->t, "%" PRIu64 " %s stamped before the previous frame "
+				       "(a clock step, or files merged unsorted): times around them "
+				       "are not to be trusted", t->time_backwards,
+				       plural(t->time_backwards, "frame", "frames"));
+		fb_num(b, "time_backwards", (double)t->time_backwards);
+		fb_end(b, out, t->time_backwards);
+	}
+	if (t->untracked) {
+		fb_start(b, QPT_F_UNTRACKED, NULL, -1);
+		g_string_append_printf(b->t, "%" PRIu64 " packets not analysed: more QPs than "
+				       "the limit", t->untracked);
+		fb_num(b, "untracked", (double)t->untracked);
+		fb_end(b, out, t->untracked);
+	}
+	if (t->fragmented_roce_packets) {
+		fb_start(b, QPT_F_FRAGMENTED, NULL, -1);
+		g_string_append_printf(b->t, "%" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
+				       "analysed: an IP MTU smaller than the RoCE MTU on the path",
+				       t->fragmented_roce_packets);
+		fb_num(b, "fragmented_roce_packets", (double)t->fragmented_roce_packets);
+		fb_end(b, out, t->fragmented_roce_packets);
+	}
+}
+
+static gint finding_cmp(gconstpointer pa, gconstpointer pb)
+{
+	const struct qpt_finding *a = pa, *b = pb;
+
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	if (a->conv != b->conv)
+		return a->conv < b->conv ? -1 : 1;
+	if (a->dir != b->dir)
+		return a->dir < b->dir ? -1 : 1;
+	return (int)a->kind - (int)b->kind;
+}
+
+/* The frames of conversation id as it is now: those gathered under ids
+ * that were folded into it count too. */
+static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_findings_frames *ff,
+				      GHashTable *cache, int32_t id)
+{
+	struct conv_frames *cf;
+	GHashTableIter it;
+	gpointer k, val;
+
+	if (!ff)
+		return NULL;
+	if (!g_hash_table_size(cache)) {
+		g_hash_table_iter_init(&it, ff->by_conv);
+		while (g_hash_table_iter_next(&it, &k, &val)) {
+			int32_t now = qpt_flow_conv_id(fl, GPOINTER_TO_INT(k));
+			const struct conv_frames *src = val;
+			struct conv_frames *dst;
+
+			if (now < 0)
+				continue;
+			dst = g_hash_table_lookup(cache, GINT_TO_POINTER(now));
+			if (!dst) {
+				dst = g_new0(struct conv_frames, 1);
+				g_hash_table_insert(cache, GINT_TO_POINTER(now), dst);
+			}
+			for (int d = 0; d < 2; d++)
+				for (unsigned i = 0; i < N_FK; i++)
+					for (unsigned s = 0; s < FRAMES_PER; s++)
+						if (src->f[d][i][s])
+							frames_put(dst->f[d][i], src->f[d][i][s]);
+		}
+	}
+	cf = g_hash_table_lookup(cache, GINT_TO_POINTER(id));
+	return cf;
+}
+
+GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
+		     bool capture_wide, const struct qpt_findings_frames *ff)
+{
+	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding));
+	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	struct fb b = { .t = g_string_sized_new(640) };
+
+	for (guint i = 0; i < convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+
+		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id));
+	}
+	if (capture_wide)
+		totals_findings(&b, out, fl, attempts);
+	g_array_sort(out, finding_cmp);
+	g_string_free(b.t, TRUE);
+	g_hash_table_destroy(cache);
+	return out;
+}
