@@ -28,7 +28,10 @@ import subprocess
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLIENT, SERVER = "10.0.0.2", "10.0.0.1"
+# the two hosts' addresses: the VM's, or (tools/capture --host) the ones the
+# manifest names; check() sets them per capture
+VM_CLIENT, VM_SERVER = "10.0.0.2", "10.0.0.1"
+CLIENT, SERVER = VM_CLIENT, VM_SERVER
 ATOMICS = {"CMP_SWAP", "FETCH_ADD"}
 READ_REQUEST = 12  # RC RDMA READ Request
 
@@ -349,7 +352,18 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
 
 
 def check(qptrace, pcap, man):
+    global CLIENT, SERVER
     errs, notes = [], []
+    CLIENT = (man.get("client") or {}).get("addr") or VM_CLIENT
+    SERVER = (man.get("server") or {}).get("addr") or VM_SERVER
+    if man.get("host"):
+        # a capture made by tools/capture --host on this machine's devices
+        devs = man.get("devices") or {}
+        for r, addr in (("server", SERVER), ("client", CLIENT)):
+            d = devs.get(r) or {}
+            if not d.get("device") or d.get("addr") != addr or d.get("device") != (man.get(r) or {}).get("device"):
+                errs.append(f"host manifest: {r} device record {d} does not match {r} {man.get(r, {}).get('device')} {addr}")
+        notes.append(f"host {devs.get('server', {}).get('device')}/{devs.get('client', {}).get('device')}")
     impaired = bool(man.get("impairment"))
     summ = run_json(qptrace, "summary", pcap)
     convs = [c for c in summ.get("conversations", [])

@@ -16,44 +16,60 @@ sysw() { [ -w "$1" ] && echo "$2" > "$1"; }
 # qdisc on pB's egress acts on what rxe0 sends to rxe1 after vethA has seen
 # it and before vethB does, and pA's egress on the other direction: loss in
 # the middle, seen by the sender's capture only (tools/capture -L).
+#   rxe_setup [DEV_A NETDEV_A ADDR_A DEV_B NETDEV_B ADDR_B]: other names and
+#   addresses than rxe0 vethA 10.0.0.1 / rxe1 vethB 10.0.0.2 (the peers stay
+#   pA and pB; tests/capture/host-in-vm.sh, after rxe_teardown)
 rxe_setup() {
+    da=${1:-rxe0} na=${2:-vethA} aa=${3:-$ADDR_A} db=${4:-rxe1} nb=${5:-vethB} ab=${6:-$ADDR_B}
     $IP link set lo up
-    $IP link add vethA address $MAC_A type veth peer name pA
-    $IP link add vethB address $MAC_B type veth peer name pB
-    for d in vethA vethB pA pB; do
+    $IP link add $na address $MAC_A type veth peer name pA
+    $IP link add $nb address $MAC_B type veth peer name pB
+    for d in $na $nb pA pB; do
         sysw /proc/sys/net/ipv6/conf/$d/disable_ipv6 1
     done
-    $IP addr add $ADDR_A/24 dev vethA
-    $IP addr add $ADDR_B/24 dev vethB
-    for d in pA pB vethA vethB; do $IP link set $d up; done
+    $IP addr add $aa/24 dev $na
+    $IP addr add $ab/24 dev $nb
+    for d in pA pB $na $nb; do $IP link set $d up; done
     $TC qdisc add dev pA ingress
     $TC filter add dev pA parent ffff: matchall action mirred egress redirect dev pB
     $TC qdisc add dev pB ingress
     $TC filter add dev pB parent ffff: matchall action mirred egress redirect dev pA
-    for c in all default vethA vethB; do
+    for c in all default $na $nb; do
         sysw /proc/sys/net/ipv4/conf/$c/accept_local 1
         sysw /proc/sys/net/ipv4/conf/$c/rp_filter 0
     done
     # Locally generated traffic to the peer address leaves through the other
     # veth instead of lo: rxe drops what arrives on lo.
-    $IP rule add pref 100 iif lo to $ADDR_B lookup 100
-    $IP route add $ADDR_B dev vethA src $ADDR_A table 100
-    $IP rule add pref 101 iif lo to $ADDR_A lookup 101
-    $IP route add $ADDR_A dev vethB src $ADDR_B table 101
-    $IP rule del pref 0 lookup local
-    $IP rule add pref 1000 lookup local
-    $IP neigh replace $ADDR_B lladdr $MAC_B dev vethA nud permanent
-    $IP neigh replace $ADDR_A lladdr $MAC_A dev vethB nud permanent
-    $RDMA link add rxe0 type rxe netdev vethA
-    $RDMA link add rxe1 type rxe netdev vethB
+    $IP rule add pref 100 iif lo to $ab lookup 100
+    $IP route add $ab dev $na src $aa table 100
+    $IP rule add pref 101 iif lo to $aa lookup 101
+    $IP route add $aa dev $nb src $ab table 101
+    if $IP rule show pref 0 | grep -q 'lookup local'; then
+        $IP rule del pref 0 lookup local
+        $IP rule add pref 1000 lookup local
+    fi
+    $IP neigh replace $ab lladdr $MAC_B dev $na nud permanent
+    $IP neigh replace $aa lladdr $MAC_A dev $nb nud permanent
+    $RDMA link add $da type rxe netdev $na
+    $RDMA link add $db type rxe netdev $nb
     i=0
     while [ $i -lt 300 ]; do
-        s0=$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null)
-        s1=$(cat /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null)
+        s0=$(cat /sys/class/infiniband/$da/ports/1/state 2>/dev/null)
+        s1=$(cat /sys/class/infiniband/$db/ports/1/state 2>/dev/null)
         case "$s0$s1" in *ACTIVE*ACTIVE*) break ;; esac
         sleep 0.1; i=$((i+1))
     done
-    [ -n "$(gid_index rxe0 2)" ] || sleep 1
+    [ -n "$(gid_index $da 2)" ] || sleep 1
+}
+
+# rxe_teardown: undo rxe_setup (every rxe device, both veth pairs, the rules)
+rxe_teardown() {
+    for d in $($RDMA link show 2>/dev/null | awk '$1 == "link" {split($2, a, "/"); print a[1]}'); do
+        $RDMA link delete $d 2>/dev/null
+    done
+    for d in pA pB; do $IP link del $d 2>/dev/null; done
+    $IP rule del pref 100 2>/dev/null; $IP rule del pref 101 2>/dev/null
+    true
 }
 
 # gid_index DEV VERSION(1|2): index of the IPv4-mapped GID of RoCE vVERSION
