@@ -11,6 +11,20 @@
  *   ext. headers  | per opcode, see qpt_opcode.c |
  *   payload, pad  |
  *   ICRC (4), VCRC (2, native IB only)
+ *
+ * Mirrors and overlays deliver these inside tunnels, decoded here and then
+ * the inner frame as if captured directly (its offsets, its ICRC):
+ *
+ *   GRE (RFC 2784/2890, IP proto 47) | C K S rsv Ver:3 | Protocol:16 | [csum] [key] [seq] |
+ *     0x6558 transparent Ethernet bridging: Ethernet frame
+ *     0x88BE ERSPAN type II (type I without the S bit: no ERSPAN header)
+ *            | Ver:4=1 VLAN:12 | COS:3 En:2 T:1 SessionID:10 | rsv:12 Index:20 | Ethernet
+ *     0x22EB ERSPAN type III
+ *            | Ver:4=2 VLAN:12 | COS:3 BSO:2 T:1 SessionID:10 | Timestamp:32 |
+ *            | SGT:16 | P:1 FT:5 HWID:6 D:1 Gra:2 O:1 | [platform subheader (8) if O] | Ethernet
+ *     0x0800, 0x86DD, 0x8847: IP, MPLS
+ *   VXLAN (RFC 7348, UDP 4789) | Flags:8 (I=0x08) rsv:24 | VNI:24 rsv:8 | Ethernet
+ *   MPLS (RFC 3032, ethertype 0x8847/0x8848) | Label:20 TC:3 S:1 TTL:8 |... then IPv4/IPv6
  */
 #include <stddef.h>
 #include <string.h>
@@ -29,6 +43,16 @@
 #define ETHERTYPE_VLAN 0x8100
 #define ETHERTYPE_QINQ 0x88a8
 #define ETHERTYPE_QINQ_OLD 0x9100
+#define ETHERTYPE_MPLS 0x8847
+#define ETHERTYPE_MPLS_MC 0x8848
+#define GRE_PROTO_TEB 0x6558
+#define GRE_PROTO_ERSPAN2 0x88be
+#define GRE_PROTO_ERSPAN3 0x22eb
+#define IP_PROTO_UDP 17
+#define IP_PROTO_GRE 47
+#define VXLAN_PORT 4789
+#define MAX_TUNNELS 4	 /* tunnels inside tunnels, at most */
+#define MAX_MPLS_LABELS 16 /* labels on one stack, at most */
 #define GRH_NXTHDR_IBA 0x1b
 #define IB_LNH_RAW 0
 #define IB_LNH_IP 1
@@ -51,6 +75,18 @@ const char *qpt_strerror(enum qpt_error e)
 const char *qpt_transport_name(enum qpt_transport t)
 {
 	return qpt_name_of(qpt_transport_names, t, "none");
+}
+
+const char *qpt_tunnel_name(enum qpt_tunnel_kind k)
+{
+	static const char *const names[] = {
+		[QPT_TUN_NONE] = "none",	 [QPT_TUN_GRE] = "GRE",
+		[QPT_TUN_GRE_TEB] = "GRE-TEB",	 [QPT_TUN_ERSPAN1] = "ERSPAN-I",
+		[QPT_TUN_ERSPAN2] = "ERSPAN-II", [QPT_TUN_ERSPAN3] = "ERSPAN-III",
+		[QPT_TUN_VXLAN] = "VXLAN",
+	};
+
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
 
 const char *qpt_nak_name(unsigned code)
@@ -274,30 +310,52 @@ static enum qpt_error decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		pkt->error = QPT_E_OK;
 		return fail(pkt, QPT_E_TRUNCATED);
 	}
-	if (icrc_off + 4 > b->len)
-		return fail(pkt, QPT_E_TRUNCATED);
-	qpt_be32(b, icrc_off, &pkt->icrc);
-	pkt->flags |= QPT_HAS_ICRC;
+	if (icrc_off + 4 <= b->len) {
+		qpt_be32(b, icrc_off, &pkt->icrc);
+		pkt->flags |= QPT_HAS_ICRC;
+	} else {
+		/* Every header is there and the lengths fit the wire length
+		 * (end <= wire_end was checked by the caller): the capture's
+		 * snap length cut the payload or the ICRC, not the packet.
+		 * Analysed as is, its ICRC not checked (tcpdump and Wireshark
+		 * keep "cut by the capture" apart from "invalid" too). */
+		pkt->cut_by_snaplen = true;
+	}
 
-	/* Management datagrams: UD SEND to QP0 (SMI) or QP1 (GSI). */
+	/* Management datagrams: UD SEND to QP0 (SMI) or QP1 (GSI).  The MAD
+	 * (the CM message) is a header to the analysis: cut, it is
+	 * truncated, as a cut BTH is. */
 	if ((h->dqpn == 0 || h->dqpn == 1) &&
 	    (h->opcode == (QPT_SVC_UD | 0x04) || h->opcode == (QPT_SVC_UD | 0x05))) {
 		struct qpt_buf mad;
 
-		if (pkt->payload_len >= 24 &&
-		    qpt_sub(b, pkt->off_payload, pkt->payload_len, &mad))
-			qpt_decode_mad(pkt, &mad);
-		else if (pkt->payload_len < 24)
+		if (pkt->payload_len < 24)
 			fail(pkt, QPT_E_BAD_MAD);
+		else if (qpt_sub(b, pkt->off_payload, pkt->payload_len, &mad))
+			qpt_decode_mad(pkt, &mad);
+		else
+			fail(pkt, QPT_E_TRUNCATED);
 	}
+	if (pkt->error != QPT_E_OK)
+		pkt->cut_by_snaplen = false;
 	return pkt->error;
 }
 
-/* The ICRC (and the VCRC of native IB) from the offsets decoding found. */
+/* The ICRC (and the VCRC of native IB) from the offsets decoding found.
+ * A frame cut by the snap length has no ICRC to check; its icrc is then the
+ * same CRC over the bytes captured (unchecked, not shown): the flow engine
+ * tells a capture copy from a resend by it, and what a resend changes
+ * (the IPv4 ID, the MSN, the headers) lies in the captured part. */
 static void check_crc(struct qpt_pkt *pkt, const uint8_t *data)
 {
-	if (pkt->flags & QPT_HAS_ICRC && !pkt->ip6_ext_len) {
+	bool cut = pkt->cut_by_snaplen && pkt->flags & QPT_HAS_BTH &&
+		   pkt->off_icrc > pkt->off_bth && pkt->caplen > pkt->off_bth;
+
+	if ((pkt->flags & QPT_HAS_ICRC || cut) && !pkt->ip6_ext_len) {
 		uint32_t len = pkt->off_icrc - pkt->off_bth; /* BTH..pad */
+
+		if (cut)
+			len = MIN(len, pkt->caplen - pkt->off_bth);
 
 		if (pkt->transport == QPT_TR_ROCEV2)
 			/* the IP header is what lies before the 8 UDP bytes */
@@ -312,6 +370,10 @@ static void check_crc(struct qpt_pkt *pkt, const uint8_t *data)
 		else /* RoCEv1: the GRH first */
 			pkt->icrc_computed = qpt_icrc_grh(NULL, data + pkt->off_iba,
 							  data + pkt->off_bth, len);
+		if (cut) { /* a fingerprint of the captured bytes, not checked */
+			pkt->icrc = pkt->icrc_computed;
+			return;
+		}
 		pkt->icrc_checked = true;
 		pkt->icrc_ok = pkt->icrc_computed == pkt->icrc;
 	}
@@ -394,11 +456,218 @@ static enum qpt_error decode_lrh(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		bth += 40;
 	}
 	decode_bth(pkt, b, bth, end);
-	if (end + 2 <= wire_end && !qpt_has(b, end, 2))
-		return fail(pkt, QPT_E_TRUNCATED); /* the VCRC was cut */
+	if (end + 2 <= wire_end && !qpt_has(b, end, 2)) {
+		/* the VCRC was cut: by the snap length when no header was */
+		if (pkt->error == QPT_E_OK && pkt->flags & QPT_HAS_BTH) {
+			pkt->cut_by_snaplen = true;
+			return pkt->error;
+		}
+		return fail(pkt, QPT_E_TRUNCATED);
+	}
 	if (qpt_be16(b, end, &pkt->vcrc))
 		pkt->flags |= QPT_HAS_VCRC;
 	return pkt->error;
+}
+
+/* ---- tunnels: mirrors (ERSPAN, GRE) and overlays (VXLAN, MPLS) ---- */
+
+static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,
+				       const struct qpt_buf *b, uint32_t off,
+				       uint16_t type, uint32_t wire_end,
+				       const struct qpt_decode_opts *opts);
+static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				  uint32_t off, uint32_t wire_end,
+				  const struct qpt_decode_opts *opts);
+static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				  uint32_t off, uint32_t wire_end,
+				  const struct qpt_decode_opts *opts);
+static enum qpt_error decode_ip(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				uint32_t off, uint32_t wire_end,
+				const struct qpt_decode_opts *opts);
+
+/* Into a tunnel: the first one is recorded (t, with the outer IP addresses
+ * decoded so far), and the outer IP/UDP layers are forgotten so that the
+ * inner frame decodes as if captured directly (its addresses key the
+ * conversations).  False past MAX_TUNNELS. */
+static bool tunnel_enter(struct qpt_pkt *pkt, struct qpt_tunnel *t)
+{
+	uint8_t depth = pkt->tunnel.depth;
+
+	if (depth >= MAX_TUNNELS)
+		return false;
+	if (!depth) {
+		t->ip_version = pkt->ip_version;
+		memcpy(t->src, pkt->ip_src, 16);
+		memcpy(t->dst, pkt->ip_dst, 16);
+		pkt->tunnel = *t;
+		pkt->flags |= QPT_HAS_TUNNEL;
+	}
+	pkt->tunnel.depth = depth + 1;
+	pkt->flags &= ~(uint32_t)(QPT_HAS_IPV4 | QPT_HAS_IPV6 | QPT_HAS_UDP);
+	memset(pkt->ip_src, 0, 16);
+	memset(pkt->ip_dst, 0, 16);
+	pkt->ip_version = 0;
+	pkt->ip_dscp = pkt->ip_ecn = pkt->ip_ttl = 0;
+	pkt->ip_flowlabel = 0;
+	pkt->ip6_ext_len = 0;
+	pkt->off_l3 = 0;
+	pkt->udp_sport = pkt->udp_dport = pkt->udp_len = 0;
+	return true;
+}
+
+/* An Ethernet frame inside a tunnel, ending at end; its VLAN tags are its
+ * own (the outer ones were the mirror's transport). */
+static enum qpt_error decode_inner_eth(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				       uint32_t off, uint32_t end,
+				       const struct qpt_decode_opts *opts)
+{
+	uint16_t type;
+
+	if (!qpt_bytes(b, off, pkt->eth_dst, 6) || !qpt_bytes(b, off + 6, pkt->eth_src, 6) ||
+	    !qpt_be16(b, off + 12, &type))
+		return QPT_E_NOT_IBA;
+	pkt->flags |= QPT_HAS_ETH;
+	pkt->vlan_count = 0;
+	return decode_ethertype(pkt, b, off + 14, type, end, opts);
+}
+
+/* An MPLS label stack, then IPv4 or IPv6 (told by its version nibble). */
+static enum qpt_error decode_mpls(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				  uint32_t off, uint32_t end,
+				  const struct qpt_decode_opts *opts)
+{
+	uint32_t e;
+
+	for (int n = 0;; n++) {
+		if (n == MAX_MPLS_LABELS || !qpt_be32(b, off, &e))
+			return QPT_E_NOT_IBA;
+		if (pkt->mpls_count < QPT_MPLS_MAX)
+			pkt->mpls_label[pkt->mpls_count++] = e >> 12;
+		if (pkt->mpls_depth < 255)
+			pkt->mpls_depth++;
+		off += 4;
+		if (e & 0x100) /* bottom of stack */
+			break;
+	}
+	return decode_ip(pkt, b, off, end, opts);
+}
+
+/* GRE at off inside an IP packet whose payload ends at end. */
+static enum qpt_error decode_gre(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				 uint32_t off, uint32_t end,
+				 const struct qpt_decode_opts *opts)
+{
+	struct qpt_tunnel t = { .kind = QPT_TUN_GRE };
+	uint16_t fl, w;
+	uint32_t o = off + 4, w32;
+
+	if (!qpt_be16(b, off, &fl) || !qpt_be16(b, off + 2, &t.gre_proto))
+		return QPT_E_NOT_IBA;
+	if (fl & 0x4007) /* RFC 1701 routing, or not version 0 (PPTP is 1) */
+		return QPT_E_NOT_IBA;
+	if (fl & 0x8000) /* checksum and reserved */
+		o += 4;
+	if (fl & 0x2000) {
+		if (!qpt_be32(b, o, &t.gre_key))
+			return QPT_E_NOT_IBA;
+		t.has_key = true;
+		o += 4;
+	}
+	if (fl & 0x1000) {
+		if (!qpt_be32(b, o, &t.gre_seq))
+			return QPT_E_NOT_IBA;
+		t.has_seq = true;
+		o += 4;
+	}
+	switch (t.gre_proto) {
+	case GRE_PROTO_TEB:
+		t.kind = QPT_TUN_GRE_TEB;
+		break;
+	case GRE_PROTO_ERSPAN2:
+		if (!t.has_seq) { /* type I: the mirrored frame right away */
+			t.kind = QPT_TUN_ERSPAN1;
+			break;
+		}
+		if (!qpt_be16(b, o, &w) || !qpt_be16(b, o + 2, &fl) || (w >> 12) != 1 ||
+		    !qpt_be32(b, o + 4, &w32))
+			return QPT_E_NOT_IBA;
+		t.kind = QPT_TUN_ERSPAN2;
+		t.erspan_vlan = w & 0xfff;
+		t.erspan_truncated = (fl >> 10) & 1;
+		t.session_id = fl & 0x3ff;
+		o += 8;
+		break;
+	case GRE_PROTO_ERSPAN3:
+		if (!qpt_be16(b, o, &w) || !qpt_be16(b, o + 2, &fl) || (w >> 12) != 2 ||
+		    !qpt_be32(b, o + 4, &w32) || !qpt_be16(b, o + 10, &w))
+			return QPT_E_NOT_IBA;
+		t.kind = QPT_TUN_ERSPAN3;
+		t.erspan_vlan = 0;
+		t.erspan_truncated = (fl >> 10) & 1;
+		t.session_id = fl & 0x3ff;
+		if ((w >> 10) & 0x1f) /* frame type: only Ethernet (0) */
+			return QPT_E_NOT_IBA;
+		o += 12;
+		if (w & 1) { /* O: the 8-byte platform specific subheader */
+			t.erspan_subheader = true;
+			o += 8;
+		}
+		break;
+	case ETHERTYPE_IPV4:
+	case ETHERTYPE_IPV6:
+	case ETHERTYPE_MPLS:
+	case ETHERTYPE_MPLS_MC:
+		break;
+	default:
+		return QPT_E_NOT_IBA;
+	}
+	if (!tunnel_enter(pkt, &t))
+		return QPT_E_NOT_IBA;
+	/* ERSPAN's T bit: the mirror cut the frame to fit (its outer lengths
+	 * are those of the cut frame).  The inner lengths are then the truth,
+	 * and what is missing was cut, as by a snap length. */
+	if (t.erspan_truncated)
+		end = UINT32_MAX;
+	switch (t.gre_proto) {
+	case ETHERTYPE_IPV4:
+		return decode_ipv4(pkt, b, o, end, opts);
+	case ETHERTYPE_IPV6:
+		return decode_ipv6(pkt, b, o, end, opts);
+	case ETHERTYPE_MPLS:
+	case ETHERTYPE_MPLS_MC:
+		return decode_mpls(pkt, b, o, end, opts);
+	default:
+		return decode_inner_eth(pkt, b, o, end, opts);
+	}
+}
+
+static bool is_vxlan_port(uint16_t port, const struct qpt_decode_opts *opts)
+{
+	if (port == VXLAN_PORT)
+		return true;
+	for (unsigned i = 0; opts && i < opts->n_vxlan_ports; i++)
+		if (opts->vxlan_ports[i] == port)
+			return true;
+	return false;
+}
+
+/* VXLAN after the UDP header at off; the UDP datagram ends at end. */
+static enum qpt_error decode_vxlan(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				   uint32_t off, uint32_t end,
+				   const struct qpt_decode_opts *opts)
+{
+	struct qpt_tunnel t = { .kind = QPT_TUN_VXLAN };
+	uint8_t flags;
+	uint32_t w;
+
+	if (!qpt_u8(b, off + 8, &flags) || !qpt_be32(b, off + 12, &w) || !(flags & 0x08))
+		return QPT_E_NOT_IBA;
+	t.vni = w >> 8;
+	t.udp_sport = pkt->udp_sport;
+	t.udp_dport = pkt->udp_dport;
+	if (!tunnel_enter(pkt, &t))
+		return QPT_E_NOT_IBA;
+	return decode_inner_eth(pkt, b, off + 16, end, opts);
 }
 
 static bool is_roce_port(uint16_t port, const struct qpt_decode_opts *opts)
@@ -422,8 +691,11 @@ static enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	    !qpt_be16(b, off + 2, &pkt->udp_dport) ||
 	    !qpt_be16(b, off + 4, &pkt->udp_len))
 		return QPT_E_NOT_IBA; /* cannot tell: not counted as RoCE */
-	if (!is_roce_port(pkt->udp_dport, opts))
+	if (!is_roce_port(pkt->udp_dport, opts)) {
+		if (is_vxlan_port(pkt->udp_dport, opts) && pkt->udp_len >= 16)
+			return decode_vxlan(pkt, b, off, MIN(off + pkt->udp_len, ip_end), opts);
 		return QPT_E_NOT_IBA;
+	}
 	pkt->flags |= QPT_HAS_UDP;
 	pkt->transport = QPT_TR_ROCEV2;
 	pkt->off_iba = off + 8;
@@ -455,8 +727,10 @@ static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	    !qpt_bytes(b, off + 16, pkt->ip_dst + 12, 4))
 		return QPT_E_NOT_IBA;
 	hl = (vihl & 0xfu) * 4;
-	if ((vihl >> 4) != 4 || hl < 20 || proto != 17)
+	if ((vihl >> 4) != 4 || hl < 20 || (proto != IP_PROTO_UDP && proto != IP_PROTO_GRE))
 		return QPT_E_NOT_IBA;
+	if (frag & 0x3fff && proto == IP_PROTO_GRE)
+		return QPT_E_NOT_IBA; /* not reassembled */
 	if (frag & 0x3fff) {
 		/* Fragments are not reassembled (the decoder keeps no state);
 		 * they are named: RoCE sets DF, so a fragment of it says an IP
@@ -475,6 +749,9 @@ static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	pkt->ip_ttl = ttl;
 	pkt->off_l3 = off;
 	pkt->flags |= QPT_HAS_IPV4;
+	if (proto == IP_PROTO_GRE)
+		return tot < hl ? QPT_E_NOT_IBA :
+				  decode_gre(pkt, b, off + hl, MIN(off + tot, wire_end), opts);
 	if (tot < hl + 8 || off + tot > wire_end) {
 		/* A lying length: keep decoding up to the end of the frame, and
 		 * call it RoCE only when the UDP port says so. */
@@ -506,7 +783,7 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	/* Extension headers (RFC 8200 4.1): Hop-by-Hop, Routing, Destination
 	 * Options are followed; an atomic Fragment header too (offset 0, no
 	 * more fragments); at most 8, within the payload length. */
-	for (int n = 0; nh != 17; n++) {
+	for (int n = 0; nh != IP_PROTO_UDP && nh != IP_PROTO_GRE; n++) {
 		uint8_t next, len;
 		uint16_t fo;
 
@@ -534,6 +811,8 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	pkt->off_l3 = off;
 	pkt->flags |= QPT_HAS_IPV6;
 	pkt->ip6_ext_len = (uint16_t)ext;
+	if (nh == IP_PROTO_GRE)
+		return decode_gre(pkt, b, off + 40 + ext, MIN(off + 40u + plen, wire_end), opts);
 	if (off + 40u + plen > wire_end) {
 		uint16_t dport;
 
@@ -573,6 +852,9 @@ static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,
 		return decode_ipv6(pkt, b, off, wire_end, opts);
 	case ETHERTYPE_ROCEV1:
 		return decode_rocev1(pkt, b, off, wire_end);
+	case ETHERTYPE_MPLS:
+	case ETHERTYPE_MPLS_MC:
+		return decode_mpls(pkt, b, off, wire_end, opts);
 	default:
 		return QPT_E_NOT_IBA;
 	}

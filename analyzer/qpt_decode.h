@@ -90,7 +90,41 @@ enum {
 	QPT_HAS_CMA_IP = 1u << 27, /* RDMA-CM IP private data in a CM REQ */
 	QPT_HAS_SLL = 1u << 28,
 	QPT_HAS_ERF = 1u << 29,
+	QPT_HAS_TUNNEL = 1u << 30, /* the frame came inside a tunnel: pkt->tunnel */
 };
+
+/* Encapsulations a mirror or an overlay delivers frames in.  The inner
+ * frame is decoded as if captured directly; the outer one is recorded. */
+enum qpt_tunnel_kind {
+	QPT_TUN_NONE = 0,
+	QPT_TUN_GRE,	  /* plain GRE (IP or MPLS inside) */
+	QPT_TUN_GRE_TEB,  /* GRE transparent Ethernet bridging, 0x6558 */
+	QPT_TUN_ERSPAN1,  /* GRE 0x88BE without sequence number: no ERSPAN header */
+	QPT_TUN_ERSPAN2,  /* GRE 0x88BE, ERSPAN type II header */
+	QPT_TUN_ERSPAN3,  /* GRE 0x22EB, ERSPAN type III header */
+	QPT_TUN_VXLAN,	  /* UDP 4789 (or opts->vxlan_ports) */
+};
+const char *qpt_tunnel_name(enum qpt_tunnel_kind k); /* "ERSPAN-II", ... */
+
+/* The outermost tunnel (nested ones are decoded, only the first is kept). */
+struct qpt_tunnel {
+	uint8_t kind;	    /* enum qpt_tunnel_kind */
+	uint8_t depth;	    /* tunnels crossed to reach the IBA packet */
+	uint8_t ip_version; /* outer IP: 4 or 6 */
+	uint8_t src[16], dst[16]; /* IPv4 in the last four bytes */
+	uint16_t gre_proto;
+	bool has_key, has_seq;
+	uint32_t gre_key, gre_seq;
+	uint16_t session_id; /* ERSPAN II/III, 10 bits */
+	uint16_t erspan_vlan;
+	bool erspan_truncated; /* ERSPAN T bit: the mirror cut the frame */
+	bool erspan_subheader; /* ERSPAN III platform specific subheader */
+	uint32_t vni;	       /* VXLAN */
+	uint16_t udp_sport, udp_dport;
+};
+
+#define QPT_MPLS_MAX 4 /* labels recorded; deeper stacks are skipped */
+
 
 struct qpt_lrh {
 	uint8_t vl, lver, sl, lnh;
@@ -231,6 +265,13 @@ struct qpt_pkt {
 	uint32_t ip_flowlabel;
 	uint16_t udp_sport, udp_dport, udp_len;
 	uint8_t erf_type;
+	struct qpt_tunnel tunnel; /* valid with QPT_HAS_TUNNEL */
+	uint8_t mpls_count;	  /* labels recorded */
+	uint8_t mpls_depth;	  /* labels on the stack (0: no MPLS) */
+	uint32_t mpls_label[QPT_MPLS_MAX]; /* 20-bit labels, outermost first */
+	/* The capture's snap length cut the payload or the ICRC, but no
+	 * header: the frame is analysed, its ICRC not checked. */
+	bool cut_by_snaplen;
 
 	/* IBA headers. */
 	struct qpt_lrh lrh;
@@ -282,6 +323,9 @@ struct qpt_decode_opts {
 	unsigned n_udp_ports;
 	/* Skip ICRC/VCRC verification (speed); the stored value is still read. */
 	bool no_crc;
+	/* Extra UDP destination ports that carry VXLAN (4789 always does). */
+	const uint16_t *vxlan_ports;
+	unsigned n_vxlan_ports;
 };
 
 /* Decode one frame.  Returns pkt->error.  pkt->transport is QPT_TR_NONE when

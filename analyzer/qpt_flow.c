@@ -113,6 +113,11 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (p->transport == QPT_TR_NONE)
 		return;
 	fl->t.iba_packets++;
+	if (p->cut_by_snaplen) { /* not malformed: no event, one totals note */
+		fl->t.cut_by_snaplen++;
+		if (p->caplen > fl->t.snaplen)
+			fl->t.snaplen = p->caplen;
+	}
 	if (p->error != QPT_E_OK) {
 		fl->t.malformed++;
 		v->flags |= QPT_V(MALFORMED);

@@ -119,6 +119,11 @@ struct qpt_totals {
 						  * connection; REJs */
 	uint64_t fragmented_roce_packets; /* first IPv4 fragments to a RoCE port */
 	uint64_t time_backwards; /* frames stamped before the previous frame */
+	/* RoCE/IB frames whose payload or ICRC the capture's snap length cut
+	 * (headers whole: analysed, ICRC not checked), and the snap length:
+	 * the largest captured length among them. */
+	uint64_t cut_by_snaplen;
+	uint32_t snaplen;
 };
 
 struct qpt_flow;

@@ -75,6 +75,8 @@ static int hf_cma_version = -1, hf_cma_ip_version = -1, hf_cma_src_port = -1,
 	   hf_cma_src_ip = -1, hf_cma_dst_ip = -1, hf_cma_src_ip6 = -1,
 	   hf_cma_dst_ip6 = -1, hf_cma_dst_port = -1, hf_cma_port_space = -1;
 
+static int hf_delivery_tunnel = -1, hf_delivery_cut = -1;
+static gint ett_delivery = -1;
 static gint ett_roce = -1, ett_lrh = -1, ett_grh = -1, ett_bth = -1, ett_ext = -1,
 	    ett_payload = -1, ett_icrc = -1, ett_mad = -1, ett_cm = -1;
 
@@ -315,6 +317,41 @@ static void show_payload(tvbuff_t *tvb, proto_tree *rt, int off, const struct qp
 		proto_tree_add_item(rt, hf_payload, tvb, off, (int)pkt->payload_len, ENC_NA);
 }
 
+/* How the frame was delivered: the tunnel a switch mirror or an overlay
+ * wrapped it in (Wireshark decodes the outer layers and hands the inner
+ * frame over: named from the frame's layers, or from the engine's record
+ * when it decoded the whole frame), and a payload or ICRC cut by the
+ * capture's snap length (not malformed: the analysis goes on). */
+static void show_delivery(proto_tree *rt, tvbuff_t *tvb, packet_info *pinfo,
+			  const struct qpt_pkt *pkt)
+{
+	static const char *const layers[][2] = {
+		{ "mpls", "MPLS" }, { "gre", "GRE" }, { "erspan", "ERSPAN" }, { "vxlan", "VXLAN" },
+	};
+	wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+	proto_item *it;
+	proto_tree *st;
+
+	if (pkt->flags & QPT_HAS_TUNNEL)
+		wmem_strbuf_append(sb, qpt_tunnel_name(pkt->tunnel.kind));
+	for (size_t i = 0; !(pkt->flags & QPT_HAS_TUNNEL) && i < G_N_ELEMENTS(layers); i++)
+		if (proto_is_frame_protocol(pinfo->layers, layers[i][0]))
+			wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? "/" : "",
+						  layers[i][1]);
+	if (!wmem_strbuf_get_len(sb) && !pkt->cut_by_snaplen)
+		return;
+	st = proto_tree_add_subtree_format(rt, tvb, 0, 0, ett_delivery, &it, "Delivered%s%s%s",
+					   wmem_strbuf_get_len(sb) ? " in " : "",
+					   wmem_strbuf_get_str(sb),
+					   pkt->cut_by_snaplen ? ", cut by the capture: ICRC not checked" : "");
+	proto_item_set_generated(it);
+	if (wmem_strbuf_get_len(sb))
+		proto_item_set_generated(proto_tree_add_string(st, hf_delivery_tunnel, tvb, 0, 0,
+							       wmem_strbuf_get_str(sb)));
+	if (pkt->cut_by_snaplen)
+		proto_item_set_generated(proto_tree_add_boolean(st, hf_delivery_cut, tvb, 0, 0, TRUE));
+}
+
 /* Shows a decoded record.  tvb starts at the IBA packet (record offset
  * pkt->off_iba). */
 int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
@@ -532,6 +569,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 				       "%s", qpt_strerror(pkt->error));
 		col_append_fstr(pinfo->cinfo, COL_INFO, " [malformed: %s]", qpt_strerror(pkt->error));
 	}
+	show_delivery(rt, tvb, pinfo, pkt);
 	if (fi) {
 		roce_show_analysis(tvb, pinfo, rt, ti, fi);
 		tap_queue_packet(roce_tap, pinfo, fi);
@@ -551,6 +589,8 @@ void roce_tree_register(void)
 		{ &hf_transport, { "Transport", "roce.transport", FT_UINT8, BASE_DEC, QPT_VALS(qpt_transport_names), 0, NULL, HFILL } },
 		{ &hf_roce_ulp, { "Upper layer (from the CM service ID)", "roce.ulp", FT_STRING, BASE_NONE, NULL, 0, "The protocol the connection's RDMA-CM service ID (TCP port space) names: NVMe-oF 4420, iSER 3260, NFS/RDMA 20049, SMB Direct 445/5445", HFILL } },
 		{ &hf_error, { "Decode error", "roce.error", FT_UINT8, BASE_DEC, NULL, 0, "qptrace decoder result code", HFILL } },
+		{ &hf_delivery_tunnel, { "Tunnel", "roce.delivery.tunnel", FT_STRING, BASE_NONE, NULL, 0, "The encapsulation a mirror or overlay delivered the frame in", HFILL } },
+		{ &hf_delivery_cut, { "Cut by the capture", "roce.delivery.cut_by_capture", FT_BOOLEAN, BASE_NONE, NULL, 0, "The snap length cut the payload or the ICRC: ICRC not checked", HFILL } },
 		/* LRH */
 		{ &hf_lrh, { "Local Route Header", "roce.lrh", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },
 		{ &hf_lrh_vl, { "Virtual Lane", "roce.lrh.vl", FT_UINT8, BASE_DEC, NULL, 0xf0, NULL, HFILL } },
@@ -667,7 +707,7 @@ void roce_tree_register(void)
 	};
 	static gint *ett[] = {
 		&ett_roce, &ett_lrh, &ett_grh, &ett_bth, &ett_ext, &ett_payload,
-		&ett_icrc, &ett_mad, &ett_cm,
+		&ett_icrc, &ett_mad, &ett_cm, &ett_delivery,
 	};
 	static ei_register_info ei[] = {
 		/* first: its group, severity and text are set from the verdict table below */

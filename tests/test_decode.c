@@ -955,9 +955,14 @@ static void test_truncation(gconstpointer p)
 	struct frame fr = build_trunc(c, &threshold);
 	struct qpt_pkt pkt;
 
+	uint32_t hdr_end;
+
 	/* The good frame first. */
 	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_OK);
 	g_assert_true(pkt.icrc_ok);
+	/* Cut at or after the end of the headers (a MAD is a header: all of
+	 * it), the snap length cut the payload or the ICRC, not the packet. */
+	hdr_end = pkt.off_payload + (pkt.flags & QPT_HAS_MAD ? pkt.payload_len : 0);
 	for (uint32_t cap = 0; cap < fr.f.n; cap++) {
 		/* An exact-size heap copy, so that a sanitizer sees overreads. */
 		uint8_t *copy = g_malloc(cap ? cap : 1);
@@ -966,8 +971,18 @@ static void test_truncation(gconstpointer p)
 		memcpy(copy, fr.f.d, cap);
 		r = qpt_decode(&pkt, fr.linktype, copy, cap, fr.f.n, NULL);
 		g_free(copy);
+		if (cap >= hdr_end && cap >= threshold) {
+			if (r != QPT_E_OK || !pkt.cut_by_snaplen || pkt.icrc_checked)
+				FAILF("%s: caplen %u of %u (headers end at %u): '%s' cut %d, expected "
+				      "ok and cut by the capture", c->name, cap, fr.f.n, hdr_end,
+				      qpt_strerror(r), pkt.cut_by_snaplen);
+			continue;
+		}
 		if (r == QPT_E_OK)
 			FAILF("%s: caplen %u of %u decoded as OK", c->name, cap, fr.f.n);
+		if (pkt.cut_by_snaplen)
+			FAILF("%s: caplen %u of %u: cut inside a header, said cut by the capture",
+			      c->name, cap, fr.f.n);
 		if (cap < threshold) {
 			if (r != QPT_E_NOT_IBA || pkt.transport != QPT_TR_NONE)
 				FAILF("%s: caplen %u (< %u): %s transport %d, expected not RoCE/IB",

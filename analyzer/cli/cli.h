@@ -111,6 +111,30 @@ struct opts {
 	uint16_t port_buf[64];
 };
 
+/* --vxlan-port N (repeatable, or N,M): UDP ports decoded as VXLAN beside
+ * 4789; qpt_vxlan_ports_to() puts them into the decoding options (monitor.c). */
+gboolean qpt_opt_vxlan_port(const gchar *name, const gchar *value, gpointer data,
+			    GError **error);
+void qpt_vxlan_ports_to(struct qpt_decode_opts *dec);
+
+/* qptrace monitor (monitor.c): a live interface or a directory of
+ * rotating capture files, events as they happen, a summary every interval,
+ * Prometheus metrics.  Its options, filled by qptrace.c's option table. */
+struct qpt_monitor_opts {
+	gchar *iface;	     /* -i IFACE */
+	gchar *dir;	     /* -r DIR */
+	gboolean follow;     /* --follow: wait for DIR's files to grow and rotate */
+	gdouble interval;    /* --interval S: the periodic summary (0: none) */
+	gdouble idle;	     /* --idle S: a conversation idle that long expires */
+	gchar *metrics;	     /* --metrics ADDR:PORT */
+	gint metrics_max;    /* --metrics-max-conversations N */
+	gint max_convs;	     /* --max-conversations N: the engine is renewed past it */
+	gdouble duration;    /* --duration S: stop after S seconds (0: never) */
+	gboolean no_events;  /* --no-events */
+};
+extern struct qpt_monitor_opts qpt_monitor_opts;
+int cmd_monitor(struct opts *o);
+
 int cmd_summary(struct opts *o);
 bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
 

@@ -89,6 +89,7 @@ static const char *opcode_name(uint8_t op)
 /* ---- one line ------------------------------------------------------- */
 
 static void print_ext(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
+static void print_delivery(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
 
 static void line_cm(GString *o, const struct qpt_pkt *pkt)
 {
@@ -173,6 +174,7 @@ static void print_line(GString *o, const struct qpt_frame *f,
 				       pkt->vcrc, pkt->vcrc_computed);
 	if (pkt->error != QPT_E_OK)
 		g_string_append_printf(o, " [malformed: %s]", qpt_strerror(pkt->error));
+	print_delivery(o, pkt, QPT_PRINT_LINE);
 	g_string_append_c(o, '\n');
 }
 
@@ -241,6 +243,7 @@ static void print_verbose(GString *o, const struct qpt_frame *f,
 	print_line(o, f, pkt, t0);
 	g_string_append_printf(o, "  frame %u bytes captured, %u on the wire, link type %u\n",
 			       f->caplen, f->wirelen, f->linktype);
+	print_delivery(o, pkt, QPT_PRINT_VERBOSE);
 	for (unsigned i = 0; i < pkt->vlan_count; i++)
 		g_string_append_printf(o, "  802.1Q VLAN %u PCP %u\n",
 				       pkt->vlan_tci[i] & 0xfff, pkt->vlan_tci[i] >> 13);
@@ -359,6 +362,92 @@ static void json_str_member(GString *o, const char *k, const char *v)
 {
 	json_key(o, true, k);
 	qpt_json_escape(o, v);
+}
+
+/* ---- how the frame was delivered: tunnel, MPLS, cut by the capture ----- */
+
+/* The outer tunnel a mirror or overlay wrapped the frame in, its MPLS
+ * labels, and a payload or ICRC cut by the capture's snap length: a bracket
+ * at the end of the line, a line of its own with -v, keys in JSON
+ * ("tunnel", "mpls", "cut_by_capture"). */
+static void print_delivery(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m)
+{
+	const struct qpt_tunnel *t = &pkt->tunnel;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+
+	if (pkt->flags & QPT_HAS_TUNNEL) {
+		int af = t->ip_version == 6 ? AF_INET6 : AF_INET;
+		unsigned skip = t->ip_version == 6 ? 0 : 12;
+
+		inet_ntop(af, t->src + skip, s, sizeof(s));
+		inet_ntop(af, t->dst + skip, d, sizeof(d));
+		if (m == QPT_PRINT_JSON) {
+			json_obj_begin(o, "tunnel");
+			json_key(o, false, "type");
+			qpt_json_escape(o, qpt_tunnel_name(t->kind));
+			json_str_member(o, "src", s);
+			json_str_member(o, "dst", d);
+			if (t->kind == QPT_TUN_ERSPAN2 || t->kind == QPT_TUN_ERSPAN3) {
+				JU(o, "session_id", t->session_id);
+				JB(o, "truncated", t->erspan_truncated);
+			}
+			if (t->kind == QPT_TUN_ERSPAN2)
+				JU(o, "erspan_vlan", t->erspan_vlan);
+			if (t->kind == QPT_TUN_ERSPAN3)
+				JB(o, "subheader", t->erspan_subheader);
+			if (t->kind == QPT_TUN_VXLAN)
+				JU(o, "vni", t->vni);
+			if (t->has_key)
+				JU(o, "gre_key", t->gre_key);
+			if (t->depth > 1)
+				JU(o, "depth", t->depth);
+			g_string_append_c(o, '}');
+		} else {
+			g_string_append_printf(o, m == QPT_PRINT_LINE ? " [%s %s > %s" : "  tunnel %s %s > %s",
+					       qpt_tunnel_name(t->kind), s, d);
+			if (t->kind == QPT_TUN_ERSPAN2 || t->kind == QPT_TUN_ERSPAN3)
+				g_string_append_printf(o, " session %u%s", t->session_id,
+						       t->erspan_truncated ? " truncated" : "");
+			if (t->kind == QPT_TUN_VXLAN)
+				g_string_append_printf(o, " VNI %u", t->vni);
+			if (t->has_key)
+				g_string_append_printf(o, " key 0x%08x", t->gre_key);
+			if (m == QPT_PRINT_VERBOSE && t->kind == QPT_TUN_ERSPAN3)
+				g_string_append(o, t->erspan_subheader ? " with platform subheader" : "");
+			if (t->depth > 1)
+				g_string_append_printf(o, " (%u tunnels deep)", t->depth);
+			g_string_append(o, m == QPT_PRINT_LINE ? "]" : "\n");
+		}
+	}
+	if (pkt->mpls_depth) {
+		if (m == QPT_PRINT_JSON) {
+			g_string_append(o, ",\"mpls\":{\"labels\":[");
+			for (unsigned i = 0; i < pkt->mpls_count; i++) {
+				if (i)
+					g_string_append_c(o, ',');
+				append_u64(o, pkt->mpls_label[i]);
+			}
+			g_string_append_c(o, ']');
+			JU(o, "depth", pkt->mpls_depth);
+			g_string_append_c(o, '}');
+		} else {
+			g_string_append(o, m == QPT_PRINT_LINE ? " [MPLS" : "  MPLS labels");
+			for (unsigned i = 0; i < pkt->mpls_count; i++)
+				g_string_append_printf(o, "%s%u", i ? "/" : " ", pkt->mpls_label[i]);
+			if (pkt->mpls_depth > pkt->mpls_count)
+				g_string_append_printf(o, " (%u labels)", pkt->mpls_depth);
+			g_string_append(o, m == QPT_PRINT_LINE ? "]" : "\n");
+		}
+	}
+	if (pkt->cut_by_snaplen) {
+		if (m == QPT_PRINT_JSON)
+			JB(o, "cut_by_capture", true);
+		else
+			g_string_append_printf(o, m == QPT_PRINT_LINE ?
+					" [cut by the capture at %u bytes: ICRC not checked]" :
+					"  cut by the capture at %u bytes: ICRC not checked\n",
+					pkt->caplen);
+	}
 }
 
 /* ---- extended headers: one print function each (QPT_EXT_HEADERS) ------ */
@@ -729,6 +818,7 @@ static void print_json(GString *o, const struct qpt_frame *f,
 		JU(o, "payload_len", pkt->payload_len);
 	if (pkt->error != QPT_E_OK)
 		json_str_member(o, "malformed", qpt_strerror(pkt->error));
+	print_delivery(o, pkt, QPT_PRINT_JSON);
 	g_string_append(o, "}\n");
 }
 

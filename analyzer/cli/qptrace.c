@@ -42,6 +42,7 @@ static bool files_not_commands(const struct opts *o, const struct command *cmd);
 /* Which commands take an option (a bit per command, in commands[] order). */
 enum { C_SUMMARY = 1 << 0, C_EVENTS = 1 << 1, C_PACKETS = 1 << 2, C_GRADE = 1 << 3,
        C_PLOT = 1 << 4, C_VERDICTS = 1 << 5 };
+enum { C_MONITOR = 1 << 6 };
 #define C_READ (C_SUMMARY | C_EVENTS | C_PACKETS | C_GRADE | C_PLOT)
 #define C_FLOW (C_SUMMARY | C_EVENTS | C_PLOT)
 
@@ -60,6 +61,7 @@ static const struct command {
 	{ "grade", "grade lab captures against a rubric", cmd_grade, C_GRADE, true },
 	{ "plot", "time-sequence graph of a conversation (SVG)", cmd_plot, C_PLOT, true },
 	{ "verdicts", "the verdict kinds the analysis gives, with their counters", cmd_verdicts, C_VERDICTS, false },
+	{ "monitor", "a live interface or rotating capture files: events as they happen, periodic summaries, Prometheus metrics", cmd_monitor, C_MONITOR, false },
 };
 
 /* Every option once, with the commands that take it. */
@@ -250,6 +252,8 @@ int main(int argc, char **argv)
 					"Show frames at or after T (epoch seconds, +seconds from the first frame, or ISO 8601); the whole input is analysed", "T" } },
 		{ C_FLOW | C_PACKETS, { "to", 0, 0, G_OPTION_ARG_STRING, &o.to,
 					"Show frames at or before T", "T" } },
+		{ C_READ, { "vxlan-port", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)qpt_opt_vxlan_port,
+			    "Also decode UDP destination port N as VXLAN (4789 always is; repeatable)", "N" } },
 		{ C_READ, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 			    "Do not verify ICRC/VCRC", NULL } },
 		{ C_GRADE, { "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
@@ -270,6 +274,36 @@ int main(int argc, char **argv)
 			    "Plot the N conversations with the most retransmissions", "N" } },
 		{ C_READ, { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
 			    "No per-file counts or progress on stderr", NULL } },
+		{ C_MONITOR, { "interface", 'i', 0, G_OPTION_ARG_STRING, &qpt_monitor_opts.iface,
+			       "Capture live on IFACE (libpcap)", "IFACE" } },
+		{ C_MONITOR, { "read-dir", 'r', 0, G_OPTION_ARG_FILENAME, &qpt_monitor_opts.dir,
+			       "Read the capture files of DIR, oldest first (tcpdump -w -G/-C rotation)", "DIR" } },
+		{ C_MONITOR, { "follow", 0, 0, G_OPTION_ARG_NONE, &qpt_monitor_opts.follow,
+			       "With -r: wait for the newest file to grow and for new files", NULL } },
+		{ C_MONITOR, { "filter", 'f', 0, G_OPTION_ARG_STRING, &o.filter,
+			       "Only frames matching the BPF expression", "EXPR" } },
+		{ C_MONITOR, { "json", 0, 0, G_OPTION_ARG_NONE, &o.json,
+			       "JSON Lines: events, periodic and final summaries", NULL } },
+		{ C_MONITOR, { "interval", 0, 0, G_OPTION_ARG_DOUBLE, &qpt_monitor_opts.interval,
+			       "A line per active conversation every S seconds, the worst first (default 10, 0: none)", "S" } },
+		{ C_MONITOR, { "idle", 0, 0, G_OPTION_ARG_DOUBLE, &qpt_monitor_opts.idle,
+			       "A conversation idle S seconds expires from the tables and metrics (default 300)", "S" } },
+		{ C_MONITOR, { "no-events", 0, 0, G_OPTION_ARG_NONE, &qpt_monitor_opts.no_events,
+			       "Do not print events, only the summaries", NULL } },
+		{ C_MONITOR, { "metrics", 0, 0, G_OPTION_ARG_STRING, &qpt_monitor_opts.metrics,
+			       "Serve Prometheus metrics on ADDR:PORT at /metrics", "ADDR:PORT" } },
+		{ C_MONITOR, { "metrics-max-conversations", 0, 0, G_OPTION_ARG_INT, &qpt_monitor_opts.metrics_max,
+			       "At most N conversations get series of their own, the rest are summed as 'other' (default 100)", "N" } },
+		{ C_MONITOR, { "max-conversations", 0, 0, G_OPTION_ARG_INT, &qpt_monitor_opts.max_convs,
+			       "Renew the engine when it holds more than N conversations (memory bound; default 4096)", "N" } },
+		{ C_MONITOR, { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &qpt_monitor_opts.duration,
+			       "Stop after S seconds (default: at Ctrl-C)", "S" } },
+		{ C_MONITOR, { "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
+			       "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" } },
+		{ C_MONITOR, { "vxlan-port", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)qpt_opt_vxlan_port,
+			       "Also decode UDP destination port N as VXLAN (4789 always is; repeatable)", "N" } },
+		{ C_MONITOR, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
+			       "Do not verify ICRC/VCRC", NULL } },
 		{ ~0u, { "version", 'V', 0, G_OPTION_ARG_NONE, &version,
 			 "Print the version and exit", NULL } },
 		{ C_READ, { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,
@@ -361,6 +395,7 @@ int main(int argc, char **argv)
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
+		qpt_vxlan_ports_to(&o.dec);
 		if (cmd->bit & (C_SUMMARY | C_EVENTS | C_PACKETS))
 			qpt_interrupt_install(); /* Ctrl-C: the results so far */
 		status = cmd->run(&o);

@@ -946,11 +946,16 @@ static void summary_out(struct run *r, const char *file)
 				       ",\"rnr_naks\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
 				       ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
 				       ",\"cm_unknown_comm_id\":%" PRIu64 ",\"cm_rejects\":%" PRIu64
-				       ",\"fragmented_roce_packets\":%" PRIu64 "}}\n",
+				       ",\"fragmented_roce_packets\":%" PRIu64,
 				       t->frames, t->iba_packets, t->management, t->malformed,
 				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
 				       naks, rnr, gbn, cnps, ce, t->cm_unknown_comm_id,
 				       t->cm_rejects, t->fragmented_roce_packets);
+		/* headers-only captures: the key only when some frame was cut */
+		if (t->cut_by_snaplen)
+			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
+					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
+		g_string_append(o, "}}\n");
 		goto out;
 	}
 	g_string_append_printf(o, "%s:\n\n", file);
@@ -980,6 +985,10 @@ static void summary_out(struct run *r, const char *file)
 	g_string_append_printf(o, "%" PRIu64 " go-back-N, ", gbn);
 	counted(o, cnps, "CNP", ", ");
 	g_string_append_printf(o, "%" PRIu64 " ECN-CE\n", ce);
+	if (t->cut_by_snaplen)
+		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
+				       "ICRC not checked\n", t->cut_by_snaplen,
+				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
 	if (!r->o->long_report)
 		goto out; /* the findings say the rest, the table is worst first */
 	if (t->untracked)

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""monitor_dir.py - qptrace monitor -r DIR, no root needed.
+
+  * a directory of made and rxe captures, read oldest first: the final
+    totals equal the sums of `qptrace summary` over the files;
+  * the monitor's memory is bounded: 200,000 distinct QPNs (tools/mkhostile.py
+    --many-qpns) with --max-conversations 2000 renew the engine and peak
+    under 64 MB (the engine alone keeps 65,536 halves: over 400 MB);
+  * --metrics on 127.0.0.1: the text exposition format (promtool check
+    metrics when installed), and the series summed equal the totals;
+  * bad option values are refused with exit status 2.
+
+    monitor_dir.py QPTRACE ROOT
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+CAPS = ("captures/made/nak_gbn.pcap", "captures/made/rnr.pcap", "captures/made/cnp_ecn.pcap",
+        "captures/rxe/write_bw_drop.pcap", "captures/rxe/read_bw_drop.pcap")
+n = 0
+failed = []
+
+
+def check(ok, what):
+    global n
+    n += 1
+    print(f"{'ok' if ok else 'not ok'} {n} - {what}", flush=True)
+    if not ok:
+        failed.append(what)
+
+
+def totals(qptrace, cap):
+    d = json.loads(subprocess.run([qptrace, "summary", "--json", "-q", cap], check=True,
+                                  capture_output=True, text=True).stdout)
+    r = sum(x["retransmitted_packets"] for c in d["conversations"] for x in c["directions"])
+    return d["totals"]["frames"], d["totals"]["iba_packets"], r
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def main():
+    qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="qpt-mondir-")
+    try:
+        # each capture in a directory of its own (the files of one directory
+        # are one stream: captures of the same QPs would look like resends)
+        lines = []
+        for i, rel in enumerate(CAPS):
+            d = os.path.join(tmp, f"caps{i}")
+            os.mkdir(d)
+            shutil.copy(os.path.join(root, rel), os.path.join(d, "f.pcap"))
+            want = totals(qptrace, os.path.join(root, rel))
+            r = subprocess.run([qptrace, "monitor", "-r", d, "--json", "--interval", "0", "--idle", "0"],
+                               capture_output=True, text=True, timeout=60)
+            these = [json.loads(l) for l in r.stdout.splitlines()]
+            lines += these
+            fin = [l for l in these if l["type"] == "final_totals"]
+            got = (fin[-1]["frames"], fin[-1]["iba_packets"], fin[-1]["retransmitted_packets"]) if fin else None
+            check(r.returncode == 0 and got == tuple(want),
+                  f"-r DIR with {rel}: frames, RoCE packets, retransmitted {got}, summary {tuple(want)}")
+        ev = [l for l in lines if l["type"] == "event"]
+        check(len(ev) > 0 and all("kind" in e and "conv" in e for e in ev),
+              f"events streamed as JSON Lines: {len(ev)}")
+
+        # Memory bound.
+        q = os.path.join(tmp, "qpns")
+        os.mkdir(q)
+        subprocess.run([sys.executable, os.path.join(root, "tools/mkhostile.py"), "--many-qpns",
+                        "200000", os.path.join(q, "many.pcap")], check=True, capture_output=True)
+        p = subprocess.Popen([qptrace, "monitor", "-r", q, "--json", "--no-events", "--interval", "0",
+                              "--max-conversations", "2000"], stdout=subprocess.PIPE, text=True)
+        out = p.stdout.read()
+        _, _, ru = os.wait4(p.pid, 0)  # this child's own peak
+        p.returncode = 0
+        peak = ru.ru_maxrss
+        fin = [json.loads(l) for l in out.splitlines() if '"final_totals"' in l]
+        check(fin and fin[-1]["frames"] == 200000 and fin[-1]["engine_renewals"] >= 90 and
+              (peak < 64 * 1024 or "ASAN_OPTIONS" in os.environ),
+              f"200,000 QPNs with --max-conversations 2000: "
+              f"{fin[-1]['engine_renewals'] if fin else None} engine renewals, "
+              f"{fin[-1]['active_conversations'] if fin else None} listed, peak RSS "
+              f"{peak / 1024:.1f} MB")
+
+        # Metrics on the loopback: two captures of distinct QPs, one file
+        # after the other (a rotation), one conversation with series of its
+        # own, the other in `other`.
+        d = os.path.join(tmp, "two")
+        os.mkdir(d)
+        want = [0, 0, 0]
+        for i, rel in enumerate(("captures/rxe/write_bw_drop.pcap", "captures/made/nak_gbn.pcap")):
+            shutil.copy(os.path.join(root, rel), os.path.join(d, f"f{i}.pcap"))
+            os.utime(os.path.join(d, f"f{i}.pcap"), (1000 + i, 1000 + i))
+            want = [a + b for a, b in zip(want, totals(qptrace, os.path.join(root, rel)))]
+        port = free_port()
+        p = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events", "--interval", "0",
+                              "--idle", "0", "--metrics", f"127.0.0.1:{port}", "--duration", "30",
+                              "--metrics-max-conversations", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        text = None
+        for _ in range(60):
+            time.sleep(0.25)
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+                if "qptrace_frames_total %d" % want[0] in text:
+                    break
+            except OSError:
+                pass
+        try:
+            code404 = urllib.request.urlopen(f"http://127.0.0.1:{port}/nope", timeout=2).status
+        except urllib.error.HTTPError as e:
+            code404 = e.code
+        p.send_signal(2)
+        out, _ = p.communicate(timeout=20)
+        text = text or ""
+        rt = sum(int(l.split()[-1]) for l in text.splitlines()
+                 if l.startswith("qptrace_retransmitted_packets_total{"))
+        series = [l for l in text.splitlines() if l.startswith("qptrace_packets_total{")]
+        other = [l for l in series if 'local="other"' in l]
+        check(rt == want[2] and len(series) == 2 and len(other) == 1,
+              f"--metrics: retransmitted summed over {len(series)} series = {rt} (want {want[2]}): "
+              f"1 conversation of its own and 'other'")
+        check(code404 == 404, f"--metrics: another path is 404 ({code404})")
+        if shutil.which("promtool"):
+            pr = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                                text=True)
+            check(pr.returncode == 0, f"promtool check metrics: {pr.stdout.strip() or 'clean'} "
+                                      f"{pr.stderr.strip()}")
+        check("final totals" in out, "Ctrl-C: the final summary")
+
+        # Refusals.
+        for args, why in ((["monitor"], "no source"),
+                          (["monitor", "-r", d, "-i", "lo"], "two sources"),
+                          (["monitor", "-i", "lo", "--follow"], "--follow without -r"),
+                          (["monitor", "-r", d, "--metrics", "nonsense"], "bad --metrics"),
+                          (["monitor", "-r", d, "--max-conversations", "0"], "--max-conversations 0"),
+                          (["monitor", "-r", os.path.join(tmp, "none")], "not a directory")):
+            r = subprocess.run([qptrace, *args], capture_output=True, text=True, timeout=30)
+            check(r.returncode == 2 and r.stderr.startswith("qptrace monitor"),
+                  f"refused ({why}): {r.stderr.strip()}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"1..{n}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
