@@ -84,6 +84,7 @@ static GOptionEntry *entries_for(const struct opt_row *rows, size_t n, unsigned 
 static int cmd_verdicts(struct opts *o)
 {
 	GString *out = g_string_new("");
+	int status;
 
 	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
@@ -105,7 +106,9 @@ static int cmd_verdicts(struct opts *o)
 					       vi->expert);
 		}
 	}
-	return qpt_write_out(out, "standard output");
+	status = qpt_write_out(out, "standard output");
+	g_string_free(out, TRUE);
+	return status;
 }
 
 static void usage_description(GString *desc)

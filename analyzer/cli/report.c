@@ -236,12 +236,13 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	struct qpt_pkt pkt;
 	const struct qpt_pkt *p;
 	struct qpt_verdict v;
-	GPtrArray *errors = keep_errors ? keep_errors :
-			    g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+	GPtrArray *errors;
 	int status = 0;
 
 	if (!qpt_input_opts_from(o, &io))
 		return 2;
+	errors = keep_errors ? keep_errors :
+		 g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 	io.progress = progress && !o->quiet;
 	io.decode = an->need_data ? NULL : &o->dec;
 	io.window_selects = an->window_selects;
