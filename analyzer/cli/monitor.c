@@ -822,11 +822,15 @@ static int run_live(struct mon *m, int64_t deadline_us)
 		g_printerr("qptrace monitor: %s: %s\n", m->mo->iface, err);
 		return 2;
 	}
-	pcap_set_snaplen(p, 262144);
-	pcap_set_promisc(p, 1);
-	pcap_set_immediate_mode(p, 1);
-	pcap_set_timeout(p, 100);
-	pcap_set_buffer_size(p, 64 << 20);
+	/* set before activation: each fails only on an activated handle */
+	if (pcap_set_snaplen(p, 262144) || pcap_set_promisc(p, 1) ||
+	    pcap_set_immediate_mode(p, 1) || pcap_set_timeout(p, 100) ||
+	    pcap_set_buffer_size(p, 64 << 20)) {
+		g_printerr("qptrace monitor: %s: cannot set the capture options: %s\n",
+			   m->mo->iface, pcap_geterr(p));
+		pcap_close(p);
+		return 2;
+	}
 	rc = pcap_activate(p);
 	if (rc < 0) {
 		g_printerr("qptrace monitor: %s: %s\n", m->mo->iface, pcap_geterr(p));
@@ -849,7 +853,11 @@ static int run_live(struct mon *m, int64_t deadline_us)
 		}
 		pcap_freecode(&prog);
 	}
-	pcap_setnonblock(p, 1, err);
+	if (pcap_setnonblock(p, 1, err) < 0) {
+		g_printerr("qptrace monitor: %s: %s\n", m->mo->iface, err);
+		pcap_close(p);
+		return 2;
+	}
 	m->live = true;
 	while (!stop_signal && !m->write_failed) {
 		struct pollfd pfd = { .fd = pcap_get_selectable_fd(p), .events = POLLIN };
