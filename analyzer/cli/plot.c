@@ -21,8 +21,10 @@
  * been folded), the second one takes the packets of the chosen
  * conversations by the engine's verdict (its conversation and direction),
  * the id mapped to the conversation it ends in.  Standard input is copied
- * to a temporary file first.  Memory: 32 bytes per packet of the plotted
- * conversations.
+ * to a temporary file first.  Memory: bounded by what is drawn, not by
+ * the packets: each series stores its marks up to SERIES_RAW_MAX, then the
+ * first and last mark of each cell of a grid finer than a pixel, whose
+ * cells double as the range grows (plot.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,6 +53,148 @@ static int64_t unwrap(struct space *sp, uint32_t psn)
 	return sp->last_y;
 }
 
+/* ---- thinning before storing (SERIES_RAW_MAX in plot.h) ----------------- */
+
+/* A cell of a thinned series, and where its first and last marks are in
+ * the series' array (the same slot while it has one). */
+struct cell {
+	int64_t tx, ty;
+	guint first, last;
+};
+
+static guint cell_hash(gconstpointer k)
+{
+	const struct cell *c = k;
+	uint64_t h = (uint64_t)c->tx * 0x9e3779b97f4a7c15ull ^ (uint64_t)c->ty * 0xc2b2ae3d27d4eb4full;
+
+	return (guint)(h ^ h >> 32);
+}
+
+static gboolean cell_equal(gconstpointer a, gconstpointer b)
+{
+	const struct cell *x = a, *y = b;
+
+	return x->tx == y->tx && x->ty == y->ty;
+}
+
+/* floor(v / 2^s), v of any sign */
+static int64_t floor_shift(int64_t v, int s)
+{
+	return v >= 0 ? (int64_t)((uint64_t)v >> s) : -(int64_t)(((uint64_t)(-(v + 1))) >> s) - 1;
+}
+
+static int shift_for(int64_t range, int64_t cells)
+{
+	int s = 0;
+
+	while (s < 62 && (range >> s) >= cells)
+		s++;
+	return s;
+}
+
+/* Keeps m in the cell it falls in: the first and the last mark of each. */
+static void cell_put(struct series *se, GArray *to, GHashTable *cells, const struct mark *m)
+{
+	struct cell probe = {
+		.tx = floor_shift(m->ns - se->t0, se->tshift),
+		.ty = floor_shift(m->y - se->y0, se->yshift),
+	};
+	struct cell *c = g_hash_table_lookup(cells, &probe);
+
+	if (!c) {
+		c = g_new(struct cell, 1);
+		*c = probe;
+		c->first = c->last = to->len;
+		g_array_append_val(to, *m);
+		g_hash_table_add(cells, c);
+	} else if (c->last == c->first) {
+		c->last = to->len;
+		g_array_append_val(to, *m);
+	} else {
+		g_array_index(to, struct mark, c->last) = *m;
+	}
+}
+
+/* The marks kept so far, put again into the cells of the current size. */
+static void cells_rebuild(struct series *se)
+{
+	GArray *old = se->m;
+
+	if (se->cells)
+		g_hash_table_destroy(se->cells);
+	se->cells = g_hash_table_new_full(cell_hash, cell_equal, g_free, NULL);
+	se->m = g_array_sized_new(FALSE, FALSE, sizeof(struct mark), MIN(old->len, SERIES_CELL_MAX) + 1);
+	for (guint i = 0; i < old->len; i++)
+		cell_put(se, se->m, se->cells, &g_array_index(old, struct mark, i));
+	g_array_free(old, TRUE);
+}
+
+/* Doubles the cells of the axis with more of them (relative to
+ * SERIES_TCELLS : SERIES_YCELLS) until at most 3/4 SERIES_CELL_MAX marks
+ * are kept. */
+static void cells_coarsen(struct series *se)
+{
+	while (se->m->len > SERIES_CELL_MAX / 4 * 3) {
+		int64_t tc = floor_shift(se->tmax - se->t0, se->tshift) -
+			     floor_shift(se->tmin - se->t0, se->tshift) + 1;
+		int64_t yc = floor_shift(se->ymax - se->y0, se->yshift) -
+			     floor_shift(se->ymin - se->y0, se->yshift) + 1;
+
+		if (tc <= 1 && yc <= 1)
+			break; /* cannot be: one cell keeps two marks */
+		if ((double)tc / SERIES_TCELLS >= (double)yc / SERIES_YCELLS)
+			se->tshift++;
+		else
+			se->yshift++;
+		cells_rebuild(se);
+	}
+}
+
+static void series_add(struct series *se, const struct mark *m)
+{
+	if (!se->m) {
+		se->m = g_array_new(FALSE, FALSE, sizeof(struct mark));
+		se->tmin = se->tmax = m->ns;
+		se->ymin = se->ymax = m->y;
+	}
+	se->total++;
+	se->tmin = MIN(se->tmin, m->ns);
+	se->tmax = MAX(se->tmax, m->ns);
+	se->ymin = MIN(se->ymin, m->y);
+	se->ymax = MAX(se->ymax, m->y);
+	if (!se->cells && se->m->len < SERIES_RAW_MAX) {
+		g_array_append_val(se->m, *m);
+		return;
+	}
+	if (!se->cells) { /* thinning starts: cells finer than a pixel */
+		se->t0 = g_array_index(se->m, struct mark, 0).ns;
+		se->y0 = g_array_index(se->m, struct mark, 0).y;
+		se->tshift = shift_for(se->tmax - se->tmin, SERIES_TCELLS);
+		se->yshift = shift_for(se->ymax - se->ymin, SERIES_YCELLS);
+		cells_rebuild(se);
+	}
+	cell_put(se, se->m, se->cells, m);
+	if (se->m->len > SERIES_CELL_MAX)
+		cells_coarsen(se);
+}
+
+static void series_free(struct series *se)
+{
+	if (se->m)
+		g_array_free(se->m, TRUE);
+	if (se->cells)
+		g_hash_table_destroy(se->cells);
+}
+
+static void yrange(struct space *sp, int64_t a, int64_t b)
+{
+	if (!sp->yany || a < sp->ylo)
+		sp->ylo = a;
+	if (!sp->yany || b > sp->yhi)
+		sp->yhi = b;
+	sp->yany = true;
+}
+
 static void add(struct space *sp, int s, int64_t ns, int64_t y, uint64_t frame,
 		uint32_t psn, uint32_t n, uint32_t code)
 {
@@ -59,9 +203,8 @@ static void add(struct space *sp, int s, int64_t ns, int64_t y, uint64_t frame,
 
 	if (s >= S_VERDICT0 && !qpt_verdicts[s - S_VERDICT0].plot)
 		return; /* the verdict has no series */
-	if (!sp->s[s])
-		sp->s[s] = g_array_new(FALSE, FALSE, sizeof(struct mark));
-	g_array_append_val(sp->s[s], m);
+	yrange(sp, y, s == S_OF(PSN_GAP) ? y + n : y);
+	series_add(&sp->s[s], &m);
 }
 
 static void ack_to(struct space *sp, int64_t ns, int64_t y, uint64_t frame)
@@ -72,19 +215,16 @@ static void ack_to(struct space *sp, int64_t ns, int64_t y, uint64_t frame)
 		return;
 	sp->ack_init = true;
 	sp->ack_max = y;
-	if (!sp->ack)
-		sp->ack = g_array_new(FALSE, FALSE, sizeof(struct mark));
-	g_array_append_val(sp->ack, m);
+	yrange(sp, y, y);
+	series_add(&sp->ack, &m);
 }
 
 static void plot_free(struct plot *p)
 {
 	for (int d = 0; d < 2; d++) {
 		for (int s = 0; s < S_COUNT; s++)
-			if (p->sp[d].s[s])
-				g_array_free(p->sp[d].s[s], TRUE);
-		if (p->sp[d].ack)
-			g_array_free(p->sp[d].ack, TRUE);
+			series_free(&p->sp[d].s[s]);
+		series_free(&p->sp[d].ack);
 	}
 	g_free(p);
 }

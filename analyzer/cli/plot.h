@@ -13,7 +13,20 @@
 
 #include "qpt_flow.h"
 
-#define MAX_DRAWN 20000 /* marks per series before thinning */
+#define MAX_DRAWN 20000 /* marks per series drawn before thinning */
+/* Marks a series stores: every one up to SERIES_RAW_MAX (the picture is
+ * then drawn from all of them, as choose() in plot_svg.c decides); past
+ * it, a grid of cells (a power of two of nanoseconds by a power of two of
+ * PSNs, finer than a pixel) keeps the first and the last mark of each
+ * cell, and cells double (the axis with more cells) whenever more than
+ * SERIES_CELL_MAX marks are kept.  Memory per series: O(SERIES_CELL_MAX),
+ * whatever the number of packets.  SERIES_RAW_MAX >= MAX_DRAWN: a series
+ * that is drawn whole is stored whole. */
+#define SERIES_RAW_MAX (1u << 16)
+#define SERIES_CELL_MAX (1u << 16)
+#define SERIES_TCELLS 4096 /* cells across the time range when thinning starts */
+#define SERIES_YCELLS 2048 /* and across the PSN range */
+G_STATIC_ASSERT(SERIES_RAW_MAX >= MAX_DRAWN);
 
 /* Series of marks: the request and response ticks are the plot's own,
  * every other series is a verdict kind (qpt_verdicts[k].plot names it;
@@ -37,6 +50,16 @@ struct mark {
 	uint32_t pad_;
 };
 
+/* The marks of one series (see SERIES_RAW_MAX). */
+struct series {
+	GArray *m;	   /* struct mark, in the order they came; NULL: none */
+	uint64_t total;	   /* marks added (m holds fewer once cells is set) */
+	GHashTable *cells; /* NULL: m holds every mark; else its cells (plot.c) */
+	int64_t t0, y0;	   /* the cells' origin */
+	int tshift, yshift; /* a cell: 2^tshift ns by 2^yshift PSNs */
+	int64_t tmin, tmax, ymin, ymax; /* of the marks added */
+};
+
 /* One PSN space: the requests of one direction, with the responses, ACKs
  * and NAKs of the other direction that answer them. */
 struct space {
@@ -45,10 +68,12 @@ struct space {
 	int64_t last_y;
 	bool has_top;
 	int64_t top; /* highest request offset so far (CNP placement) */
-	GArray *s[S_COUNT];
-	GArray *ack; /* struct mark: y = highest ACKed offset, when it grows */
+	struct series s[S_COUNT];
+	struct series ack; /* y = highest ACKed offset, when it grows */
 	bool ack_init;
 	int64_t ack_max;
+	bool yany;	  /* the PSN range of every mark added, thinned or not */
+	int64_t ylo, yhi; /* (a PSN gap reaches y + n) */
 };
 
 /* One conversation being plotted: a PSN space per direction. */

@@ -5,7 +5,9 @@
  * <g data-series="NAME" data-total="N" data-drawn="M"> whose children are
  * its marks, so tests can count them; past MAX_DRAWN marks in a series,
  * marks are thinned (first one per pixel, then evenly) and the legend says
- * how many were drawn.  The series of verdicts are those of qpt_verdicts[]
+ * how many were drawn.  A series longer than SERIES_RAW_MAX comes thinned
+ * already (plot.c): the first and last marks of cells finer than a pixel;
+ * its totals and the PSN range are those of every mark.  The series of verdicts are those of qpt_verdicts[]
  * with a plot name; this file says only how each is drawn.
  */
 #include <inttypes.h>
@@ -107,17 +109,12 @@ static unsigned gbn_class(const struct qpt_episode *e)
 	return e->trigger < GBN_CLASSES ? e->trigger : QPT_TRIGGER_RESEND;
 }
 
-static guint nmarks(const struct space *sp, int s)
-{
-	return sp->s[s] ? sp->s[s]->len : 0;
-}
-
 static bool space_used(const struct space *sp)
 {
 	for (int s = 0; s < S_COUNT; s++)
-		if (nmarks(sp, s))
+		if (sp->s[s].total)
 			return true;
-	return sp->ack && sp->ack->len;
+	return sp->ack.total;
 }
 
 /* ---- SVG helpers ------------------------------------------------------- */
@@ -276,13 +273,16 @@ static void mark_title(GString *o, int s, const struct mark *m, int64_t t_first)
 }
 
 /* Indexes of the marks to draw: all of them up to MAX_DRAWN, else the
- * first one in each pixel cell, then evenly thinned. */
-static GArray *choose(const struct geom *g, GArray *marks, int64_t t_first)
+ * first one (of those stored: plot.c thins a long series before storing
+ * it) in each pixel cell, then evenly thinned, the first and the last of
+ * them kept. */
+static GArray *choose(const struct geom *g, const struct series *se, int64_t t_first)
 {
 	GArray *idx = g_array_new(FALSE, FALSE, sizeof(guint));
+	GArray *marks = se->m;
 	guint n = marks ? marks->len : 0;
 
-	if (n <= MAX_DRAWN) {
+	if (se->total <= MAX_DRAWN) { /* then stored whole */
 		for (guint i = 0; i < n; i++)
 			g_array_append_val(idx, i);
 		return idx;
@@ -311,7 +311,7 @@ static GArray *choose(const struct geom *g, GArray *marks, int64_t t_first)
 		GArray *thin = g_array_new(FALSE, FALSE, sizeof(guint));
 
 		for (guint k = 0; k < MAX_DRAWN; k++) {
-			guint j = (guint)((uint64_t)k * idx->len / MAX_DRAWN);
+			guint j = (guint)((uint64_t)k * (idx->len - 1) / (MAX_DRAWN - 1));
 
 			g_array_append_val(thin, g_array_index(idx, guint, j));
 		}
@@ -384,14 +384,16 @@ static void draw_axes_y(GString *o, const struct geom *g, uint32_t base)
 static void draw_acked(GString *o, const struct plot *p, const struct space *sp,
 		       const struct geom *g, int pi, struct totals *tot)
 {
-	g_string_append_printf(o, "<g data-series=\"acked\" data-total=\"%u\" clip-path=\"url(#clip%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\">",
-			       sp->ack ? sp->ack->len : 0, pi, ACK_COLOR);
-	if (sp->ack && sp->ack->len) {
+	const GArray *ack = sp->ack.m;
+
+	g_string_append_printf(o, "<g data-series=\"acked\" data-total=\"%" PRIu64 "\" clip-path=\"url(#clip%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\">",
+			       sp->ack.total, pi, ACK_COLOR);
+	if (ack && ack->len) {
 		double lx = 0, ly = 0, pend = 0;
 		bool pending = false;
 
-		for (guint i = 0; i < sp->ack->len; i++) {
-			const struct mark *m = &g_array_index(sp->ack, struct mark, i);
+		for (guint i = 0; i < ack->len; i++) {
+			const struct mark *m = &g_array_index(ack, struct mark, i);
 			double x1 = floor(px(g, m->ns - p->first_ns) * 2 + 0.5) / 2;
 			double y1 = floor(py(g, (double)m->y) * 2 + 0.5) / 2;
 
@@ -420,7 +422,7 @@ static void draw_acked(GString *o, const struct plot *p, const struct space *sp,
 		if (pending)
 			g_string_append_printf(o, "V%.1f", pend);
 		g_string_append_printf(o, "H%.1f\"/>", g->x0 + g->w);
-		tot->acks += sp->ack->len;
+		tot->acks += sp->ack.total;
 	}
 	g_string_append(o, "</g>\n");
 
@@ -508,8 +510,9 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 	}
 	for (int i = 0; i < ns; i++) {
 		int s = series[i];
-		GArray *m = sp->s[s];
-		GArray *idx = choose(g, m, p->first_ns);
+		const struct series *se = &sp->s[s];
+		GArray *m = se->m;
+		GArray *idx = choose(g, se, p->first_ns);
 		bool titles = s != S_REQ && s != S_RESP && idx->len <= 5000;
 
 		if (s == S_OF(RETRANSMISSION)) { /* above the ticks, under the marks */
@@ -518,8 +521,8 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 		}
 
 		g_string_append_printf(o,
-				       "<g data-series=\"%s\" data-total=\"%u\" data-drawn=\"%u\" clip-path=\"url(#clip%d)\" %s=\"%s\" %s>",
-				       series_key(s), m ? m->len : 0, idx->len, pi,
+				       "<g data-series=\"%s\" data-total=\"%" PRIu64 "\" data-drawn=\"%u\" clip-path=\"url(#clip%d)\" %s=\"%s\" %s>",
+				       series_key(s), se->total, idx->len, pi,
 				       series_filled(s) ? "fill" : "stroke", style_of(s)->color,
 				       series_style(s));
 		for (guint k = 0; k < idx->len; k++) {
@@ -541,7 +544,7 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 				g_string_append_c(o, '\n');
 		}
 		g_string_append(o, "</g>\n");
-		tot->total[s] += m ? m->len : 0;
+		tot->total[s] += se->total;
 		tot->drawn[s] += idx->len;
 		g_array_free(idx, TRUE);
 	}
@@ -716,29 +719,9 @@ GString *plot_render(const struct plot *p, const struct qpt_conv *c, int64_t t0,
 			.x0 = PL, .w = PW, .h = ph,
 			.y0 = TOP + 14 + i * (ph + PANEL_GAP),
 		};
-		double ylo = 0, yhi = 0, pad;
-		bool any = false;
+		/* every mark's, thinned or not (plot.c) */
+		double ylo = sp->yany ? (double)sp->ylo : 0, yhi = sp->yany ? (double)sp->yhi : 0, pad;
 
-		for (int s = 0; s < S_COUNT; s++)
-			for (guint k = 0; k < nmarks(sp, s); k++) {
-				const struct mark *m = &g_array_index(sp->s[s], struct mark, k);
-				double a = (double)m->y, b = s == S_OF(PSN_GAP) ? (double)(m->y + m->n) : a;
-
-				if (!any || a < ylo)
-					ylo = a;
-				if (!any || b > yhi)
-					yhi = b;
-				any = true;
-			}
-		for (guint k = 0; sp->ack && k < sp->ack->len; k++) {
-			double a = (double)g_array_index(sp->ack, struct mark, k).y;
-
-			if (!any || a < ylo)
-				ylo = a;
-			if (!any || a > yhi)
-				yhi = a;
-			any = true;
-		}
 		pad = MAX(1.0, (yhi - ylo) * 0.05);
 		g.ylo = ylo - pad;
 		g.yhi = yhi + pad;
