@@ -256,24 +256,8 @@ static int layer_before(packet_info *pinfo, int proto, gboolean *quoted)
 /* Where a frame's IBA packet is, found on the first pass: the data source
  * (its index in the frame's list: reassembled packets have their own) and
  * the offset the built-in dissector's protocol item starts at.  Later passes
- * (tshark -2, the GUI) find it here: their tree need not have that item. */
-typedef struct {
-	guint16 ds_index;
-	gint32 off;
-} roce_loc_t;
-
-static wmem_map_t *loc_map; /* frame number -> roce_loc_t */
-
-static void roce_loc_init(void)
-{
-	loc_map = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
-}
-
-static void roce_loc_cleanup(void)
-{
-	loc_map = NULL;
-}
-
+ * (tshark -2, the GUI) find it in the frame's slot (roce_loc_put, in
+ * roce-analysis.c): their tree need not have that item. */
 static int ds_index_of(packet_info *pinfo, tvbuff_t *ds)
 {
 	int i = 0;
@@ -289,7 +273,8 @@ static int ds_index_of(packet_info *pinfo, tvbuff_t *ds)
 static gboolean locate(packet_info *pinfo, proto_tree *tree, tvbuff_t **ds, gint *off)
 {
 	GPtrArray *items = tree ? proto_get_finfo_ptr_array(tree, proto_infiniband) : NULL;
-	roce_loc_t *loc;
+	guint ds_index;
+	gint32 loc_off;
 
 	if (items && items->len) {
 		field_info *fi = (field_info *)g_ptr_array_index(items, 0);
@@ -299,22 +284,17 @@ static gboolean locate(packet_info *pinfo, proto_tree *tree, tvbuff_t **ds, gint
 			return FALSE;
 		*ds = fi->ds_tvb;
 		*off = fi->start;
-		if (loc_map && !wmem_map_lookup(loc_map, GUINT_TO_POINTER(pinfo->num))) {
-			loc = wmem_new(wmem_file_scope(), roce_loc_t);
-			loc->ds_index = (guint16)i;
-			loc->off = fi->start;
-			wmem_map_insert(loc_map, GUINT_TO_POINTER(pinfo->num), loc);
-		}
+		roce_loc_put(pinfo->num, (guint)i, fi->start);
 		return TRUE;
 	}
-	loc = loc_map ? (roce_loc_t *)wmem_map_lookup(loc_map, GUINT_TO_POINTER(pinfo->num)) : NULL;
-	if (loc && proto_is_frame_protocol(pinfo->layers, "infiniband")) {
-		GSList *s = g_slist_nth(pinfo->data_src, loc->ds_index);
+	if (roce_loc_get(pinfo->num, &ds_index, &loc_off) &&
+	    proto_is_frame_protocol(pinfo->layers, "infiniband")) {
+		GSList *s = g_slist_nth(pinfo->data_src, ds_index);
 
 		if (!s)
 			return FALSE;
 		*ds = get_data_source_tvb((struct data_source *)s->data);
-		*off = loc->off;
+		*off = loc_off;
 		return *ds != NULL;
 	}
 	return FALSE;
@@ -440,9 +420,7 @@ void proto_register_roce(void)
 
 	roce_tap = register_tap("roce");
 	register_init_routine(roce_analysis_init);
-	register_init_routine(roce_loc_init);
 	register_cleanup_routine(roce_analysis_cleanup);
-	register_cleanup_routine(roce_loc_cleanup);
 	roce_stats_register();
 }
 

@@ -2,9 +2,9 @@
  *
  * On the first pass every RoCE/IB packet is fed, in frame order, to one
  * qpt_flow per file (the code of `qptrace summary` / `qptrace events`).
- * What it says about a packet is kept per frame (roce_frame_t: the verdict
- * flags, the values of the verdicts that have one, the links) and shown on
- * every pass.  The roce.analysis.<key> fields and their expert infos are
+ * What it says about a packet is kept per frame (a 16-byte slot, and a
+ * roce_frame_t only for frames with a verdict or a link: see "per-frame
+ * storage") and shown on every pass.  The roce.analysis.<key> fields and their expert infos are
  * made from the engine's verdict table (qpt_verdicts[], qpt_verdict.h):
  * field name, label, type, expert text, group, severity and Info-column tag
  * all come from its row, so a new verdict needs no code here.  The expert
@@ -31,7 +31,165 @@
 
 static struct qpt_flow *flow;
 static gboolean flow_finished;
-static wmem_map_t *frame_map; /* frame number -> roce_frame_t */
+
+/* ---- per-frame storage ------------------------------------------------------
+ *
+ * What later passes need of a frame, found by its number: one 16-byte slot
+ * per frame, in chunks of SLOT_CHUNK frames allocated only for the numbers
+ * that hold a RoCE/IB frame (a file of other traffic stores nothing).  A
+ * slot says where the frame's IBA packet is (packet-roce.c: later passes
+ * need not have the built-in dissector's item in their tree), and the
+ * frame's conversation and direction.  The rest of roce_frame_t (verdict
+ * flags, values, links, message) is stored only for the frames that have
+ * any: a record in chunks of EXT_CHUNK, the slot holding its number.  A
+ * frame of a WRITE stream without verdicts is its slot alone; the ACK and
+ * the last packet of each message have a record (links, message, RTT).
+ * Chunks never move: a record's address is stable for the file. */
+#define SLOT_CHUNK_SHIFT 12
+#define SLOT_CHUNK (1u << SLOT_CHUNK_SHIFT)
+#define EXT_CHUNK_SHIFT 10
+#define EXT_CHUNK (1u << EXT_CHUNK_SHIFT)
+
+enum { SLOT_LOC = 1, SLOT_ANALYSED = 2 };
+
+typedef struct {
+	gint32 conv;	/* the engine's conversation id then, -1 none */
+	gint32 loc_off; /* SLOT_LOC: offset of the IBA packet in its data source */
+	guint32 ext;	/* 1 + index of the frame's record, 0 none */
+	guint16 loc_ds; /* SLOT_LOC: index of that data source in the frame's list */
+	guint8 bits;	/* SLOT_* */
+	gint8 dir;
+} roce_slot_t;
+G_STATIC_ASSERT(sizeof(roce_slot_t) == 16);
+
+static wmem_array_t *slot_chunks; /* roce_slot_t *, by frame number >> SLOT_CHUNK_SHIFT */
+static wmem_array_t *ext_chunks;  /* roce_frame_t *, by record index >> EXT_CHUNK_SHIFT */
+static guint32 ext_count;
+
+static void storage_init(void)
+{
+	slot_chunks = wmem_array_new(wmem_file_scope(), sizeof(roce_slot_t *));
+	ext_chunks = wmem_array_new(wmem_file_scope(), sizeof(roce_frame_t *));
+	ext_count = 0;
+}
+
+/* The frame's slot; with create, made (zeroed) when missing. */
+static roce_slot_t *slot_of(guint32 num, gboolean create)
+{
+	guint32 c = num >> SLOT_CHUNK_SHIFT;
+	roce_slot_t **chunk;
+
+	if (!slot_chunks)
+		return NULL;
+	if (c >= wmem_array_get_count(slot_chunks)) {
+		roce_slot_t *none = NULL;
+
+		if (!create)
+			return NULL;
+		while (wmem_array_get_count(slot_chunks) <= c)
+			wmem_array_append_one(slot_chunks, none);
+	}
+	chunk = (roce_slot_t **)wmem_array_index(slot_chunks, c);
+	if (!*chunk) {
+		if (!create)
+			return NULL;
+		*chunk = wmem_alloc0_array(wmem_file_scope(), roce_slot_t, SLOT_CHUNK);
+	}
+	return &(*chunk)[num & (SLOT_CHUNK - 1)];
+}
+
+static roce_frame_t *ext_at(guint32 ext)
+{
+	guint32 i = ext - 1;
+
+	return &(*(roce_frame_t **)wmem_array_index(ext_chunks, i >> EXT_CHUNK_SHIFT))[i & (EXT_CHUNK - 1)];
+}
+
+/* A new record for the frame of slot s, from *from (copied). */
+static roce_frame_t *ext_new(roce_slot_t *s, const roce_frame_t *from)
+{
+	roce_frame_t *fi;
+
+	if ((ext_count & (EXT_CHUNK - 1)) == 0) {
+		roce_frame_t *chunk = wmem_alloc_array(wmem_file_scope(), roce_frame_t, EXT_CHUNK);
+
+		wmem_array_append_one(ext_chunks, chunk);
+	}
+	s->ext = ++ext_count;
+	fi = ext_at(s->ext);
+	*fi = *from;
+	return fi;
+}
+
+/* What a frame without a record shows: its conversation and direction. */
+static void frame_of_slot(roce_frame_t *fi, const roce_slot_t *s)
+{
+	memset(fi, 0, sizeof(*fi));
+	fi->conv = s->conv;
+	fi->dir = s->dir;
+	fi->ack_rtt_ns = -1;
+}
+
+/* A frame's record to change (revisions, acked_by): made when the frame had
+ * none; NULL for a frame not analysed. */
+static roce_frame_t *frame_mutable(guint32 num)
+{
+	roce_slot_t *s = slot_of(num, FALSE);
+	roce_frame_t tmp;
+
+	if (!s || !(s->bits & SLOT_ANALYSED))
+		return NULL;
+	if (s->ext)
+		return ext_at(s->ext);
+	frame_of_slot(&tmp, s);
+	return ext_new(s, &tmp);
+}
+
+/* A frame's record as shown: the stored one, or one made in the packet's
+ * scope from its slot. */
+static roce_frame_t *frame_view(packet_info *pinfo, guint32 num)
+{
+	roce_slot_t *s = slot_of(num, FALSE);
+	roce_frame_t *fi;
+
+	if (!s || !(s->bits & SLOT_ANALYSED))
+		return NULL;
+	if (s->ext)
+		return ext_at(s->ext);
+	fi = wmem_new(pinfo->pool, roce_frame_t);
+	frame_of_slot(fi, s);
+	return fi;
+}
+
+static gboolean needs_record(const roce_frame_t *fi)
+{
+	return fi->flags || fi->nvals || fi->original_frame || fi->gap_first_psn ||
+	       fi->nak_frame || fi->acks_frame || fi->acked_by || fi->read_request_frame ||
+	       fi->msg_first_frame || fi->msg_len || fi->msg_packets || fi->msg_op ||
+	       fi->trigger || fi->ulp || fi->ack_rtt_ns >= 0;
+}
+
+void roce_loc_put(guint32 num, guint ds_index, gint32 off)
+{
+	roce_slot_t *s = slot_of(num, TRUE);
+
+	if (s && !(s->bits & SLOT_LOC)) {
+		s->loc_ds = (guint16)ds_index;
+		s->loc_off = off;
+		s->bits |= SLOT_LOC;
+	}
+}
+
+gboolean roce_loc_get(guint32 num, guint *ds_index, gint32 *off)
+{
+	roce_slot_t *s = slot_of(num, FALSE);
+
+	if (!s || !(s->bits & SLOT_LOC))
+		return FALSE;
+	*ds_index = s->loc_ds;
+	*off = s->loc_off;
+	return TRUE;
+}
 
 void roce_analysis_init(void)
 {
@@ -39,14 +197,16 @@ void roce_analysis_init(void)
 		qpt_flow_free(flow);
 	flow = qpt_flow_new(NULL);
 	flow_finished = FALSE;
-	frame_map = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+	storage_init();
 }
 
 void roce_analysis_cleanup(void)
 {
 	/* The flow instance is kept until the next file (or exit) so that
-	 * statistics drawn after the last packet can still read it. */
-	frame_map = NULL;
+	 * statistics drawn after the last packet can still read it.  The
+	 * storage is in file scope. */
+	slot_chunks = NULL;
+	ext_chunks = NULL;
 }
 
 struct qpt_flow *roce_flow(void)
@@ -63,7 +223,7 @@ void roce_flow_finish(void)
 
 		/* the events still undecided at the end, all of earlier frames */
 		qpt_flow_drain(flow, &v);
-		if (frame_map)
+		if (slot_chunks)
 			apply_revisions(NULL, &v);
 		qpt_flow_finish(flow);
 		flow_finished = TRUE;
@@ -263,7 +423,7 @@ static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 
 		if (e->kind >= QPT_VB_COUNT || !e->frame || (pinfo && e->frame == pinfo->num))
 			continue;
-		old = (roce_frame_t *)wmem_map_lookup(frame_map, GUINT_TO_POINTER((guint32)e->frame));
+		old = e->frame <= G_MAXUINT32 ? frame_mutable((guint32)e->frame) : NULL;
 		if (old)
 			apply_event(old, e);
 	}
@@ -272,17 +432,19 @@ static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 {
 	struct qpt_verdict v;
-	roce_frame_t *fi;
+	roce_frame_t *fi, rec;
+	roce_slot_t *slot;
 	guint32 own = 0, other = 0;
 
-	if (!frame_map || !flow)
+	if (!slot_chunks || !flow)
 		return NULL;
-	fi = (roce_frame_t *)wmem_map_lookup(frame_map, GUINT_TO_POINTER(pinfo->num));
+	fi = frame_view(pinfo, pinfo->num);
 	if (fi || pinfo->fd->visited || !roce_pref_analyze || pinfo->flags.in_error_pkt)
 		return fi;
 	qpt_flow_packet(flow, pinfo->num,
 			(int64_t)pinfo->abs_ts.secs * 1000000000 + pinfo->abs_ts.nsecs, pkt, &v);
-	fi = wmem_new0(wmem_file_scope(), roce_frame_t);
+	fi = &rec;
+	memset(fi, 0, sizeof(*fi));
 	fi->conv = v.conv;
 	fi->dir = v.dir;
 	fi->trigger = v.trigger;
@@ -318,22 +480,26 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 			set_value(fi, e->kind, event_value(e));
 	}
 	apply_revisions(pinfo, &v);
-	if (fi->acks_frame) {
-		roce_frame_t *req = (roce_frame_t *)wmem_map_lookup(
-			frame_map, GUINT_TO_POINTER(fi->acks_frame));
+	if (fi->acks_frame && fi->acks_frame != pinfo->num) {
+		roce_frame_t *req = frame_mutable(fi->acks_frame);
 
 		if (req && !req->acked_by)
 			req->acked_by = pinfo->num;
 	}
-	wmem_map_insert(frame_map, GUINT_TO_POINTER(pinfo->num), fi);
+	slot = slot_of(pinfo->num, TRUE);
+	slot->conv = fi->conv;
+	slot->dir = fi->dir;
+	slot->bits |= SLOT_ANALYSED;
+	if (needs_record(fi))
+		return ext_new(slot, fi);
+	fi = wmem_new(pinfo->pool, roce_frame_t);
+	*fi = rec;
 	return fi;
 }
 
 const roce_frame_t *roce_frame_info(packet_info *pinfo)
 {
-	return frame_map ? (const roce_frame_t *)wmem_map_lookup(frame_map,
-								 GUINT_TO_POINTER(pinfo->num)) :
-			   NULL;
+	return frame_view(pinfo, pinfo->num);
 }
 
 /* ---- every pass: show it ------------------------------------------------------- */

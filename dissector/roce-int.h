@@ -70,7 +70,9 @@ void roce_expert_of_verdict(expert_field_info *e, unsigned kind);
 void roce_analysis_init(void);
 void roce_analysis_cleanup(void);
 /* The frame's record: made on the first pass (the packet fed to the
- * engine), looked up on the others; NULL when the analysis is off. */
+ * engine), looked up on the others; NULL when the analysis is off.  A
+ * frame with no verdict or link stores no record (roce-analysis.c, per-frame
+ * storage): what is returned for it lives in the packet's scope. */
 roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt);
 const roce_frame_t *roce_frame_info(packet_info *pinfo);
 void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
@@ -80,6 +82,10 @@ struct qpt_flow *roce_flow(void);
 void roce_flow_finish(void);
 /* The id conversation conv has now (it may have been folded into another). */
 gint32 roce_conv_id(gint32 conv);
+/* Where frame num's IBA packet is (packet-roce.c), stored in its slot for
+ * the file: put once, on the first pass that locates it. */
+void roce_loc_put(guint32 num, guint ds_index, gint32 off);
+gboolean roce_loc_get(guint32 num, guint *ds_index, gint32 *off);
 
 /* ---- roce-tree.c ---------------------------------------------------------- */
 
