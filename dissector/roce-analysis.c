@@ -41,36 +41,67 @@ static gboolean flow_finished;
  * need not have the built-in dissector's item in their tree), and the
  * frame's conversation and direction.  The rest of roce_frame_t (verdict
  * flags, values, links, message) is stored only for the frames that have
- * any: a record in chunks of EXT_CHUNK, the slot holding its number.  A
- * frame of a WRITE stream without verdicts is its slot alone; the ACK and
- * the last packet of each message have a record (links, message, RTT).
- * Chunks never move: a record's address is stable for the file. */
+ * any, packed: a word saying which fields are there, then those fields, a
+ * 32-bit word each (two for the RTT and the pointers), in an arena of
+ * 32-bit words; the slot holds the record's offset.  A frame of a WRITE
+ * stream without verdicts is its slot alone; its ACK stores 16 bytes (the
+ * request it answers, the RTT), the last packet of a message 24 (its
+ * message, the ACK that answers it).  A record that changes size (a
+ * revision from a later packet, acked_by) is written again at the end of
+ * the arena; the old words stay unused until the file closes. */
 #define SLOT_CHUNK_SHIFT 12
 #define SLOT_CHUNK (1u << SLOT_CHUNK_SHIFT)
-#define EXT_CHUNK_SHIFT 10
-#define EXT_CHUNK (1u << EXT_CHUNK_SHIFT)
+#define ARENA_CHUNK_SHIFT 16
+#define ARENA_CHUNK (1u << ARENA_CHUNK_SHIFT)
 
 enum { SLOT_LOC = 1, SLOT_ANALYSED = 2 };
 
 typedef struct {
 	gint32 conv;	/* the engine's conversation id then, -1 none */
 	gint32 loc_off; /* SLOT_LOC: offset of the IBA packet in its data source */
-	guint32 ext;	/* 1 + index of the frame's record, 0 none */
+	guint32 rec;	/* offset of the frame's record in the arena, 0 none */
 	guint16 loc_ds; /* SLOT_LOC: index of that data source in the frame's list */
 	guint8 bits;	/* SLOT_* */
 	gint8 dir;
 } roce_slot_t;
 G_STATIC_ASSERT(sizeof(roce_slot_t) == 16);
 
-static wmem_array_t *slot_chunks; /* roce_slot_t *, by frame number >> SLOT_CHUNK_SHIFT */
-static wmem_array_t *ext_chunks;  /* roce_frame_t *, by record index >> EXT_CHUNK_SHIFT */
-static guint32 ext_count;
+/* The fields of a record, in the order they are packed: the 32-bit ones
+ * of roce_frame_t, then R_SMALL (trigger, msg_op, nvals in one word), the
+ * RTT and the two pointers (two words each). */
+enum {
+	R_FLAGS, R_ORIG, R_GAP, R_NAK, R_ACKS, R_ACKED_BY, R_READREQ, R_MSG_FIRST,
+	R_MSG_LEN, R_MSG_PACKETS, R_U32_END = R_MSG_PACKETS,
+	R_SMALL, R_RTT, R_ULP, R_VALS, R_FIELDS
+};
+static const size_t r_u32[R_U32_END + 1] = {
+	[R_FLAGS] = offsetof(roce_frame_t, flags),
+	[R_ORIG] = offsetof(roce_frame_t, original_frame),
+	[R_GAP] = offsetof(roce_frame_t, gap_first_psn),
+	[R_NAK] = offsetof(roce_frame_t, nak_frame),
+	[R_ACKS] = offsetof(roce_frame_t, acks_frame),
+	[R_ACKED_BY] = offsetof(roce_frame_t, acked_by),
+	[R_READREQ] = offsetof(roce_frame_t, read_request_frame),
+	[R_MSG_FIRST] = offsetof(roce_frame_t, msg_first_frame),
+	[R_MSG_LEN] = offsetof(roce_frame_t, msg_len),
+	[R_MSG_PACKETS] = offsetof(roce_frame_t, msg_packets),
+};
+G_STATIC_ASSERT(R_FIELDS <= 32);
+G_STATIC_ASSERT(sizeof(gint64) == 8 && sizeof(void *) <= 8);
+
+/* acked_by stored before the ACK comes (a request asking for one), so that
+ * the ACK writes it in place; read as 0.  Frame numbers are below it. */
+#define ACKED_BY_LATER G_MAXUINT32
+
+static wmem_array_t *slot_chunks;  /* roce_slot_t *, by frame number >> SLOT_CHUNK_SHIFT */
+static wmem_array_t *arena_chunks; /* guint32 *, by offset >> ARENA_CHUNK_SHIFT */
+static guint32 arena_used;	   /* words handed out (offsets below it) */
 
 static void storage_init(void)
 {
 	slot_chunks = wmem_array_new(wmem_file_scope(), sizeof(roce_slot_t *));
-	ext_chunks = wmem_array_new(wmem_file_scope(), sizeof(roce_frame_t *));
-	ext_count = 0;
+	arena_chunks = wmem_array_new(wmem_file_scope(), sizeof(guint32 *));
+	arena_used = 0;
 }
 
 /* The frame's slot; with create, made (zeroed) when missing. */
@@ -98,75 +129,174 @@ static roce_slot_t *slot_of(guint32 num, gboolean create)
 	return &(*chunk)[num & (SLOT_CHUNK - 1)];
 }
 
-static roce_frame_t *ext_at(guint32 ext)
+static guint32 *arena_at(guint32 off)
 {
-	guint32 i = ext - 1;
-
-	return &(*(roce_frame_t **)wmem_array_index(ext_chunks, i >> EXT_CHUNK_SHIFT))[i & (EXT_CHUNK - 1)];
+	return *(guint32 **)wmem_array_index(arena_chunks, off >> ARENA_CHUNK_SHIFT) +
+	       (off & (ARENA_CHUNK - 1));
 }
 
-/* A new record for the frame of slot s, from *from (copied). */
-static roce_frame_t *ext_new(roce_slot_t *s, const roce_frame_t *from)
+/* n words in one chunk; 0 when the arena's 32-bit offsets are used up (16
+ * GiB of records: Wireshark's own frame data would need far more first). */
+static guint32 arena_alloc(guint n)
 {
-	roce_frame_t *fi;
+	guint32 off;
 
-	if ((ext_count & (EXT_CHUNK - 1)) == 0) {
-		roce_frame_t *chunk = wmem_alloc_array(wmem_file_scope(), roce_frame_t, EXT_CHUNK);
+	if ((arena_used & (ARENA_CHUNK - 1)) + n > ARENA_CHUNK)
+		arena_used = (arena_used | (ARENA_CHUNK - 1)) + 1; /* the next chunk */
+	if (!arena_used && wmem_array_get_count(arena_chunks))
+		return 0; /* wrapped */
+	if ((arena_used >> ARENA_CHUNK_SHIFT) >= wmem_array_get_count(arena_chunks)) {
+		guint32 *chunk = wmem_alloc_array(wmem_file_scope(), guint32, ARENA_CHUNK);
 
-		wmem_array_append_one(ext_chunks, chunk);
+		wmem_array_append_one(arena_chunks, chunk);
 	}
-	s->ext = ++ext_count;
-	fi = ext_at(s->ext);
-	*fi = *from;
-	return fi;
+	if (!arena_used)
+		arena_used = 1; /* offset 0: no record */
+	off = arena_used;
+	arena_used += n;
+	return off;
 }
 
-/* What a frame without a record shows: its conversation and direction. */
-static void frame_of_slot(roce_frame_t *fi, const roce_slot_t *s)
+static guint32 rec_small(const roce_frame_t *fi)
 {
+	return (guint32)fi->trigger | (guint32)fi->msg_op << 8 | (guint32)fi->nvals << 16;
+}
+
+static guint32 u32_of(const roce_frame_t *fi, int f)
+{
+	guint32 v;
+
+	memcpy(&v, (const char *)fi + r_u32[f], sizeof(v));
+	return v;
+}
+
+/* Which fields fi needs stored; 0: none (the slot is enough). */
+static guint32 rec_mask(const roce_frame_t *fi)
+{
+	guint32 m = 0;
+
+	for (int f = 0; f <= R_U32_END; f++)
+		if (u32_of(fi, f))
+			m |= 1u << f;
+	if (rec_small(fi))
+		m |= 1u << R_SMALL;
+	if (fi->ack_rtt_ns >= 0)
+		m |= 1u << R_RTT;
+	if (fi->ulp)
+		m |= 1u << R_ULP;
+	if (fi->vals)
+		m |= 1u << R_VALS;
+	return m;
+}
+
+static guint rec_words(guint32 m)
+{
+	guint n = 1;
+
+	for (int f = 0; f < R_FIELDS; f++)
+		if (m & (1u << f))
+			n += f > R_SMALL ? 2 : 1;
+	return n;
+}
+
+static void rec_write(guint32 *w, guint32 m, const roce_frame_t *fi)
+{
+	*w++ = m;
+	for (int f = 0; f <= R_U32_END; f++)
+		if (m & (1u << f))
+			*w++ = u32_of(fi, f);
+	if (m & (1u << R_SMALL))
+		*w++ = rec_small(fi);
+	if (m & (1u << R_RTT)) {
+		memcpy(w, &fi->ack_rtt_ns, 8);
+		w += 2;
+	}
+	if (m & (1u << R_ULP)) {
+		memset(w, 0, 8);
+		memcpy(w, &fi->ulp, sizeof(fi->ulp));
+		w += 2;
+	}
+	if (m & (1u << R_VALS)) {
+		memset(w, 0, 8);
+		memcpy(w, &fi->vals, sizeof(fi->vals));
+	}
+}
+
+/* The frame of slot s as shown: its slot, and its record when it has one. */
+static void frame_read(roce_frame_t *fi, const roce_slot_t *s)
+{
+	const guint32 *w;
+	guint32 m;
+
 	memset(fi, 0, sizeof(*fi));
 	fi->conv = s->conv;
 	fi->dir = s->dir;
 	fi->ack_rtt_ns = -1;
+	if (!s->rec)
+		return;
+	w = arena_at(s->rec);
+	m = *w++;
+	for (int f = 0; f <= R_U32_END; f++)
+		if (m & (1u << f))
+			memcpy((char *)fi + r_u32[f], w++, sizeof(guint32));
+	if (m & (1u << R_SMALL)) {
+		fi->trigger = (guint8)*w;
+		fi->msg_op = (guint8)(*w >> 8);
+		fi->nvals = (guint8)(*w >> 16);
+		w++;
+	}
+	if (m & (1u << R_RTT)) {
+		memcpy(&fi->ack_rtt_ns, w, 8);
+		w += 2;
+	}
+	if (m & (1u << R_ULP)) {
+		memcpy(&fi->ulp, w, sizeof(fi->ulp));
+		w += 2;
+	}
+	if (m & (1u << R_VALS))
+		memcpy(&fi->vals, w, sizeof(fi->vals));
+	if (fi->acked_by == ACKED_BY_LATER)
+		fi->acked_by = 0;
 }
 
-/* A frame's record to change (revisions, acked_by): made when the frame had
- * none; NULL for a frame not analysed. */
-static roce_frame_t *frame_mutable(guint32 num)
+/* Stores fi as the record of slot s: in place when its fields are the same,
+ * else at the end of the arena. */
+static void frame_write(roce_slot_t *s, const roce_frame_t *fi)
+{
+	guint32 m = rec_mask(fi);
+
+	if (!m) {
+		s->rec = 0;
+		return;
+	}
+	if (!s->rec || *arena_at(s->rec) != m)
+		s->rec = arena_alloc(rec_words(m));
+	if (s->rec)
+		rec_write(arena_at(s->rec), m, fi);
+}
+
+/* A frame's slot, with its record read into *fi; NULL for a frame not
+ * analysed. */
+static roce_slot_t *frame_load(guint32 num, roce_frame_t *fi)
 {
 	roce_slot_t *s = slot_of(num, FALSE);
-	roce_frame_t tmp;
 
 	if (!s || !(s->bits & SLOT_ANALYSED))
 		return NULL;
-	if (s->ext)
-		return ext_at(s->ext);
-	frame_of_slot(&tmp, s);
-	return ext_new(s, &tmp);
+	frame_read(fi, s);
+	return s;
 }
 
-/* A frame's record as shown: the stored one, or one made in the packet's
- * scope from its slot. */
+/* A frame's record as shown, in the packet's scope. */
 static roce_frame_t *frame_view(packet_info *pinfo, guint32 num)
 {
-	roce_slot_t *s = slot_of(num, FALSE);
-	roce_frame_t *fi;
+	roce_frame_t tmp, *fi;
 
-	if (!s || !(s->bits & SLOT_ANALYSED))
+	if (!frame_load(num, &tmp))
 		return NULL;
-	if (s->ext)
-		return ext_at(s->ext);
 	fi = wmem_new(pinfo->pool, roce_frame_t);
-	frame_of_slot(fi, s);
+	*fi = tmp;
 	return fi;
-}
-
-static gboolean needs_record(const roce_frame_t *fi)
-{
-	return fi->flags || fi->nvals || fi->original_frame || fi->gap_first_psn ||
-	       fi->nak_frame || fi->acks_frame || fi->acked_by || fi->read_request_frame ||
-	       fi->msg_first_frame || fi->msg_len || fi->msg_packets || fi->msg_op ||
-	       fi->trigger || fi->ulp || fi->ack_rtt_ns >= 0;
 }
 
 void roce_loc_put(guint32 num, guint ds_index, gint32 off)
@@ -206,7 +336,7 @@ void roce_analysis_cleanup(void)
 	 * statistics drawn after the last packet can still read it.  The
 	 * storage is in file scope. */
 	slot_chunks = NULL;
-	ext_chunks = NULL;
+	arena_chunks = NULL;
 }
 
 struct qpt_flow *roce_flow(void)
@@ -419,13 +549,16 @@ static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 {
 	for (unsigned i = 0; i < v->nevents; i++) {
 		const struct qpt_event *e = &v->ev[i];
-		roce_frame_t *old;
+		roce_frame_t old;
+		roce_slot_t *s;
 
 		if (e->kind >= QPT_VB_COUNT || !e->frame || (pinfo && e->frame == pinfo->num))
 			continue;
-		old = e->frame <= G_MAXUINT32 ? frame_mutable((guint32)e->frame) : NULL;
-		if (old)
-			apply_event(old, e);
+		s = e->frame <= G_MAXUINT32 ? frame_load((guint32)e->frame, &old) : NULL;
+		if (s) {
+			apply_event(&old, e);
+			frame_write(s, &old);
+		}
 	}
 }
 
@@ -481,17 +614,26 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	}
 	apply_revisions(pinfo, &v);
 	if (fi->acks_frame && fi->acks_frame != pinfo->num) {
-		roce_frame_t *req = frame_mutable(fi->acks_frame);
+		roce_frame_t req;
+		roce_slot_t *s = frame_load(fi->acks_frame, &req);
 
-		if (req && !req->acked_by)
-			req->acked_by = pinfo->num;
+		if (s && !req.acked_by) {
+			req.acked_by = pinfo->num;
+			frame_write(s, &req);
+		}
 	}
 	slot = slot_of(pinfo->num, TRUE);
 	slot->conv = fi->conv;
 	slot->dir = fi->dir;
 	slot->bits |= SLOT_ANALYSED;
-	if (needs_record(fi))
-		return ext_new(slot, fi);
+	if ((pkt->flags & QPT_HAS_BTH) && pkt->bth.ackreq && !fi->acked_by) {
+		/* room for the ACK that will answer it: written in place then */
+		fi->acked_by = ACKED_BY_LATER;
+		frame_write(slot, fi);
+		fi->acked_by = 0;
+	} else {
+		frame_write(slot, fi);
+	}
 	fi = wmem_new(pinfo->pool, roce_frame_t);
 	*fi = rec;
 	return fi;

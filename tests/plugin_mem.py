@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The plugin's memory per frame in two-pass tshark (issue 17).
+
+    plugin_mem.py ROCE_SO WS_MAJOR_MINOR QPSCEN
+
+Makes two captures of one RC QP with `qpscen bench --qps 1` (WRITEs of
+4096 bytes, MTU 1024: four data packets and an ACK per message, loss and
+CNPs), of SMALL and LARGE packets, and runs `tshark -2 -n -q -Y infiniband`
+on each without the plugin and with it (a private HOME; as root, tshark
+runs as nobody, since Wireshark ignores personal plugins as root).  The
+plugin's peak RSS over stock tshark, from the small capture to the large
+one (so what loading the plugin costs once cancels out), divided by the
+frames between them, must be at most MAX_B_PER_FRAME: what the plugin
+keeps per frame (before it stored a record and two map entries for every
+frame: about 230 bytes).  Also checks that the plugin analysed the frames
+(`-z roce,qp` counts the packets).  Prints "N passed, N failed".
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SMALL, LARGE = 100_000, 400_000
+MAX_B_PER_FRAME = 64.0
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+def main():
+    so, wsver, qpscen = sys.argv[1:4]
+    if not shutil.which("tshark"):
+        print("1..0 # SKIP tshark not found")
+        return 77
+    root = os.geteuid() == 0
+    prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if root else []
+    tmp = tempfile.mkdtemp(prefix="qpt-plugin-mem-")
+    try:
+        homes = {"stock": os.path.join(tmp, "stock"), "plugin": os.path.join(tmp, "plugin")}
+        pdir = os.path.join(homes["plugin"], f".local/lib/wireshark/plugins/{wsver}/epan")
+        os.makedirs(pdir)
+        os.makedirs(homes["stock"])
+        shutil.copy(so, os.path.join(pdir, "roce.so"))
+        caps = {}
+        for n in (SMALL, LARGE):
+            caps[n] = os.path.join(tmp, f"{n}.pcap")
+            subprocess.run([qpscen, "bench", "-o", caps[n], "--packets", str(n), "--qps", "1"],
+                           check=True, stdout=subprocess.DEVNULL)
+        if root:
+            for d, dirs, files in os.walk(tmp):
+                for x in [d] + [os.path.join(d, f) for f in dirs + files]:
+                    os.chown(x, 65534, 65534)
+
+        def run(who, cap, extra):
+            env = dict(os.environ, HOME=homes[who])
+            env.pop("WIRESHARK_PLUGIN_DIR", None)
+            env.pop("WIRESHARK_CONFIG_DIR", None)
+            p = subprocess.Popen(prefix + ["tshark", "-2", "-n", "-q", "-r", cap] + extra,
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 cwd=tmp)
+            out, err = p.communicate()
+            return p.returncode, out.decode(), err.decode()
+
+        def peak(who, cap):
+            env = dict(os.environ, HOME=homes[who])
+            env.pop("WIRESHARK_PLUGIN_DIR", None)
+            env.pop("WIRESHARK_CONFIG_DIR", None)
+            p = subprocess.Popen(prefix + ["tshark", "-2", "-n", "-q", "-Y", "infiniband",
+                                           "-r", cap], env=env, cwd=tmp,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(p.pid, 0)
+            err = p.stderr.read().decode()
+            p.stderr.close()
+            assert os.waitstatus_to_exitcode(status) == 0, err
+            return ru.ru_maxrss * 1024
+
+        rc, out, err = run("plugin", caps[SMALL], ["-z", "roce,qp"])
+        frames = [l for l in out.splitlines() if "RoCE" in l or "roce" in l]
+        check(rc == 0 and frames, f"the plugin is loaded and -z roce,qp prints its table: {err}")
+        rss = {(w, n): peak(w, caps[n]) for n in (SMALL, LARGE) for w in ("stock", "plugin")}
+        over = {n: rss[("plugin", n)] - rss[("stock", n)] for n in (SMALL, LARGE)}
+        per = (over[LARGE] - over[SMALL]) / (LARGE - SMALL)
+        for n in (SMALL, LARGE):
+            print(f"# {n} frames: stock {rss[('stock', n)] / 2**20:.1f} MiB, "
+                  f"plugin {rss[('plugin', n)] / 2**20:.1f} MiB")
+        check(per <= MAX_B_PER_FRAME,
+              f"the plugin keeps {per:.0f} bytes per frame over stock tshark -2 "
+              f"(at most {MAX_B_PER_FRAME:.0f})")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
