@@ -707,6 +707,118 @@ def check_gbn_trigger(env, qptrace, made, values):
         fail(f"{label}: gbn_trigger", "no go-back-N episode there (or capture missing)")
 
 
+def sharkd_taps(env, cap, taps):
+    """sharkd's answer to a "tap" request on cap: what Wireshark's
+    Conversations / Endpoints dialogs show, with the row filters Wireshark
+    builds for them (get_conversation_filter / get_endpoint_filter, which
+    the dialogs' Apply as Filter uses).  None when sharkd is missing."""
+    if not shutil.which("sharkd"):
+        return None, "no sharkd"
+    reqs = [{"jsonrpc": "2.0", "id": 1, "method": "load", "params": {"file": cap}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tap",
+             "params": {f"tap{i}": t for i, t in enumerate(taps)}}]
+    envv = dict(os.environ, HOME=env.home)
+    envv.pop("WIRESHARK_PLUGIN_DIR", None)
+    p = subprocess.run(env.prefix + ["sharkd", "-"], cwd=env.home, env=envv,
+                       input="".join(json.dumps(r) + "\n" for r in reqs),
+                       capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        if line.startswith("{") and '"id":1' in line.replace(" ", "") and '"error"' in line:
+            return None, "cannot open: " + json.loads(line)["error"].get("message", "")
+        if line.startswith("{") and '"id":2' in line.replace(" ", ""):
+            d = json.loads(line)
+            if "result" not in d:
+                return None, str(d.get("error"))
+            return {t["tap"]: t for t in d["result"]["taps"]}, ""
+    return None, f"rc {p.returncode}: {p.stderr.strip()[-200:]}"
+
+
+CONV_FILTER = re.compile(r"^roce\.stream==(\d+) && (?:(ip|ipv6)\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")"
+                         r" && roce\.stream==\1 && (?:\2\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")$")
+
+
+def check_conv_table(env, qptrace, caps, probe):
+    """Statistics > Conversations > RoCE (tshark -z conv,roce): one row per
+    conversation of qptrace summary (its endpoints' addresses, the packets
+    of each direction), and the row's filter, as Wireshark builds it from
+    the plugin's get_filter_type, is roce.stream == that conversation's id
+    (with the address tests); applied, it selects the row's packets.  The
+    endpoint table's filters too, on probe."""
+    n_rows = bad = 0
+    for cap, label in caps:
+        taps, why = sharkd_taps(env, cap, ["conv:RoCE"])
+        if taps is None:
+            if why == "no sharkd":
+                skip("Conversations > RoCE", "sharkd not installed")
+                return
+            if why.startswith("cannot open"):
+                skip(f"{label}: Conversations > RoCE", f"Wireshark {why}")
+                continue
+            fail(f"{label}: Conversations > RoCE", why)
+            bad += 1
+            continue
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        summ = json.loads(out)
+        want = {c["id"]: c for c in summ["conversations"]
+                if sum(d["packets"] for d in c["directions"])}
+        # IPv4-fragmented RoCEv2: Wireshark reassembles, the plugin analyses
+        # the packet (a conversation qptrace, which names the fragments,
+        # does not have): as for -z roce,qp
+        frags = summ.get("totals", {}).get("fragmented_roce_packets", 0)
+        got = {}
+        for row in taps["conv:RoCE"].get("convs", []):
+            m = CONV_FILTER.match(row.get("filter", ""))
+            if not m:
+                fail(f"{label}: Conversations > RoCE filter", repr(row.get("filter")))
+                bad += 1
+                continue
+            cid = int(m.group(1))
+            addrs = [m.group(3) or m.group(4), m.group(5) or m.group(6)]
+            if [row["saddr"], row["daddr"]] != addrs or cid in got:
+                fail(f"{label}: Conversations > RoCE row", f"{row}")
+                bad += 1
+            got[cid] = row
+        for cid in sorted(set(got) | set(want)):
+            r, c = got.get(cid), want.get(cid)
+            if r and not c and frags:
+                continue
+            if not r or not c:
+                fail(f"{label}: Conversations > RoCE", f"conversation {cid}: row {r}, qptrace {bool(c)}")
+                bad += 1
+                continue
+            eps = [e["addr"] for e in c["endpoints"]]
+            pk = [d["packets"] for d in c["directions"]]
+            i = eps.index(r["saddr"]) if r["saddr"] in eps and eps[0] != eps[1] else 0
+            if ({r["saddr"], r["daddr"]} != set(eps) or
+                    [r["txf"], r["rxf"]] != [pk[i], pk[1 - i]]):
+                fail(f"{label}: Conversations > RoCE conversation {cid}",
+                     f"row {r['saddr']}->{r['daddr']} {r['txf']}/{r['rxf']}, qptrace {eps} {pk}")
+                bad += 1
+            n_rows += 1
+    if not bad:
+        ok(f"Conversations > RoCE: {n_rows} rows on {len(caps)} captures are qptrace summary's "
+           "conversations, each row's filter is roce.stream==<its id>")
+
+    # the filters, applied (tshark -2: the ids are those of the whole file)
+    taps, why = sharkd_taps(env, probe, ["conv:RoCE", "endpt:RoCE"])
+    if taps is None:
+        fail("Conversations > RoCE filters", why)
+        return
+    rows = [(r["filter"], r["txf"] + r["rxf"]) for r in taps["conv:RoCE"]["convs"]]
+    rows += [(h["filter"], h["txf"] + h["rxf"]) for h in taps["endpt:RoCE"]["hosts"]]
+    wrong = []
+    for flt, n in rows:
+        rc, out, err = env.tshark(["-2", "-r", probe, "-Y", flt, "-T", "fields", "-e", "roce.stream"])
+        m = re.findall(r"roce\.stream==(\d+)", flt)
+        if rc != 0 or len(out.splitlines()) != n or not all(l in m for l in out.split()):
+            wrong.append(f"{flt!r}: rc {rc}, {len(out.splitlines())} frames, row {n}; {err.strip()[-100:]}")
+    if wrong:
+        fail("Conversations/Endpoints > RoCE filters", "; ".join(wrong[:3]))
+    else:
+        ok(f"Conversations/Endpoints > RoCE: each of the {len(rows)} row filters of "
+           f"{os.path.basename(probe)} selects the row's packets, of its streams")
+
+
 def check_stat_registered(env, plugin):
     """-z roce,qp is registered (TShark), and so is the stat_tap_table that
     gives Wireshark its Statistics → RoCE QP Conversations menu entry."""
@@ -1215,6 +1327,7 @@ def main():
         multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
+            check_conv_table(env, a.qptrace, caps, multi)
         else:
             fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
 
