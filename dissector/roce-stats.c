@@ -339,13 +339,26 @@ static void qp_add_col(enum qp_col_kind kind, unsigned counter, stat_tap_table_i
 	qp_ncols++;
 }
 
+/* Room for the GUI's sort indicator before the first column's title. */
+#define QP_TITLE_PAD "\u2003\u2003"
+
+static const char *qp_text_title(unsigned col)
+{
+	const char *t = qp_fields[col].column_name;
+
+	return g_str_has_prefix(t, QP_TITLE_PAD) ? t + strlen(QP_TITLE_PAD) : t;
+}
+
 static void qp_columns(void)
 {
-	/* Wireshark 4.0 sizes the dialog's columns to their contents before it
-	 * shows the sort indicator on the first one, which then covers part of
-	 * a title wider than its cells ("Conv" showed as "onv"): two em spaces
-	 * before the number give the indicator its room. */
-	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conv", "\u2003\u2003%u");
+	/* Wireshark (4.0 to 4.6) sizes the dialog's columns to their titles
+	 * and cells before it shows the sort indicator on the first one, which
+	 * then takes room from the title: right-aligned, "Conv" was clipped to
+	 * "onv" (two em spaces before the cells' numbers did not make the
+	 * column wide enough).  Two em spaces before the title do: the
+	 * indicator clips them instead.  TShark prints the title without them
+	 * (QP_TITLE_PAD). */
+	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, QP_TITLE_PAD "Conv", "%u");
 	qp_add_col(QP_SVC, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Svc", "%s");
 	qp_add_col(QP_ULP, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "ULP", "%s");
 	qp_add_col(QP_EP_A, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "A (addr QP)", "%s");
@@ -513,7 +526,7 @@ static void qp_draw(void *tapdata _U_)
 	convs = seen_conversations(qp_seen);
 	cell = g_new0(qp_row_t, convs->len ? convs->len : 1);
 	for (unsigned col = 0; col < qp_ncols; col++) {
-		cells[col] = qp_fields[col].column_name;
+		cells[col] = qp_text_title(col);
 		width[col] = (unsigned)strlen(cells[col]);
 	}
 	for (guint i = 0; i < convs->len; i++) {
