@@ -5,8 +5,9 @@
  * major.minor of the Wireshark that loads the plugin, so they are those of
  * the headers it was built with) and calls plugin_register(), which hands
  * Wireshark the protocol's register and handoff routines (packet-roce.c).
- * From 4.2 the loader also asks plugin_describe() what kind of plugin this
- * is (optional: without it, -G plugins says "unknown").
+ * From 4.4 the loader also asks plugin_describe() what kind of plugin this
+ * is (optional: without it, -G plugins says "unknown"; 4.2 has no such
+ * call, its wsutil/plugins.h no WS_PLUGIN_DESC_*).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -16,7 +17,7 @@
 
 #include "ws_compat.h"
 
-#if QPT_WS_AT_LEAST(4, 2)
+#if QPT_WS_HAVE_PLUGIN_DESCRIBE
 #include <wsutil/plugins.h>
 #endif
 
@@ -42,7 +43,7 @@ void plugin_register(void)
 	proto_register_plugin(&plug_roce);
 }
 
-#if QPT_WS_AT_LEAST(4, 2)
+#if QPT_WS_HAVE_PLUGIN_DESCRIBE
 WS_DLL_PUBLIC uint32_t plugin_describe(void);
 
 uint32_t plugin_describe(void)

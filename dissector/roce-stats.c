@@ -3,6 +3,9 @@
  *   tshark -q -z roce,qp[,FILTER]          one line per QP conversation
  *   Statistics > RoCE QP Conversations     the same rows in a sortable table
  *   Conversation Filter > RoCE QP          roce.stream eq N
+ *   Statistics > Conversations > RoCE      one row per QP conversation, whose
+ *   (tshark -z conv,roce)                  Apply as Filter is roce.stream==N
+ *   Statistics > Endpoints > RoCE          one row per QP (address, QPN)
  *
  * The counter columns are the engine's per-direction counter table
  * (qpt_counters[], the rows with a column title), so a new counter is one
@@ -16,7 +19,9 @@
 #include <wireshark.h>
 
 #include <epan/packet.h>
+#include <epan/addr_resolv.h>
 #include <epan/conversation_filter.h>
+#include <epan/conversation_table.h>
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 
@@ -45,6 +50,219 @@ static gchar *roce_conv_filter(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
 	if (!fi || fi->conv < 0)
 		return NULL;
 	return g_strdup_printf("roce.stream eq %d", roce_conv_id(fi->conv));
+}
+
+/* ---- Statistics > Conversations / Endpoints: a "RoCE" tab ------------------------ */
+
+/* Wireshark's Conversations dialog builds a row's filter itself
+ * (get_conversation_filter(), 4.0 to 4.6 alike): "NAME==ADDR_A && NAME==ADDR_B"
+ * for A<->B (the direction entries use the source and destination names),
+ * the ports only for TCP, UDP, SCTP and NCP, NAME being what the table's
+ * get_filter_type callback returns for the row.  The callback is given the
+ * row, so NAME carries the row's stream: "roce.stream==N && ip.addr", and
+ * the dialog's Apply as Filter gives
+ *   roce.stream==N && ip.addr==A && roce.stream==N && ip.addr==B
+ * i.e. the packets of roce.stream N (the address tests hold on every one of
+ * them).  The addresses are the endpoints' IP addresses for RoCEv2 (ip.* /
+ * ipv6.*), the ports their QPNs (shown in the Port columns, not used in the
+ * filter), conv_id the stream.  RoCEv1 and native InfiniBand endpoints
+ * (GID, LID) have no field that holds either endpoint: their rows show the
+ * engine's address text and their NAME is "roce.stream==N &&
+ * !string(roce.stream)", whose comparison with that text is always false,
+ * so the filter is roce.stream==N again.  The names are interned (rows of
+ * every file share them; their number is that of the streams seen). */
+
+enum { ROCE_CT_IPV4, ROCE_CT_IPV6, ROCE_CT_OTHER };
+
+static int roce_ct_family(const address *a)
+{
+	return a->type == AT_IPv4 ? ROCE_CT_IPV4 : a->type == AT_IPv6 ? ROCE_CT_IPV6 : ROCE_CT_OTHER;
+}
+
+static const char *roce_ct_name(int family, conv_filter_type_e ft, const char *stream_test)
+{
+	static const char *const names[2][3] = {
+		{ "ip.src", "ip.dst", "ip.addr" },
+		{ "ipv6.src", "ipv6.dst", "ipv6.addr" },
+	};
+	const char *name;
+	char *s;
+
+	if (ft != CONV_FT_SRC_ADDRESS && ft != CONV_FT_DST_ADDRESS && ft != CONV_FT_ANY_ADDRESS)
+		return CONV_FILTER_INVALID; /* ports: not asked for (not TCP/UDP/SCTP/NCP) */
+	if (family == ROCE_CT_OTHER)
+		name = "!string(roce.stream)";
+	else
+		name = names[family][ft == CONV_FT_SRC_ADDRESS ? 0 : ft == CONV_FT_DST_ADDRESS ? 1 : 2];
+	s = g_strdup_printf("%s && %s", stream_test, name);
+	name = g_intern_string(s);
+	g_free(s);
+	return name;
+}
+
+static const char *roce_ct_filter_type(conv_item_t *item, conv_filter_type_e ft)
+{
+	char test[40];
+
+	g_snprintf(test, sizeof(test), "roce.stream==%u", (unsigned)item->conv_id);
+	return roce_ct_name(roce_ct_family(&item->src_address), ft, test);
+}
+
+static ct_dissector_info_t roce_ct_info = { &roce_ct_filter_type };
+
+/* An endpoint (address, QPN) is in one or more streams: its filter names
+ * them all.  Which streams, per endpoint, is kept from the endpoint tap for
+ * the life of the file (emptied when a file is opened). */
+static GHashTable *roce_et_streams; /* "type/address/qpn" -> set of stream ids + 1 */
+
+static char *roce_et_key(const address *a, guint32 qpn)
+{
+	char *as = address_to_str(NULL, a);
+	char *k = g_strdup_printf("%d/%s/%u", a->type, as, qpn);
+
+	wmem_free(NULL, as);
+	return k;
+}
+
+static gint cmp_int(gconstpointer a, gconstpointer b)
+{
+	gint x = *(const gint *)a, y = *(const gint *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *roce_et_filter_type(endpoint_item_t *item, conv_filter_type_e ft)
+{
+	char *k = roce_et_key(&item->myaddress, item->port);
+	GHashTable *set = roce_et_streams ? (GHashTable *)g_hash_table_lookup(roce_et_streams, k) : NULL;
+	GArray *ids;
+	GHashTableIter it;
+	gpointer key;
+	GString *test;
+	const char *name;
+
+	g_free(k);
+	if (!set)
+		return CONV_FILTER_INVALID;
+	ids = g_array_new(FALSE, FALSE, sizeof(gint));
+	g_hash_table_iter_init(&it, set);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		gint id = GPOINTER_TO_INT(key) - 1;
+
+		g_array_append_val(ids, id);
+	}
+	g_array_sort(ids, cmp_int);
+	test = g_string_new(ids->len > 1 ? "(" : "");
+	for (guint i = 0; i < ids->len; i++)
+		g_string_append_printf(test, "%sroce.stream==%d", i ? " || " : "",
+				       g_array_index(ids, gint, i));
+	if (ids->len > 1)
+		g_string_append_c(test, ')');
+	name = roce_ct_name(roce_ct_family(&item->myaddress), ft, test->str);
+	g_string_free(test, TRUE);
+	g_array_free(ids, TRUE);
+	return name;
+}
+
+static et_dissector_info_t roce_et_info = { &roce_et_filter_type };
+
+static void roce_et_note(const address *a, guint32 qpn, gint32 stream)
+{
+	char *k = roce_et_key(a, qpn);
+	GHashTable *set;
+
+	if (!roce_et_streams)
+		roce_et_streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+							(GDestroyNotify)g_hash_table_destroy);
+	set = (GHashTable *)g_hash_table_lookup(roce_et_streams, k);
+	if (!set) {
+		set = g_hash_table_new(NULL, NULL);
+		g_hash_table_insert(roce_et_streams, k, set);
+	} else {
+		g_free(k);
+	}
+	g_hash_table_add(set, GINT_TO_POINTER(stream + 1));
+}
+
+static void roce_et_init(void)
+{
+	if (roce_et_streams)
+		g_hash_table_remove_all(roce_et_streams);
+}
+
+/* The two endpoints of a tapped frame's stream, sender first: RoCEv2's IP
+ * addresses (the frame has that IP layer), else the engine's address text;
+ * the QPNs as ports.  FALSE when the frame has no stream. */
+static gboolean roce_ct_endpoints(packet_info *pinfo, const roce_frame_t *fi, address *src,
+				  address *dst, guint32 *sport, guint32 *dport, gint32 *stream,
+				  char text[2][QPT_ADDR_STRLEN])
+{
+	const struct qpt_conv *c;
+	const struct qpt_endpoint *e[2];
+
+	if (!fi || fi->conv < 0 || fi->dir < 0 || fi->dir > 1 || !roce_flow())
+		return FALSE;
+	*stream = roce_conv_id(fi->conv);
+	c = qpt_flow_conv(roce_flow(), *stream);
+	if (!c)
+		return FALSE;
+	e[0] = &c->ep[fi->dir];
+	e[1] = &c->ep[1 - fi->dir];
+	for (int i = 0; i < 2; i++) {
+		address *a = i ? dst : src;
+
+		if (e[i]->family == 4 && proto_is_frame_protocol(pinfo->layers, "ip")) {
+			set_address(a, AT_IPv4, 4, e[i]->addr + 12);
+		} else if (e[i]->family == 6 && proto_is_frame_protocol(pinfo->layers, "ipv6")) {
+			set_address(a, AT_IPv6, 16, e[i]->addr);
+		} else {
+			qpt_endpoint_addr(e[i], text[i]);
+			set_address(a, AT_STRINGZ, (int)strlen(text[i]) + 1, text[i]);
+		}
+	}
+	*sport = e[0]->qpn;
+	*dport = e[1]->qpn;
+	return TRUE;
+}
+
+static tap_packet_status roce_conv_packet(void *pct, packet_info *pinfo, epan_dissect_t *edt _U_,
+					  const void *data, tap_flags_t flags _U_)
+{
+	conv_hash_t *hash = (conv_hash_t *)pct;
+	address src, dst;
+	guint32 sport, dport;
+	gint32 stream;
+	char text[2][QPT_ADDR_STRLEN];
+
+	if (!roce_ct_endpoints(pinfo, (const roce_frame_t *)data, &src, &dst, &sport, &dport,
+			       &stream, text))
+		return TAP_PACKET_DONT_REDRAW;
+	add_conversation_table_data_with_conv_id(hash, &src, &dst, sport, dport, (conv_id_t)stream,
+						 1, (int)pinfo->fd->pkt_len, &pinfo->rel_ts,
+						 &pinfo->abs_ts, &roce_ct_info, CONVERSATION_IBQP);
+	return TAP_PACKET_REDRAW;
+}
+
+static tap_packet_status roce_endpoint_packet(void *pit, packet_info *pinfo,
+					      epan_dissect_t *edt _U_, const void *data,
+					      tap_flags_t flags _U_)
+{
+	conv_hash_t *hash = (conv_hash_t *)pit;
+	address src, dst;
+	guint32 sport, dport;
+	gint32 stream;
+	char text[2][QPT_ADDR_STRLEN];
+
+	if (!roce_ct_endpoints(pinfo, (const roce_frame_t *)data, &src, &dst, &sport, &dport,
+			       &stream, text))
+		return TAP_PACKET_DONT_REDRAW;
+	roce_et_note(&src, sport, stream);
+	roce_et_note(&dst, dport, stream);
+	add_endpoint_table_data(hash, &src, sport, TRUE, 1, (int)pinfo->fd->pkt_len,
+				&roce_et_info, ENDPOINT_IBQP);
+	add_endpoint_table_data(hash, &dst, dport, FALSE, 1, (int)pinfo->fd->pkt_len,
+				&roce_et_info, ENDPOINT_IBQP);
+	return TAP_PACKET_REDRAW;
 }
 
 /* ---- statistics: -z roce,qp (TShark) and Statistics → RoCE QP Conversations -------- */
@@ -121,13 +339,26 @@ static void qp_add_col(enum qp_col_kind kind, unsigned counter, stat_tap_table_i
 	qp_ncols++;
 }
 
+/* Room for the GUI's sort indicator before the first column's title. */
+#define QP_TITLE_PAD "\u2003\u2003"
+
+static const char *qp_text_title(unsigned col)
+{
+	const char *t = qp_fields[col].column_name;
+
+	return g_str_has_prefix(t, QP_TITLE_PAD) ? t + strlen(QP_TITLE_PAD) : t;
+}
+
 static void qp_columns(void)
 {
-	/* Wireshark 4.0 sizes the dialog's columns to their contents before it
-	 * shows the sort indicator on the first one, which then covers part of
-	 * a title wider than its cells ("Conv" showed as "onv"): two em spaces
-	 * before the number give the indicator its room. */
-	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conv", "\u2003\u2003%u");
+	/* Wireshark (4.0 to 4.6) sizes the dialog's columns to their titles
+	 * and cells before it shows the sort indicator on the first one, which
+	 * then takes room from the title: right-aligned, "Conv" was clipped to
+	 * "onv" (two em spaces before the cells' numbers did not make the
+	 * column wide enough).  Two em spaces before the title do: the
+	 * indicator clips them instead.  TShark prints the title without them
+	 * (QP_TITLE_PAD). */
+	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, QP_TITLE_PAD "Conv", "%u");
 	qp_add_col(QP_SVC, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Svc", "%s");
 	qp_add_col(QP_ULP, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "ULP", "%s");
 	qp_add_col(QP_EP_A, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "A (addr QP)", "%s");
@@ -295,7 +526,7 @@ static void qp_draw(void *tapdata _U_)
 	convs = seen_conversations(qp_seen);
 	cell = g_new0(qp_row_t, convs->len ? convs->len : 1);
 	for (unsigned col = 0; col < qp_ncols; col++) {
-		cells[col] = qp_fields[col].column_name;
+		cells[col] = qp_text_title(col);
 		width[col] = (unsigned)strlen(cells[col]);
 	}
 	for (guint i = 0; i < convs->len; i++) {
@@ -484,6 +715,8 @@ void roce_stats_register(void)
 	qp_table_ui.nfields = qp_ncols;
 	qp_table_ui.fields = qp_fields;
 	qpt_register_conversation_filter("roce", "RoCE QP", roce_conv_valid, roce_conv_filter);
+	register_conversation_table(proto_roce, FALSE, roce_conv_packet, roce_endpoint_packet);
+	register_init_routine(roce_et_init);
 	register_stat_tap_ui(&qp_ui, NULL);
 	register_stat_tap_table_ui(&qp_table_ui);
 }

@@ -5,9 +5,12 @@
  * passed as QPT_WS_MAJOR / QPT_WS_MINOR), else ws_version.h's.  Each shim
  * names the release whose headers changed; the references are Wireshark's
  * own installed headers of 4.0 (Debian 12), 4.4 (Debian 13) and 4.6 (sid).
- * 4.2 is not built here (no Debian release ships it): its guards follow the
- * 4.2 API as documented upstream (C99 types in the preference, conversation
- * filter and tvbuff APIs; plugin_describe).
+ * 4.2 is not built here (no Debian release ships it): its guards follow
+ * the 4.2.4 headers (epan/prefs.h, conversation_filter.h, stat_tap_ui.h,
+ * tvbuff.h, wsutil/plugins.h; read, not compiled against): there the
+ * preference and the conversation-filter callbacks still take and return
+ * gboolean, the callbacks already take user_data, tvb_get_uint8 and
+ * plugin_describe do not exist yet.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -34,16 +37,19 @@
 #endif
 
 /* Preferences: prefs_register_bool_preference() takes a gboolean * up to
- * 4.0, a bool * from 4.2 (GCC 14 makes the mismatch an error). */
-#if QPT_WS_AT_LEAST(4, 2)
+ * 4.2, a bool * from 4.4 (GCC 14 makes the mismatch an error).  The
+ * conversation-filter validity callback returns the same type (gboolean up
+ * to 4.2, bool from 4.4). */
+#if QPT_WS_AT_LEAST(4, 4)
 typedef bool qpt_ws_bool;
 #else
 typedef gboolean qpt_ws_bool;
 #endif
 
-/* Conversation filters: from 4.2 the two callbacks return bool / char *
- * and take a user_data pointer, given as register_conversation_filter()'s
- * fifth argument.  Declare a callback as
+/* Conversation filters: from 4.2 the two callbacks take a user_data
+ * pointer, given as register_conversation_filter()'s fifth argument (they
+ * return gboolean / gchar * in 4.2, bool / char * from 4.4: qpt_ws_bool).
+ * Declare a callback as
  *   static qpt_ws_bool f(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)   */
 #if QPT_WS_AT_LEAST(4, 2)
 #define QPT_WS_CONV_FILTER_UDATA , void *user_data _U_
@@ -71,5 +77,9 @@ typedef void qpt_ws_tap_init_ret;
 #if !QPT_WS_AT_LEAST(4, 4) && !defined(tvb_get_uint8)
 #define tvb_get_uint8 tvb_get_guint8
 #endif
+
+/* plugin_describe() (wsutil/plugins.h, WS_PLUGIN_DESC_*): from 4.4; 4.2's
+ * loader does not ask for it. */
+#define QPT_WS_HAVE_PLUGIN_DESCRIBE QPT_WS_AT_LEAST(4, 4)
 
 #endif /* QPT_WS_COMPAT_H */

@@ -707,6 +707,160 @@ def check_gbn_trigger(env, qptrace, made, values):
         fail(f"{label}: gbn_trigger", "no go-back-N episode there (or capture missing)")
 
 
+def sharkd_taps(env, caps, taps):
+    """sharkd's answers to a "tap" request on each of caps (one sharkd
+    session loads them in turn): what Wireshark's Conversations / Endpoints
+    dialogs show, with the row filters Wireshark builds for them
+    (get_conversation_filter / get_endpoint_filter, which the dialogs' Apply
+    as Filter uses).  {cap: ({tap: answer} or None, why)}; None when sharkd
+    is missing."""
+    if not shutil.which("sharkd"):
+        return None
+    reqs = []
+    for i, cap in enumerate(caps):
+        reqs.append({"jsonrpc": "2.0", "id": 2 * i + 1, "method": "load", "params": {"file": cap}})
+        reqs.append({"jsonrpc": "2.0", "id": 2 * i + 2, "method": "tap",
+                     "params": {f"tap{j}": t for j, t in enumerate(taps)}})
+    envv = dict(os.environ, HOME=env.home)
+    envv.pop("WIRESHARK_PLUGIN_DIR", None)
+    p = subprocess.run(env.prefix + ["sharkd", "-"], cwd=env.home, env=envv,
+                       input="".join(json.dumps(r) + "\n" for r in reqs),
+                       capture_output=True, text=True)
+    answers = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d.get("id"), int):
+                answers[d["id"]] = d
+    out = {}
+    for i, cap in enumerate(caps):
+        load, tap = answers.get(2 * i + 1), answers.get(2 * i + 2)
+        if load and "error" in load:
+            out[cap] = (None, "cannot open: " + load["error"].get("message", ""))
+        elif tap and "result" in tap:
+            out[cap] = ({t["tap"]: t for t in tap["result"]["taps"]}, "")
+        else:
+            out[cap] = (None, str(tap.get("error")) if tap else
+                        f"no answer (sharkd rc {p.returncode}: {p.stderr.strip()[-200:]})")
+    return out
+
+
+def io_stat_frames(env, cap, filters):
+    """The number of frames each display filter selects in cap (tshark -2,
+    one -z io,stat pass for all of them)."""
+    rc, out, err = env.tshark(["-2", "-q", "-r", cap, "-z", "io,stat,0," + ",".join(filters)])
+    if rc != 0:
+        return None, err.strip()[-200:]
+    rows = [l for l in out.splitlines() if "<>" in l]
+    if len(rows) != 1:
+        return None, f"io,stat: {len(rows)} interval rows"
+    cells = [c.strip() for c in rows[0].split("|")[2:-1]]
+    frames = [int(c) for c in cells[0::2] if c.isdigit()]
+    if len(frames) != len(filters):
+        return None, f"io,stat: {len(frames)} columns for {len(filters)} filters"
+    return frames, ""
+
+
+CONV_FILTER = re.compile(r"^roce\.stream==(\d+) && (?:(ip|ipv6)\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")"
+                         r" && roce\.stream==\1 && (?:\2\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")$")
+
+
+def check_conv_table(env, qptrace, caps, probe):
+    """Statistics > Conversations > RoCE (tshark -z conv,roce): one row per
+    conversation of qptrace summary (its endpoints' addresses, the packets
+    of each direction), and the row's filter, as Wireshark builds it from
+    the plugin's get_filter_type, is roce.stream == that conversation's id
+    (with the address tests); applied, it selects the row's packets.  The
+    endpoint table's filters too, on probe."""
+    n_rows = bad = 0
+    answers = sharkd_taps(env, [c for c, _ in caps], ["conv:RoCE"])
+    if answers is None:
+        skip("Conversations > RoCE", "sharkd not installed")
+        return
+    for cap, label in caps:
+        taps, why = answers[cap]
+        if taps is None:
+            if why.startswith("cannot open"):
+                skip(f"{label}: Conversations > RoCE", f"Wireshark {why}")
+                continue
+            fail(f"{label}: Conversations > RoCE", why)
+            bad += 1
+            continue
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        summ = json.loads(out)
+        want = {c["id"]: c for c in summ["conversations"]
+                if sum(d["packets"] for d in c["directions"])}
+        # IPv4-fragmented RoCEv2: Wireshark reassembles, the plugin analyses
+        # the packet (a conversation qptrace, which names the fragments,
+        # does not have): as for -z roce,qp
+        frags = summ.get("totals", {}).get("fragmented_roce_packets", 0)
+        got = {}
+        for row in taps["conv:RoCE"].get("convs", []):
+            m = CONV_FILTER.match(row.get("filter", ""))
+            if not m:
+                fail(f"{label}: Conversations > RoCE filter", repr(row.get("filter")))
+                bad += 1
+                continue
+            cid = int(m.group(1))
+            addrs = [m.group(3) or m.group(4), m.group(5) or m.group(6)]
+            if [row["saddr"], row["daddr"]] != addrs or cid in got:
+                fail(f"{label}: Conversations > RoCE row", f"{row}")
+                bad += 1
+            got[cid] = row
+        for cid in sorted(set(got) | set(want)):
+            r, c = got.get(cid), want.get(cid)
+            if r and not c and frags:
+                continue
+            if not r or not c:
+                fail(f"{label}: Conversations > RoCE", f"conversation {cid}: row {r}, qptrace {bool(c)}")
+                bad += 1
+                continue
+            eps = [e["addr"] for e in c["endpoints"]]
+            pk = [d["packets"] for d in c["directions"]]
+            i = eps.index(r["saddr"]) if r["saddr"] in eps and eps[0] != eps[1] else 0
+            if ({r["saddr"], r["daddr"]} != set(eps) or
+                    [r["txf"], r["rxf"]] != [pk[i], pk[1 - i]]):
+                fail(f"{label}: Conversations > RoCE conversation {cid}",
+                     f"row {r['saddr']}->{r['daddr']} {r['txf']}/{r['rxf']}, qptrace {eps} {pk}")
+                bad += 1
+            n_rows += 1
+    if not bad:
+        ok(f"Conversations > RoCE: {n_rows} rows on {len(caps)} captures are qptrace summary's "
+           "conversations, each row's filter is roce.stream==<its id>")
+
+    # the filters, applied (tshark -2: the ids are those of the whole file)
+    taps, why = sharkd_taps(env, [probe], ["conv:RoCE", "endpt:RoCE"])[probe]
+    if taps is None:
+        fail("Conversations > RoCE filters", why)
+        return
+    rows = [(r["filter"], r["txf"] + r["rxf"]) for r in taps["conv:RoCE"]["convs"]]
+    rows += [(h["filter"], h["txf"] + h["rxf"]) for h in taps["endpt:RoCE"]["hosts"]]
+    frames, why = io_stat_frames(env, probe, [f for f, _ in rows])
+    if frames is None:
+        fail("Conversations/Endpoints > RoCE filters", why)
+        return
+    wrong = [f"{f!r}: {got} frames, row {n}" for (f, n), got in zip(rows, frames) if got != n]
+    # and a row's frames are those of its stream: the stream alone selects as many
+    streams = [f"roce.stream=={m}" for m in sorted({int(x) for f, _ in rows[:8]
+                                                     for x in re.findall(r"roce\.stream==(\d+)", f)})]
+    alone, why = io_stat_frames(env, probe, streams)
+    conv_n = {int(re.match(r"roce\.stream==(\d+)", f).group(1)): n for f, n in rows
+              if re.match(r"roce\.stream==\d+ &&", f)}
+    if alone is None:
+        wrong.append(why)
+    else:
+        wrong += [f"{st}: {n} frames, row {conv_n.get(int(st.split('==')[1]))}"
+                  for st, n in zip(streams, alone) if conv_n.get(int(st.split("==")[1])) != n]
+    if not rows or wrong:
+        fail("Conversations/Endpoints > RoCE filters", "; ".join(wrong[:3]) or "no rows")
+    else:
+        ok(f"Conversations/Endpoints > RoCE: each of the {len(rows)} row filters of "
+           f"{os.path.basename(probe)} selects the row's number of frames, as many as its stream alone")
+
+
 def check_stat_registered(env, plugin):
     """-z roce,qp is registered (TShark), and so is the stat_tap_table that
     gives Wireshark its Statistics → RoCE QP Conversations menu entry."""
@@ -1215,6 +1369,7 @@ def main():
         multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
+            check_conv_table(env, a.qptrace, caps, multi)
         else:
             fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
 
