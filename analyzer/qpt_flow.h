@@ -106,7 +106,10 @@ struct qpt_conv {
 };
 
 struct qpt_flow_opts {
-	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
+	uint32_t max_halves;	 /* 0 (default): no limit; else at most this many
+				  * halves (QPs, see qpt_flow.c) are tracked, the
+				  * packets of the others are untracked and the
+				  * totals say so (max_halves, untracked) */
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
 	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
@@ -124,6 +127,12 @@ struct qpt_totals {
 	 * the largest captured length among them. */
 	uint64_t cut_by_snaplen;
 	uint32_t snaplen;
+	/* the limit on tracked halves asked for (qpt_flow_opts.max_halves, 0:
+	 * none); limit_reached: a packet of a new half came with the limit
+	 * reached (its packets are the untracked ones) */
+	uint32_t max_halves;
+	bool limit_reached;
+	uint64_t halves; /* halves tracked */
 };
 
 struct qpt_flow;

@@ -73,8 +73,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 
 	if (opts)
 		fl->o = *opts;
-	if (!fl->o.max_halves)
-		fl->o.max_halves = 65536;
+	fl->t.max_halves = fl->o.max_halves; /* 0: no limit */
 	if (!fl->o.dup_window_ns)
 		fl->o.dup_window_ns = 50000;
 	if (!fl->o.tap_window_ns)
@@ -179,14 +178,17 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		return *slot;
 	h = g_hash_table_lookup(fl->halves, &k);
 	if (!h && create) {
-		if (fl->nhalves >= fl->o.max_halves)
+		if (fl->o.max_halves && fl->nhalves >= fl->o.max_halves) {
+			fl->t.limit_reached = true;
 			return NULL;
+		}
 		h = g_new0(struct half, 1);
 		h->key = k;
 		h->family = fam;
 		h->service = 0xff;
 		g_hash_table_insert(fl->halves, &h->key, h);
 		fl->nhalves++;
+		fl->t.halves = fl->nhalves;
 		list = g_hash_table_lookup(fl->by_addr, k.src);
 		if (!list) {
 			list = g_ptr_array_new();

@@ -956,6 +956,10 @@ static void summary_out(struct run *r, const char *file)
 		if (t->cut_by_snaplen)
 			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
 					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
+		/* --max-qps: the limit, and whether it was reached */
+		if (t->max_halves)
+			g_string_append_printf(o, ",\"max_qps\":%u,\"qp_limit_reached\":%s",
+					       t->max_halves, t->limit_reached ? "true" : "false");
 		g_string_append(o, "}}\n");
 		goto out;
 	}
@@ -990,11 +994,12 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
 				       "ICRC not checked\n", t->cut_by_snaplen,
 				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
+	if (t->limit_reached)
+		g_string_append_printf(o, "warning: %" PRIu64 " packet%s not analysed: more QPs than "
+				       "--max-qps %u\n", t->untracked, t->untracked == 1 ? "" : "s",
+				       t->max_halves);
 	if (!r->o->long_report)
 		goto out; /* the findings say the rest, the table is worst first */
-	if (t->untracked)
-		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
-				       t->untracked);
 	if (t->fragmented_roce_packets)
 		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
@@ -1062,7 +1067,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
-	r.fl = qpt_flow_new(NULL);
+	r.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
