@@ -46,10 +46,7 @@ static void half_free(gpointer p)
 {
 	struct half *h = p;
 
-	g_free(h->win.s);
-	g_free(h->rwin.s);
-	g_free(h->taps);
-	g_free(h->reads);
+	fl_half_free_parts(h);
 	g_free(h);
 }
 
@@ -80,7 +77,8 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 		fl->o.tap_window_ns = 1000000000;
 	if (!fl->o.timeout_gap_ns)
 		fl->o.timeout_gap_ns = 500000;
-	fl->halves = g_hash_table_new_full(key_hash, key_equal, NULL, half_free);
+	/* a set: the key is the half's first member */
+	fl->halves = g_hash_table_new_full(key_hash, key_equal, half_free, NULL);
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
 					    (GDestroyNotify)g_ptr_array_unref);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -186,7 +184,8 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		h->key = k;
 		h->family = fam;
 		h->service = 0xff;
-		g_hash_table_insert(fl->halves, &h->key, h);
+		G_STATIC_ASSERT(offsetof(struct half, key) == 0);
+		g_hash_table_add(fl->halves, h);
 		fl->nhalves++;
 		fl->t.halves = fl->nhalves;
 		list = g_hash_table_lookup(fl->by_addr, k.src);

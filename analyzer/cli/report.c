@@ -756,11 +756,25 @@ static void json_findings(GString *o, GArray *fs)
 }
 
 /* A table row: the conversation and its numbers, computed once. */
+/* What the ranking needs (the numbers are computed again to print a row:
+ * a million conversations cost 32 bytes each here, not a copy each). */
 struct conv_row {
 	const struct qpt_conv *c;
 	uint64_t trouble;
-	struct qpt_conv_numbers n;
+	int64_t time_lost_ns;
+	uint64_t congestion; /* CNPs + ECN-CE */
 };
+
+/* Writes out what the report holds so far (a report of a million
+ * conversations is not built whole in memory); a failed write is
+ * remembered and reported at the end. */
+static void spill(struct run *r)
+{
+	if (r->out->len > 60000 && !r->write_failed && qpt_write_out(r->out, "standard output"))
+		r->write_failed = true;
+	if (r->write_failed)
+		g_string_truncate(r->out, 0); /* nobody reads it */
+}
 
 /* Worst first: the engine's ranking, then time lost, then congestion. */
 static gint conv_row_cmp(gconstpointer a, gconstpointer b)
@@ -769,16 +783,17 @@ static gint conv_row_cmp(gconstpointer a, gconstpointer b)
 
 	if (x->trouble != y->trouble)
 		return x->trouble < y->trouble ? 1 : -1;
-	if (x->n.time_lost_ns != y->n.time_lost_ns)
-		return x->n.time_lost_ns < y->n.time_lost_ns ? 1 : -1;
-	if (x->n.cnps + x->n.ecn_ce != y->n.cnps + y->n.ecn_ce)
-		return x->n.cnps + x->n.ecn_ce < y->n.cnps + y->n.ecn_ce ? 1 : -1;
+	if (x->time_lost_ns != y->time_lost_ns)
+		return x->time_lost_ns < y->time_lost_ns ? 1 : -1;
+	if (x->congestion != y->congestion)
+		return x->congestion < y->congestion ? 1 : -1;
 	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
 }
 
 /* The conversations, one line each, worst first. */
-static void text_conv_table(GString *o, GPtrArray *convs)
+static void text_conv_table(struct run *r, GPtrArray *convs)
 {
+	GString *o = r->out;
 	GArray *rows;
 	static const struct { const char *title; int width; bool left; } col[] = {
 		{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
@@ -794,9 +809,12 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 	rows = g_array_sized_new(FALSE, TRUE, sizeof(struct conv_row), convs->len);
 	for (guint i = 0; i < convs->len; i++) {
 		struct conv_row row = { .c = g_ptr_array_index(convs, i) };
+		struct qpt_conv_numbers n;
 
 		row.trouble = qpt_conv_trouble(row.c);
-		qpt_conv_numbers(row.c, &row.n);
+		qpt_conv_numbers(row.c, &n);
+		row.time_lost_ns = n.time_lost_ns;
+		row.congestion = n.cnps + n.ecn_ce;
 		g_array_append_val(rows, row);
 	}
 	g_array_sort(rows, conv_row_cmp);
@@ -807,9 +825,10 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 	for (guint i = 0; i < rows->len; i++) {
 		const struct conv_row *row = &g_array_index(rows, struct conv_row, i);
 		const struct qpt_conv *c = row->c;
-		const struct qpt_conv_numbers n = row->n;
+		struct qpt_conv_numbers n;
 		char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
 
+		qpt_conv_numbers(c, &n);
 		g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
 		cell[1][0] = 0;
 		g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
@@ -850,6 +869,7 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 				(col[k].left ? cell_left : cell_pad)(o, cell[k], col[k].width);
 		}
 		g_string_append_c(o, '\n');
+		spill(r);
 	}
 	g_string_append_c(o, '\n');
 	g_array_free(rows, TRUE);
@@ -934,6 +954,7 @@ static void summary_out(struct run *r, const char *file)
 		for (guint i = 0; i < shown->len; i++) {
 			g_string_append(o, i ? "," : "");
 			json_conv(o, g_ptr_array_index(shown, i));
+			spill(r);
 		}
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
@@ -972,10 +993,12 @@ static void summary_out(struct run *r, const char *file)
 				       "only\n\n", r->o->count);
 	text_findings(o, fs);
 	if (r->o->long_report) {
-		for (guint i = 0; i < shown->len; i++)
+		for (guint i = 0; i < shown->len; i++) {
 			text_conv(o, g_ptr_array_index(shown, i), r->an.t0, r->o->verbose);
+			spill(r);
+		}
 	} else {
-		text_conv_table(o, shown);
+		text_conv_table(r, shown);
 	}
 	text_attempts(o, att);
 	g_string_append_printf(o,
