@@ -56,8 +56,11 @@ const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {
 	uint8_t from, to; /* indexes into conv->ep */
+	/* messages by operation: qpt_dir_op(); only the operations seen are
+	 * stored (op_mask), in operation order */
+	uint16_t op_mask;
+	struct qpt_opstat *opv;
 	uint64_t packets, payload_bytes, bytes;
-	struct qpt_opstat ops[QPT_OP_COUNT];
 	uint64_t req_packets, resp_packets, acks, coalesced_acks, dup_acks;
 	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
@@ -74,6 +77,10 @@ struct qpt_dir {
 	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
 	uint64_t gbn_episodes;
 };
+
+G_STATIC_ASSERT(QPT_OP_COUNT <= 16);
+/* The messages of operation op (enum qpt_op) in d: all zero when none. */
+const struct qpt_opstat *qpt_dir_op(const struct qpt_dir *d, unsigned op);
 
 enum qpt_paired_by { QPT_PAIR_NONE, QPT_PAIR_CM, QPT_PAIR_TRAFFIC };
 const char *qpt_paired_by_name(enum qpt_paired_by p);
@@ -99,7 +106,9 @@ struct qpt_conv {
 	struct qpt_endpoint ep[2];
 	struct qpt_dir dir[2];
 	bool has_cm;
-	struct qpt_cm_info cm;
+	/* the CM exchange that set it up (the engine's, not a copy); never
+	 * NULL: all zero without one (has_cm false) */
+	const struct qpt_cm_info *cm;
 	uint32_t mtu; /* learned or from CM, 0 unknown */
 	bool merged;  /* folded into another conversation: skip */
 	int32_t merged_into; /* that conversation's id, -1 when not merged */

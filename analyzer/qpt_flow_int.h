@@ -216,6 +216,7 @@ struct cm_rec {
 	struct qpt_conv *conv;
 };
 
+struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op);
 void fl_lat_add(struct qpt_lat *l, double us);
 void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s);
 uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16]);

@@ -15,7 +15,7 @@ uint8_t fl_slot_bound(const struct qpt_opcode_info *oi)
 
 static void msg_count(struct qpt_dir *d, uint8_t op, uint32_t len, uint32_t pkts)
 {
-	struct qpt_opstat *os = &d->ops[op];
+	struct qpt_opstat *os = fl_dir_op(d, op);
 
 	os->min_size = os->count ? MIN(os->min_size, len) : len;
 	os->max_size = MAX(os->max_size, len);

@@ -420,12 +420,12 @@ static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
 		char label[64];
 
-		if (!a->ops[op].count && !b->ops[op].count)
+		if (!qpt_dir_op(a, op)->count && !qpt_dir_op(b, op)->count)
 			continue;
 		g_snprintf(label, sizeof(label), "%s messages:", qpt_op_name(op));
-		row(o, label, a->ops[op].count, b->ops[op].count);
+		row(o, label, qpt_dir_op(a, op)->count, qpt_dir_op(b, op)->count);
 		g_snprintf(label, sizeof(label), "%s message bytes:", qpt_op_name(op));
-		row(o, label, a->ops[op].bytes, b->ops[op].bytes);
+		row(o, label, qpt_dir_op(a, op)->bytes, qpt_dir_op(b, op)->bytes);
 	}
 }
 
@@ -456,7 +456,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			       c->pair_evidence[0] ? " (" : "", c->pair_evidence,
 			       c->pair_evidence[0] ? ")" : "");
 	if (c->has_cm) {
-		const struct qpt_cm_info *cm = &c->cm;
+		const struct qpt_cm_info *cm = c->cm;
 
 		g_string_append_printf(o,
 				       "  CM: REQ frame %" PRIu64 ", REP frame %" PRIu64
@@ -574,16 +574,16 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 
 	g_string_append(o, ",\"messages\":{");
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
-		if (!x->ops[op].count)
+		if (!qpt_dir_op(x, op)->count)
 			continue;
 		g_string_append_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",",
-				       qpt_op_name(op), x->ops[op].count);
+				       qpt_op_name(op), qpt_dir_op(x, op)->count);
 		first = false;
 	}
 	g_string_append(o, "},\"message_sizes\":{");
 	first = true;
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
-		const struct qpt_opstat *s = &x->ops[op];
+		const struct qpt_opstat *s = qpt_dir_op(x, op);
 
 		if (!s->count)
 			continue;
@@ -668,7 +668,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 		g_string_append_printf(o, ",\"mtu\":%u", c->mtu);
 	if (qpt_conv_ulp(c)) g_string_append_printf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(c));
 	if (c->has_cm) {
-		const struct qpt_cm_info *cm = &c->cm;
+		const struct qpt_cm_info *cm = c->cm;
 
 		g_string_append_printf(o,
 				       ",\"cm\":{\"req_frame\":%" PRIu64 ",\"rep_frame\":%" PRIu64
