@@ -18,12 +18,19 @@
 /* Log histogram for latencies: exact min/max/mean, p50/p99 within about 1 %. */
 #define QPT_LAT_BINS_PER_DECADE 100
 #define QPT_LAT_DECADES 9 /* 0.01 us .. 10 s */
+#define QPT_LAT_FEW 4 /* up to this many samples: their bins only */
 struct qpt_lat {
 	uint64_t n;
 	double min_us, max_us, sum_us;
-	uint32_t *bins; /* allocated on the first sample */
+	/* allocated on the first sample; with n <= QPT_LAT_FEW the bin
+	 * numbers of the samples, in order, else a count per bin (most
+	 * conversations have a few samples: 16 bytes, not 3.6 KB): read them
+	 * with qpt_lat_bin() */
+	uint32_t *bins;
 };
 double qpt_lat_percentile(const struct qpt_lat *l, double p);
+/* The samples in bin i (0 .. QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES - 1). */
+uint32_t qpt_lat_bin(const struct qpt_lat *l, unsigned i);
 
 struct qpt_opstat {
 	uint64_t count, bytes, packets;

@@ -190,7 +190,7 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 
 				while (le < N_LE && upper_us > rtt_le[le] * 1e6 * 1.0000001)
 					v[MV_RTT_LE + le++] += seen;
-				seen += x->ack_rtt.bins[i];
+				seen += qpt_lat_bin(&x->ack_rtt, (unsigned)i);
 			}
 			while (le < N_LE)
 				v[MV_RTT_LE + le++] += seen;
