@@ -431,6 +431,7 @@ static void conv_lines(struct mon *m, bool final)
 	GPtrArray *a = entries_worst_first(m);
 	int64_t t = now_ns(m);
 	const char *type = final ? "final" : "interval";
+	GString *limit = g_string_new("");
 
 	for (guint i = 0; i < a->len; i++) {
 		struct mconv *e = g_ptr_array_index(a, i);
@@ -466,6 +467,13 @@ static void conv_lines(struct mon *m, bool final)
 		for (int k = 0; k < MV_N; k++)
 			e->shown[k] = mv(e, k);
 	}
+	/* --max-qps: what it left out (the metric counts it too) */
+	if (m->o->max_qps && m->o->json)
+		g_string_printf(limit, ",\"untracked\":%" PRIu64 ",\"max_qps\":%u",
+				m->now.untracked, m->o->max_qps);
+	else if (m->o->max_qps && m->now.untracked)
+		g_string_printf(limit, "; %" PRIu64 " packets not analysed: more QPs than --max-qps %u",
+				m->now.untracked, m->o->max_qps);
 	if (m->o->json)
 		g_string_append_printf(m->out,
 			"{\"type\":\"%s_totals\",\"time\":%" PRId64 ".%06d,\"frames\":%" PRIu64
@@ -473,23 +481,24 @@ static void conv_lines(struct mon *m, bool final)
 			",\"active_conversations\":%u,\"conversations\":%" PRIu64
 			",\"retransmitted_packets\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
 			",\"capture_dropped\":%" PRIu64 ",\"engine_renewals\":%u"
-			",\"not_listed\":%" PRIu64 "}\n",
+			",\"not_listed\":%" PRIu64 "%s}\n",
 			type, t / 1000000000, (int)(t % 1000000000 / 1000), m->now.frames, m->now.iba,
 			m->now.malformed, m->now.cut, a->len, m->now.conversations,
 			m->now.v[MV_RETRANS], m->now.v[MV_GBN], m->cap_drop + m->cap_ifdrop,
-			m->renewals, m->untabled);
+			m->renewals, m->untabled, limit->str);
 	else
 		g_string_append_printf(m->out,
 			"%s totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64 " malformed, %"
 			PRIu64 " cut by the capture), %u active conversations (%" PRIu64
 			" seen), %" PRIu64 " retransmitted, %" PRIu64 " go-back-N; capture dropped %"
-			PRIu64 "%s%s\n",
+			PRIu64 "%s%s%s\n",
 			type, m->now.frames, m->now.iba, m->now.malformed, m->now.cut, a->len,
 			m->now.conversations, m->now.v[MV_RETRANS], m->now.v[MV_GBN],
 			m->cap_drop + m->cap_ifdrop,
 			m->renewals ? " (engine renewed: conversation ids restart higher)" : "",
 			m->untabled ? "; more active conversations than --max-conversations: "
-				      "the rest are in the totals only" : "");
+				      "the rest are in the totals only" : "", limit->str);
+	g_string_free(limit, TRUE);
 	g_ptr_array_free(a, TRUE);
 }
 
