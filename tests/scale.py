@@ -16,7 +16,9 @@ no answers: N conversations), in a temporary directory under DIR (default
   qptrace summary -q FILE           the text report
 
 each as a child whose peak RSS (getrusage of the child, ru_maxrss) must be
-at most M MiB.  Prints the time and the peak of each.  Exit status 0 when
+at most M MiB; then `summary --max-qps K` (K = N / 1000): N - K packets
+untracked, K conversations, the limit and that it was reached in the
+totals, the untracked finding naming --max-qps, the text saying so.  Prints the time and the peak of each.  Exit status 0 when
 every check passes, 1 otherwise.
 """
 import argparse
@@ -94,6 +96,26 @@ def main():
         check(status == 0, 'summary exits 0')
         check(asan or rss <= a.max_rss_mib * 1024,
               'summary peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_mib))
+        # --max-qps K: the QPs past K are not analysed, and the output says so
+        k = max(1, n // 1000)
+        out = os.path.join(tmp, 'limited.json')
+        status, rss, secs = run([a.qptrace, 'summary', '--json', '-q', '--max-qps', str(k), cap],
+                                out)
+        with open(out, 'rb') as f:
+            f.seek(max(0, os.path.getsize(out) - 65536))
+            tail = f.read().decode('utf-8', 'replace')
+        lt = json.loads(tail[tail.index('"totals":') + 9:].rstrip().rstrip('}') + '}')
+        print('--max-qps %d: exit %d, %.1f s, totals %s' % (k, status, secs, lt))
+        check(status == 0 and lt.get('untracked') == n - k and lt.get('conversations') == k and
+              lt.get('max_qps') == k and lt.get('qp_limit_reached') is True,
+              '--max-qps %d: %d untracked (want %d), the limit and that it was reached in the '
+              'totals' % (k, lt.get('untracked', -1), n - k))
+        check('"kind":"untracked"' in tail and '--max-qps' in tail,
+              '--max-qps %d: the untracked finding names the option' % k)
+        text = subprocess.run([a.qptrace, 'summary', '-q', '--max-qps', str(k), cap],
+                              capture_output=True, text=True).stdout
+        check('%d packets not analysed: more QPs than --max-qps %d' % (n - k, k) in text,
+              '--max-qps %d: the text totals say how many packets were not analysed' % k)
     if failed:
         print('%d check(s) failed' % len(failed))
         return 1
