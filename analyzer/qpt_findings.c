@@ -596,9 +596,12 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 	}
 	if (t->untracked) {
 		fb_start(b, QPT_F_UNTRACKED, NULL, -1);
-		g_string_append_printf(b->t, "%" PRIu64 " packets not analysed: more QPs than "
-				       "the limit", t->untracked);
+		g_string_append_printf(b->t, "%" PRIu64 " %s not analysed: more QPs than the "
+				       "limit of %u (--max-qps; without it every QP is tracked)",
+				       t->untracked, plural(t->untracked, "packet", "packets"),
+				       t->max_halves);
 		fb_num(b, "untracked", (double)t->untracked);
+		fb_num(b, "max_qps", (double)t->max_halves);
 		fb_end(b, out, t->untracked);
 	}
 	if (t->fragmented_roce_packets) {

@@ -41,7 +41,7 @@
 	X(TIME_BACKWARDS, "time_backwards", NOTE,                                        \
 	  "timestamps going backwards (clock step or unsorted merge)")                   \
 	X(MALFORMED, "malformed", WARN, "malformed RoCE/IB packets")                     \
-	X(UNTRACKED, "untracked", WARN, "packets not analysed: more QPs than the limit")  \
+	X(UNTRACKED, "untracked", WARN, "packets not analysed: more QPs than --max-qps")  \
 	X(FRAGMENTED, "fragmented", WARN,                                                \
 	  "RoCEv2 packets fragmented by IPv4 (an IP MTU below the RoCE MTU)")
 

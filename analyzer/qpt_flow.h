@@ -18,12 +18,19 @@
 /* Log histogram for latencies: exact min/max/mean, p50/p99 within about 1 %. */
 #define QPT_LAT_BINS_PER_DECADE 100
 #define QPT_LAT_DECADES 9 /* 0.01 us .. 10 s */
+#define QPT_LAT_FEW 4 /* up to this many samples: their bins only */
 struct qpt_lat {
 	uint64_t n;
 	double min_us, max_us, sum_us;
-	uint32_t *bins; /* allocated on the first sample */
+	/* allocated on the first sample; with n <= QPT_LAT_FEW the bin
+	 * numbers of the samples, in order, else a count per bin (most
+	 * conversations have a few samples: 16 bytes, not 3.6 KB): read them
+	 * with qpt_lat_bin() */
+	uint32_t *bins;
 };
 double qpt_lat_percentile(const struct qpt_lat *l, double p);
+/* The samples in bin i (0 .. QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES - 1). */
+uint32_t qpt_lat_bin(const struct qpt_lat *l, unsigned i);
 
 struct qpt_opstat {
 	uint64_t count, bytes, packets;
@@ -56,8 +63,11 @@ const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {
 	uint8_t from, to; /* indexes into conv->ep */
+	/* messages by operation: qpt_dir_op(); only the operations seen are
+	 * stored (op_mask), in operation order */
+	uint16_t op_mask;
+	struct qpt_opstat *opv;
 	uint64_t packets, payload_bytes, bytes;
-	struct qpt_opstat ops[QPT_OP_COUNT];
 	uint64_t req_packets, resp_packets, acks, coalesced_acks, dup_acks;
 	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
@@ -74,6 +84,10 @@ struct qpt_dir {
 	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
 	uint64_t gbn_episodes;
 };
+
+G_STATIC_ASSERT(QPT_OP_COUNT <= 16);
+/* The messages of operation op (enum qpt_op) in d: all zero when none. */
+const struct qpt_opstat *qpt_dir_op(const struct qpt_dir *d, unsigned op);
 
 enum qpt_paired_by { QPT_PAIR_NONE, QPT_PAIR_CM, QPT_PAIR_TRAFFIC };
 const char *qpt_paired_by_name(enum qpt_paired_by p);
@@ -99,14 +113,19 @@ struct qpt_conv {
 	struct qpt_endpoint ep[2];
 	struct qpt_dir dir[2];
 	bool has_cm;
-	struct qpt_cm_info cm;
+	/* the CM exchange that set it up (the engine's, not a copy); never
+	 * NULL: all zero without one (has_cm false) */
+	const struct qpt_cm_info *cm;
 	uint32_t mtu; /* learned or from CM, 0 unknown */
 	bool merged;  /* folded into another conversation: skip */
 	int32_t merged_into; /* that conversation's id, -1 when not merged */
 };
 
 struct qpt_flow_opts {
-	uint32_t max_halves;	 /* default 65536: past it, packets are untracked */
+	uint32_t max_halves;	 /* 0 (default): no limit; else at most this many
+				  * halves (QPs, see qpt_flow.c) are tracked, the
+				  * packets of the others are untracked and the
+				  * totals say so (max_halves, untracked) */
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
 	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
@@ -124,6 +143,12 @@ struct qpt_totals {
 	 * the largest captured length among them. */
 	uint64_t cut_by_snaplen;
 	uint32_t snaplen;
+	/* the limit on tracked halves asked for (qpt_flow_opts.max_halves, 0:
+	 * none); limit_reached: a packet of a new half came with the limit
+	 * reached (its packets are the untracked ones) */
+	uint32_t max_halves;
+	bool limit_reached;
+	uint64_t halves; /* halves tracked */
 };
 
 struct qpt_flow;

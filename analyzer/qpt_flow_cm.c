@@ -49,7 +49,7 @@ static bool conv_is_older(const struct half *h, const struct cm_rec *r)
 	const struct qpt_conv *c = h->conv;
 
 	return c && (c->dir[0].packets || c->dir[1].packets) &&
-	       (!c->has_cm || c->cm.req_frame != r->att.info.req_frame);
+	       (!c->has_cm || c->cm->req_frame != r->att.info.req_frame);
 }
 
 void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
@@ -159,7 +159,7 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 	default: break;
 	}
 	if (r->conv) {
-		r->conv->cm = r->att.info;
+		r->conv->cm = &r->att.info; /* kept until qpt_flow_free() */
 		v->conv = r->conv->id;
 	}
 }

@@ -14,7 +14,8 @@
 #include "qpt_flow.h"
 
 #define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
-#define WIN_MIN 16u   /* a window starts this small and doubles up to WIN_SIZE */
+#define WIN_MIN 16u   /* a window doubles always up to this, then while a
+		       * recent PSN would be evicted, up to WIN_SIZE */
 #define MAX_GAPS 8    /* open PSN gaps remembered per half */
 #define MAX_READS 128 /* outstanding READ requests remembered per half (rxe's
 			* max_rd_atomic; allocated with the first READ) */
@@ -33,50 +34,54 @@ struct half_key {
 	uint32_t sqpn; /* UD: source QP from the DETH; else ~0 */
 };
 
+/* Field order in these structs: widest first, so that none has holes
+ * (a million halves are tracked at once in a big capture). */
 struct slot {
-	uint32_t psn;
-	bool used, ackreq, resent, acked;
-	uint8_t bound; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
 	uint64_t frame;
 	int64_t ns;
+	uint32_t psn;
 	uint32_t fp;
+	bool used, ackreq, resent, acked;
+	uint8_t bound; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
 };
 
-/* PSN -> slot, direct-mapped; grows while a recent PSN would be evicted. */
+/* PSN -> slot, direct-mapped; starts with one slot and doubles while a
+ * recent PSN would be evicted (always while below WIN_MIN slots: the same
+ * slots as a table of WIN_MIN from the start, see fl_slot_of). */
 struct window {
 	struct slot *s;
 	uint32_t size;
 };
 
 struct read_req {
-	uint32_t psn, len, span; /* span 0: not yet known */
 	uint64_t va;
-	uint32_t rkey;
 	uint64_t frame;
 	int64_t ns;
+	uint32_t psn, len, span; /* span 0: not yet known */
+	uint32_t rkey;
+	uint32_t next_resp; /* the response PSN expected next (PSN gaps) */
 	bool answered;	 /* its first response seen (latency taken) */
 	bool resp_seen;	 /* any response of its range seen */
 	bool next_valid;
-	uint32_t next_resp; /* the response PSN expected next (PSN gaps) */
 };
 
 /* A packet a half carried, to know a capture copy of it. */
 struct seen {
-	uint32_t psn, fp;
 	int64_t ns;
 	uint64_t frame;
+	uint32_t psn, fp;
 	uint8_t tap;
 	bool paired; /* with a sighting of it by another capture point */
 };
 
 /* A message being reassembled from FIRST/MIDDLE/LAST packets. */
 struct msg {
-	bool open;
-	bool from_first; /* opened by its FIRST (or ONLY) packet */
-	uint8_t op;
 	uint64_t first_frame;
 	uint32_t first_psn; /* of the packet that opened it */
 	uint32_t len, pkts;
+	bool open;
+	bool from_first; /* opened by its FIRST (or ONLY) packet */
+	uint8_t op;
 };
 
 #define SLOT_FIRST 1
@@ -87,77 +92,44 @@ struct msg {
  * point): counted once its start is known, from the PSN boundaries the
  * resends show (every packet but the last carries one MTU). */
 struct pend_msg {
+	uint64_t first_frame;
+	uint32_t first_seen, last_psn, last_len;
 	bool used;
 	uint8_t op;
-	uint32_t first_seen, last_psn, last_len;
-	uint64_t first_frame;
 };
 
 struct gap {
-	uint32_t first, count;
 	int64_t ns;
 	struct msg msg; /* the message the gap interrupted, completed by the fill */
+	uint32_t first, count;
 };
 
-struct half {
-	struct half_key key;
-	struct half *twin; /* the last fl_twin_of() answer (halves are never freed) */
-	uint8_t family;
-	struct qpt_conv *conv;
-	int dir;
-	uint8_t service; /* opcode & 0xe0 of its first request/response */
-
-	/* requests carried */
-	bool req_started;
-	uint32_t expected; /* next new PSN */
-	uint32_t acked;	   /* highest PSN acknowledged by the twin */
-	bool any_acked;
-	struct window win;
+/* What a half needs only once something out of the ordinary happened
+ * (a gap, a NAK, a resend, a message whose start was lost, a READ, several
+ * capture points): allocated then (fl_rare), freed with the half.  Each
+ * field is read only under a flag of struct half that its write set. */
+struct half_rare {
+	struct gap gaps[MAX_GAPS];	  /* ngaps */
+	struct pend_msg pend[MAX_PEND_MSGS]; /* npend */
 	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
+	/* with several capture points: their sightings */
+	struct seen *taps;
+	unsigned taps_pos;
 	/* with the MTU unknown: the largest packet size that READ requests'
 	 * spacing allows (one READ after another takes len / MTU PSNs; a
 	 * READ lost in between makes a step longer, never shorter) */
 	uint32_t read_mtu_guess;
-	unsigned nreads;
-	struct gap gaps[MAX_GAPS];
-	unsigned ngaps;
-	struct msg msg;
-	/* the PSN of the last packet of the newest message completed: a
-	 * message whose FIRST the capture missed starts after it */
-	bool msg_end_valid;
-	uint32_t msg_end_psn;
-	struct pend_msg pend[MAX_PEND_MSGS];
-
-	/* recent packets (requests and responses), for capture copies */
-	struct seen seen[SEEN_RING];
-	unsigned seen_pos;
-	/* with several capture points: their sightings (allocated then) */
-	struct seen *taps;
-	unsigned taps_pos;
-	/* the highest PSN of this half's requests the twin answered (ACK, NAK,
-	 * response) and when; the latest resend this half carried: a copy
-	 * never has an answer (or a resend) between itself and its original */
-	bool ans_valid, resend_valid, nak_seen;
-	uint32_t ans_hi, resend_psn;
-	int64_t ans_ns, resend_ns, nak_seen_ns; /* ... and the latest (RNR) NAK:
-						  * everything from its PSN on is resent */
-	/* a gap filler with no resend trigger: out of order, unless the next
-	 * request shows it began a go-back-N (fl_fill_resolve) */
-	bool fill_pending;
+	/* the latest resend this half carried (resend_valid) and (RNR) NAK
+	 * (nak_seen): a copy never has one between itself and its original */
+	uint32_t resend_psn;
+	int64_t resend_ns, nak_seen_ns;
+	/* a gap filler with no resend trigger (fill_pending) */
 	uint32_t fill_psn;
 	uint64_t fill_frame;
 	int64_t fill_ns;
-	/* an RNR retry resending a multi-packet message: the next PSN of it */
-	bool rnr_resend;
+	/* an RNR retry resending a multi-packet message (rnr_resend) */
 	uint32_t rnr_next;
-
-	/* last request, for silences */
-	bool last_valid;
-	uint64_t last_frame;
-	int64_t last_ns;
-
-	/* recovery */
-	bool nak_pending, rnr_pending, in_episode;
+	/* recovery: nak_pending, rnr_pending, in_episode */
 	uint64_t nak_frame, rnr_frame;
 	int64_t nak_ns, rnr_ns;
 	uint32_t nak_psn, rnr_psn, rnr_timer;
@@ -165,15 +137,60 @@ struct half {
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */
 	struct qpt_episode cur;
+};
+
+struct half {
+	struct half_key key; /* first: the halves table is a set of halves */
+	struct half *twin; /* the last fl_twin_of() answer (halves are never freed) */
+	struct qpt_conv *conv;
+	struct half_rare *x; /* NULL until needed */
+
+	/* requests carried */
+	struct window win;
+	struct msg msg;
+	/* recent packets (requests and responses), for capture copies: grows
+	 * up to SEEN_RING, packet k of the half at index k % SEEN_RING */
+	struct seen *seen;
+	/* last request, for silences */
+	uint64_t last_frame;
+	int64_t last_ns;
+	int64_t ans_ns;
+	uint32_t expected; /* next new PSN */
+	uint32_t acked;	   /* highest PSN acknowledged by the twin */
+	/* the PSN of the last packet of the newest message completed: a
+	 * message whose FIRST the capture missed starts after it */
+	uint32_t msg_end_psn;
+	/* the highest PSN of this half's requests the twin answered (ACK, NAK,
+	 * response) and when */
+	uint32_t ans_hi;
 
 	/* responses carried */
-	bool resp_started;
 	uint32_t resp_max; /* highest READ response / atomic ACK PSN sent */
-	struct window rwin;
-	bool ack_valid;
 	uint32_t ack_psn, ack_msn;
+	struct window rwin;
+
+	uint8_t seen_size, seen_pos;
+	uint8_t ngaps, nreads;
+	uint8_t family;
+	uint8_t service; /* opcode & 0xe0 of its first request/response */
+	int8_t dir;
 	uint8_t ack_synd;
+	bool req_started, any_acked, msg_end_valid, last_valid;
+	bool ans_valid, resend_valid, nak_seen;
+	/* a gap filler with no resend trigger: out of order, unless the next
+	 * request shows it began a go-back-N (fl_fill_resolve) */
+	bool fill_pending;
+	bool rnr_resend; /* an RNR retry resending a multi-packet message */
+	bool nak_pending, rnr_pending, in_episode;
+	bool resp_started, ack_valid;
 };
+
+static inline struct half_rare *fl_rare(struct half *h)
+{
+	if (!h->x)
+		h->x = g_new0(struct half_rare, 1);
+	return h->x;
+}
 
 struct qpt_flow {
 	struct qpt_flow_opts o;
@@ -199,6 +216,7 @@ struct cm_rec {
 	struct qpt_conv *conv;
 };
 
+struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op);
 void fl_lat_add(struct qpt_lat *l, double us);
 void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s);
 uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16]);
@@ -224,6 +242,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_half_restart(struct half *h);
+void fl_half_free_parts(struct half *h);
 void fl_pend_flush(struct half *h);
 void fl_pend_resolve(struct half *h, struct qpt_verdict *v);
 struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create);

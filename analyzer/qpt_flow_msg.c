@@ -15,7 +15,7 @@ uint8_t fl_slot_bound(const struct qpt_opcode_info *oi)
 
 static void msg_count(struct qpt_dir *d, uint8_t op, uint32_t len, uint32_t pkts)
 {
-	struct qpt_opstat *os = &d->ops[op];
+	struct qpt_opstat *os = fl_dir_op(d, op);
 
 	os->min_size = os->count ? MIN(os->min_size, len) : len;
 	os->max_size = MAX(os->max_size, len);
@@ -53,8 +53,8 @@ void fl_pend_resolve(struct half *h, struct qpt_verdict *v)
 	struct qpt_dir *d = fl_dir_of(h);
 	uint32_t mtu = h->conv ? h->conv->mtu : 0, start;
 
-	for (unsigned i = 0; d && mtu && i < MAX_PEND_MSGS; i++) {
-		struct pend_msg *pm = &h->pend[i];
+	for (unsigned i = 0; h->x && d && mtu && i < MAX_PEND_MSGS; i++) {
+		struct pend_msg *pm = &h->x->pend[i];
 		uint32_t n;
 
 		if (!pm->used || !pend_start(h, pm, &start))
@@ -91,8 +91,8 @@ static void pend_count(struct half *h, struct pend_msg *pm)
 void fl_pend_flush(struct half *h)
 {
 	fl_pend_resolve(h, NULL);
-	for (unsigned i = 0; i < MAX_PEND_MSGS; i++)
-		pend_count(h, &h->pend[i]);
+	for (unsigned i = 0; h->x && i < MAX_PEND_MSGS; i++)
+		pend_count(h, &h->x->pend[i]);
 }
 
 void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
@@ -127,11 +127,12 @@ void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH) {
 		struct pend_msg *pm = NULL;
 
+		fl_rare(h);
 		for (unsigned i = 0; i < MAX_PEND_MSGS && !pm; i++)
-			if (!h->pend[i].used)
-				pm = &h->pend[i];
+			if (!h->x->pend[i].used)
+				pm = &h->x->pend[i];
 		if (!pm) { /* full: the oldest counted by estimate */
-			pm = &h->pend[0];
+			pm = &h->x->pend[0];
 			pend_count(h, pm);
 		}
 		*pm = (struct pend_msg){ .used = true, .op = m->op, .first_seen = m->first_psn,
@@ -183,11 +184,11 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 {
 	struct seen *orig = NULL;
 
-	if (!h->taps)
-		h->taps = g_new0(struct seen, TAP_RING);
+	if (!fl_rare(h)->taps)
+		h->x->taps = g_new0(struct seen, TAP_RING);
 	for (unsigned k = 0; k < TAP_RING && !orig; k++) {
 		/* oldest first: the sending this sighting catches up on */
-		struct seen *e = &h->taps[(h->taps_pos + k) % TAP_RING];
+		struct seen *e = &h->x->taps[(h->x->taps_pos + k) % TAP_RING];
 		int64_t dt = ns - e->ns;
 
 		if (e->frame && !e->paired && e->tap != fl->tap && e->psn == psn && e->fp == fp &&
@@ -196,9 +197,9 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 	}
 	if (orig)
 		orig->paired = true;
-	h->taps[h->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
+	h->x->taps[h->x->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
 					      .tap = (uint8_t)fl->tap, .paired = orig != NULL };
-	h->taps_pos = (h->taps_pos + 1) % TAP_RING;
+	h->x->taps_pos = (h->x->taps_pos + 1) % TAP_RING;
 	return orig;
 }
 
@@ -229,7 +230,7 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 			       "the same packet seen by another capture point: a capture copy");
 	}
 same_point:
-	for (unsigned i = 0; i < SEEN_RING; i++) {
+	for (unsigned i = 0; i < h->seen_size; i++) {
 		const struct seen *e = &h->seen[i];
 		int64_t dt = ns - e->ns;
 
@@ -239,16 +240,25 @@ same_point:
 		if (request && h->ans_valid && h->ans_ns > e->ns &&
 		    qpt_psn_diff(h->ans_hi, psn) >= 0)
 			continue;
-		if (request && h->nak_seen && h->nak_seen_ns > e->ns)
+		if (request && h->nak_seen && h->x->nak_seen_ns > e->ns)
 			continue;
-		if (!request && t && t->resend_valid && t->resend_ns > e->ns &&
-		    qpt_psn_diff(t->resend_psn, psn) <= 0)
+		if (!request && t && t->resend_valid && t->x->resend_ns > e->ns &&
+		    qpt_psn_diff(t->x->resend_psn, psn) <= 0)
 			continue;
 		return copy_of(v, d, h, frame, ns, psn, e->frame,
 			       "same PSN and bytes as a packet just before: a capture copy");
 	}
+	/* the ring grows while not yet wrapped: packet k at index k, as in
+	 * a ring of SEEN_RING from the start (the same scan order above) */
+	if (h->seen_pos == h->seen_size && h->seen_size < SEEN_RING) {
+		unsigned n = h->seen_size ? MIN(2u * h->seen_size, SEEN_RING) : 1;
+
+		h->seen = g_renew(struct seen, h->seen, n);
+		memset(h->seen + h->seen_size, 0, (n - h->seen_size) * sizeof(*h->seen));
+		h->seen_size = (uint8_t)n;
+	}
 	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
-	h->seen_pos = (h->seen_pos + 1) % SEEN_RING;
+	h->seen_pos = (uint8_t)((h->seen_pos + 1) % SEEN_RING);
 	return false;
 }
 

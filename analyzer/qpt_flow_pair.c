@@ -46,11 +46,37 @@ static void half_free(gpointer p)
 {
 	struct half *h = p;
 
-	g_free(h->win.s);
-	g_free(h->rwin.s);
-	g_free(h->taps);
-	g_free(h->reads);
+	fl_half_free_parts(h);
 	g_free(h);
+}
+
+/* The index of op among the operations stored (those below it in the mask). */
+static unsigned op_index(uint16_t mask, unsigned op)
+{
+	return (unsigned)__builtin_popcount(mask & ((1u << op) - 1));
+}
+
+const struct qpt_opstat *qpt_dir_op(const struct qpt_dir *d, unsigned op)
+{
+	static const struct qpt_opstat none;
+
+	if (op >= QPT_OP_COUNT || !(d->op_mask & 1u << op))
+		return &none;
+	return &d->opv[op_index(d->op_mask, op)];
+}
+
+/* The stats of op in d, added (zero) when it had none. */
+struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op)
+{
+	unsigned i = op_index(d->op_mask, op), n = (unsigned)__builtin_popcount(d->op_mask);
+
+	if (!(d->op_mask & 1u << op)) {
+		d->opv = g_renew(struct qpt_opstat, d->opv, n + 1);
+		memmove(d->opv + i + 1, d->opv + i, (n - i) * sizeof(*d->opv));
+		memset(d->opv + i, 0, sizeof(*d->opv));
+		d->op_mask |= (uint16_t)(1u << op);
+	}
+	return &d->opv[i];
 }
 
 static void conv_free(gpointer p)
@@ -58,6 +84,7 @@ static void conv_free(gpointer p)
 	struct qpt_conv *c = p;
 
 	for (int d = 0; d < 2; d++) {
+		g_free(c->dir[d].opv);
 		g_free(c->dir[d].ack_rtt.bins);
 		g_free(c->dir[d].read_lat.bins);
 		g_free(c->dir[d].atomic_lat.bins);
@@ -73,15 +100,15 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 
 	if (opts)
 		fl->o = *opts;
-	if (!fl->o.max_halves)
-		fl->o.max_halves = 65536;
+	fl->t.max_halves = fl->o.max_halves; /* 0: no limit */
 	if (!fl->o.dup_window_ns)
 		fl->o.dup_window_ns = 50000;
 	if (!fl->o.tap_window_ns)
 		fl->o.tap_window_ns = 1000000000;
 	if (!fl->o.timeout_gap_ns)
 		fl->o.timeout_gap_ns = 500000;
-	fl->halves = g_hash_table_new_full(key_hash, key_equal, NULL, half_free);
+	/* a set: the key is the half's first member */
+	fl->halves = g_hash_table_new_full(key_hash, key_equal, half_free, NULL);
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
 					    (GDestroyNotify)g_ptr_array_unref);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -123,6 +150,8 @@ uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
 	return 6;
 }
 
+static const struct qpt_cm_info no_cm;
+
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 {
 	struct qpt_conv *c = g_new0(struct qpt_conv, 1);
@@ -132,6 +161,7 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 	g_ptr_array_add(fl->convs, c);
 	fl->t.conversations++;
 	c->pair_evidence = "";
+	c->cm = &no_cm;
 	for (int e = 0; e < 2; e++) {
 		c->ep[e].family = h->family;
 		memcpy(c->ep[e].addr, e == 0 ? h->key.src : h->key.dst, 16);
@@ -179,14 +209,18 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		return *slot;
 	h = g_hash_table_lookup(fl->halves, &k);
 	if (!h && create) {
-		if (fl->nhalves >= fl->o.max_halves)
+		if (fl->o.max_halves && fl->nhalves >= fl->o.max_halves) {
+			fl->t.limit_reached = true;
 			return NULL;
+		}
 		h = g_new0(struct half, 1);
 		h->key = k;
 		h->family = fam;
 		h->service = 0xff;
-		g_hash_table_insert(fl->halves, &h->key, h);
+		G_STATIC_ASSERT(offsetof(struct half, key) == 0);
+		g_hash_table_add(fl->halves, h);
 		fl->nhalves++;
+		fl->t.halves = fl->nhalves;
 		list = g_hash_table_lookup(fl->by_addr, k.src);
 		if (!list) {
 			list = g_ptr_array_new();
@@ -231,11 +265,12 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	for (int i = 0; i < QPT_NAK_KINDS; i++)
 		d->naks[i] += s->naks[i];
 	for (int i = 0; i < QPT_OP_COUNT; i++) {
-		struct qpt_opstat *a = &d->ops[i];
-		const struct qpt_opstat *b = &s->ops[i];
+		const struct qpt_opstat *b = qpt_dir_op(s, (unsigned)i);
+		struct qpt_opstat *a;
 
 		if (!b->count)
 			continue;
+		a = fl_dir_op(d, (unsigned)i);
 		a->min_size = a->count ? MIN(a->min_size, b->min_size) : b->min_size;
 		a->max_size = MAX(a->max_size, b->max_size);
 		a->count += b->count;

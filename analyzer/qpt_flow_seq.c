@@ -34,16 +34,20 @@ struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create)
 	if (!w->s) {
 		if (!create)
 			return NULL;
-		w->size = WIN_MIN;
-		w->s = g_new0(struct slot, WIN_MIN);
+		w->size = 1;
+		w->s = g_new0(struct slot, 1);
 	}
 	s = &w->s[psn & (w->size - 1)];
 	if (s->used && s->psn == psn)
 		return s;
 	if (!create)
 		return NULL;
-	while (s->used && w->size < WIN_SIZE &&
-	       ABS(qpt_psn_diff(psn, s->psn)) < (int32_t)WIN_SIZE) {
+	/* Below WIN_MIN slots a collision always doubles: the PSNs kept are
+	 * those a table of WIN_MIN from the start would keep (distinct modulo
+	 * the size, so modulo WIN_MIN), at a fraction of the memory for the
+	 * many halves that carry a few packets. */
+	while (s->used && (w->size < WIN_MIN || (w->size < WIN_SIZE &&
+	       ABS(qpt_psn_diff(psn, s->psn)) < (int32_t)WIN_SIZE))) {
 		win_grow(w);
 		s = &w->s[psn & (w->size - 1)];
 	}
@@ -60,14 +64,14 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 	if (!h->in_episode)
 		return;
 	h->in_episode = false;
-	h->cur.end_frame = frame;
-	h->cur.end_ns = ns;
+	h->x->cur.end_frame = frame;
+	h->x->cur.end_ns = ns;
 	if (!d)
 		return;
 	if (!d->episodes)
 		d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
 	if (d->episodes->len < QPT_MAX_EPISODES)
-		g_array_append_val(d->episodes, h->cur);
+		g_array_append_val(d->episodes, h->x->cur);
 }
 
 /* The most PSNs a READ of unknown span can take: its length over the
@@ -75,7 +79,7 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
  * requests' own spacing shows when it is known. */
 static uint32_t read_span_max(const struct half *h, const struct read_req *r)
 {
-	uint32_t per = h->read_mtu_guess ? h->read_mtu_guess : 256;
+	uint32_t per = h->x->read_mtu_guess ? h->x->read_mtu_guess : 256;
 
 	return MAX(1u, (r->len + per - 1) / per);
 }
@@ -83,7 +87,7 @@ static uint32_t read_span_max(const struct half *h, const struct read_req *r)
 static struct read_req *read_find(struct half *h, uint32_t psn)
 {
 	for (unsigned i = 0; i < h->nreads; i++) {
-		struct read_req *r = &h->reads[i];
+		struct read_req *r = &h->x->reads[i];
 		uint32_t span = r->span ? r->span : read_span_max(h, r);
 		int32_t d = qpt_psn_diff(psn, r->psn);
 
@@ -109,13 +113,13 @@ static void read_add(struct half *h, const struct qpt_pkt *p, uint32_t mtu,
 	uint32_t psn = p->bth.psn, len = p->reth.dmalen;
 	struct read_req *r;
 
-	if (!h->reads)
-		h->reads = g_new0(struct read_req, MAX_READS);
+	if (!fl_rare(h)->reads)
+		h->x->reads = g_new0(struct read_req, MAX_READS);
 	if (h->nreads == MAX_READS) {
-		memmove(h->reads, h->reads + 1, sizeof(h->reads[0]) * (MAX_READS - 1));
+		memmove(h->x->reads, h->x->reads + 1, sizeof(h->x->reads[0]) * (MAX_READS - 1));
 		h->nreads--;
 	}
-	r = &h->reads[h->nreads++];
+	r = &h->x->reads[h->nreads++];
 	memset(r, 0, sizeof(*r));
 	r->psn = psn;
 	r->len = len;
@@ -164,11 +168,12 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 
 	if (before <= 0 || before > 64 || gap_of(t, psn) || fl_slot_of(&t->win, psn, false))
 		return;
+	fl_rare(t);
 	if (t->ngaps == MAX_GAPS) {
-		memmove(t->gaps, t->gaps + 1, sizeof(t->gaps[0]) * (MAX_GAPS - 1));
+		memmove(t->x->gaps, t->x->gaps + 1, sizeof(t->x->gaps[0]) * (MAX_GAPS - 1));
 		t->ngaps--;
 	}
-	g = &t->gaps[t->ngaps++];
+	g = &t->x->gaps[t->ngaps++];
 	memset(g, 0, sizeof(*g));
 	g->first = psn;
 	g->count = (uint32_t)before;
@@ -185,12 +190,25 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 static struct gap *gap_of(struct half *h, uint32_t psn)
 {
 	for (unsigned i = 0; i < h->ngaps; i++) {
-		int32_t off = qpt_psn_diff(psn, h->gaps[i].first);
+		int32_t off = qpt_psn_diff(psn, h->x->gaps[i].first);
 
-		if (off >= 0 && (uint32_t)off < h->gaps[i].count)
-			return &h->gaps[i];
+		if (off >= 0 && (uint32_t)off < h->x->gaps[i].count)
+			return &h->x->gaps[i];
 	}
 	return NULL;
+}
+
+/* What a half allocated (not the half). */
+void fl_half_free_parts(struct half *h)
+{
+	g_free(h->win.s);
+	g_free(h->rwin.s);
+	g_free(h->seen);
+	if (h->x) {
+		g_free(h->x->taps);
+		g_free(h->x->reads);
+		g_free(h->x);
+	}
 }
 
 /* Forget what a half knew of its sequences (the QPN now serves a new
@@ -201,10 +219,7 @@ void fl_half_restart(struct half *h)
 	uint8_t family = h->family, service = h->service;
 
 	fl_episode_close(h, 0, h->last_ns);
-	g_free(h->win.s);
-	g_free(h->rwin.s);
-	g_free(h->taps);
-	g_free(h->reads);
+	fl_half_free_parts(h);
 	memset(h, 0, sizeof(*h));
 	h->key = key;
 	h->family = family;
@@ -249,33 +264,33 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		return;
 	h->fill_pending = false;
 	s = p ? fl_slot_of(&h->win, p->bth.psn, false) : NULL;
-	if (!d || !p || qpt_psn_diff(p->bth.psn, h->fill_psn) <= 0 ||
-	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->fill_frame) {
-		fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->fill_psn, 0, 0,
+	if (!d || !p || qpt_psn_diff(p->bth.psn, h->x->fill_psn) <= 0 ||
+	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->x->fill_frame) {
+		fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->x->fill_psn, 0, 0,
 			0, 0, "fills a PSN gap without a resend trigger");
 		return;
 	}
 	d->out_of_order--;
 	d->retransmitted_packets++;
-	fs = fl_slot_of(&h->win, h->fill_psn, false);
+	fs = fl_slot_of(&h->win, h->x->fill_psn, false);
 	if (fs)
 		fs->resent = true;
 	h->rnr_resend = false;
 	h->in_episode = true;
-	memset(&h->cur, 0, sizeof(h->cur));
-	h->cur.first_resent_frame = h->fill_frame;
-	h->cur.from_psn = h->fill_psn;
-	h->cur.trigger = QPT_TRIGGER_RESEND;
-	h->cur.trigger_frame = h->fill_frame;
-	h->cur.start_ns = h->fill_ns;
-	h->cur.resent_packets = 1;
-	h->episode_top = qpt_psn_add(h->expected, -1);
-	h->episode_resent_top = false;
+	memset(&h->x->cur, 0, sizeof(h->x->cur));
+	h->x->cur.first_resent_frame = h->x->fill_frame;
+	h->x->cur.from_psn = h->x->fill_psn;
+	h->x->cur.trigger = QPT_TRIGGER_RESEND;
+	h->x->cur.trigger_frame = h->x->fill_frame;
+	h->x->cur.start_ns = h->x->fill_ns;
+	h->x->cur.resent_packets = 1;
+	h->x->episode_top = qpt_psn_add(h->expected, -1);
+	h->x->episode_resent_top = false;
 	d->gbn_episodes++;
-	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_GBN_START, h->fill_psn, h->fill_frame,
+	fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_GBN_START, h->x->fill_psn, h->x->fill_frame,
 		(uint32_t)d->gbn_episodes, 0, 0,
 		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
-	fl_emit(v, h->fill_frame, h->fill_ns, h, QPT_VB_RETRANSMISSION, h->fill_psn, 0, 0, 0, 0,
+	fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_RETRANSMISSION, h->x->fill_psn, 0, 0, 0, 0,
 		"PSN sent before (original not captured): the first resend of a go-back-N");
 }
 
@@ -284,7 +299,7 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 static struct read_req *read_reissue_of(struct half *h, const struct qpt_pkt *p)
 {
 	for (unsigned i = h->nreads; i-- > 0;) {
-		struct read_req *r = &h->reads[i];
+		struct read_req *r = &h->x->reads[i];
 		uint32_t span = r->span ? r->span : read_span_max(h, r);
 		int32_t k = qpt_psn_diff(p->bth.psn, r->psn);
 
@@ -328,7 +343,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		return;
 	}
 	fl_fill_resolve(fl, h, p, v); /* the filler before this one, if any */
-	if (h->pend[0].used || h->pend[1].used || h->pend[2].used || h->pend[3].used)
+	if (h->x && (h->x->pend[0].used || h->x->pend[1].used || h->x->pend[2].used ||
+		     h->x->pend[3].used))
 		fl_pend_resolve(h, v); /* what the packets before this one showed */
 	h->last_valid = true;
 	h->last_frame = frame;
@@ -350,8 +366,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	/* The last READ was sent with the MTU unknown: its range once the MTU
 	 * is known (a response taught it), before the next PSN is judged. */
-	if (h->nreads && !h->reads[h->nreads - 1].span && h->conv && h->conv->mtu) {
-		struct read_req *r = &h->reads[h->nreads - 1];
+	if (h->nreads && !h->x->reads[h->nreads - 1].span && h->conv && h->conv->mtu) {
+		struct read_req *r = &h->x->reads[h->nreads - 1];
 
 		read_set_span(h, r, r->len ? (r->len + h->conv->mtu - 1) / h->conv->mtu : 1);
 	}
@@ -373,7 +389,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (cmp >= 0) {
 		/* New PSN.  After a READ whose span is unknown, any PSN within
 		 * its possible span is not a gap. */
-		struct read_req *r = h->nreads ? &h->reads[h->nreads - 1] : NULL;
+		struct read_req *r = h->nreads ? &h->x->reads[h->nreads - 1] : NULL;
 		uint32_t skipped = (uint32_t)cmp;
 
 		if (r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
@@ -388,22 +404,23 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			 * power of two that carries the READ in span packets */
 			while (per < 4096 && (uint64_t)per * span < r->len)
 				per *= 2;
-			if (r->len > (uint64_t)(per / 2) * span && per > h->read_mtu_guess)
-				h->read_mtu_guess = per;
+			if (r->len > (uint64_t)(per / 2) * span && per > h->x->read_mtu_guess)
+				h->x->read_mtu_guess = per;
 		}
 		if (skipped) {
 			struct gap *g;
 
+			fl_rare(h);
 			v->flags |= QPT_V(PSN_GAP);
 			v->gap_psns = skipped;
 			v->gap_first_psn = h->expected;
 			d->psn_gaps++;
 			d->missing_psns += skipped;
 			if (h->ngaps == MAX_GAPS) {
-				memmove(h->gaps, h->gaps + 1, sizeof(h->gaps[0]) * (MAX_GAPS - 1));
+				memmove(h->x->gaps, h->x->gaps + 1, sizeof(h->x->gaps[0]) * (MAX_GAPS - 1));
 				h->ngaps--;
 			}
-			g = &h->gaps[h->ngaps++];
+			g = &h->x->gaps[h->ngaps++];
 			g->first = h->expected;
 			g->count = skipped;
 			g->ns = ns;
@@ -413,7 +430,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			fl_emit(v, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
 			     "PSNs skipped: lost before the capture point or from the capture");
 		}
-		if (h->in_episode && qpt_psn_diff(psn, h->episode_top) > 0)
+		if (h->in_episode && qpt_psn_diff(psn, h->x->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		h->rnr_resend = false;
 		s = fl_slot_of(&h->win, psn, true);
@@ -427,8 +444,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			uint32_t mtu = h->conv ? h->conv->mtu : 0;
 
 			read_add(h, p, mtu, frame, ns);
-			if (h->reads[h->nreads - 1].span)
-				h->expected = qpt_psn_add(psn, (int32_t)h->reads[h->nreads - 1].span);
+			if (h->x->reads[h->nreads - 1].span)
+				h->expected = qpt_psn_add(psn, (int32_t)h->x->reads[h->nreads - 1].span);
 		}
 		d->psn_span = (uint32_t)qpt_psn_diff(h->expected, d->first_psn);
 		d->last_psn = qpt_psn_add(h->expected, -1);
@@ -448,8 +465,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	fill = s || rr ? NULL : gap_of(h, psn);
 	h->resend_valid = true;
-	h->resend_psn = psn;
-	h->resend_ns = ns;
+	fl_rare(h)->resend_psn = psn;
+	h->x->resend_ns = ns;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = fl_slot_of(&h->win, psn, true);
@@ -470,9 +487,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			 * now, decided and reported then (fl_fill_resolve). */
 			d->out_of_order++;
 			h->fill_pending = true;
-			h->fill_psn = psn;
-			h->fill_frame = frame;
-			h->fill_ns = ns;
+			h->x->fill_psn = psn;
+			h->x->fill_frame = frame;
+			h->x->fill_ns = ns;
 			return;
 		}
 		n->resent = true;
@@ -489,75 +506,75 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
 			"READ re-issued inside its response range");
 	}
-	if (h->rnr_resend && !h->in_episode && psn == h->rnr_next) {
+	if (h->rnr_resend && !h->in_episode && psn == h->x->rnr_next) {
 		/* the rest of a message resent after an RNR NAK: part of the retry */
-		h->rnr_next = qpt_psn_add(request_end(h, p), 1);
-	} else if (h->rnr_pending && psn == h->rnr_psn) {
+		h->x->rnr_next = qpt_psn_add(request_end(h, p), 1);
+	} else if (h->rnr_pending && psn == h->x->rnr_psn) {
 		h->rnr_pending = false;
 		h->rnr_resend = true;
-		h->rnr_next = qpt_psn_add(request_end(h, p), 1);
+		fl_rare(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 		v->flags |= QPT_V(RNR_RETRY);
-		v->nak_frame = h->rnr_frame;
+		v->nak_frame = h->x->rnr_frame;
 		d->rnr_retries++;
-		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->rnr_frame, 0,
-		     h->rnr_timer, ns - h->rnr_ns, "retry after RNR NAK");
+		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->x->rnr_frame, 0,
+		     h->x->rnr_timer, ns - h->x->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
 		/* A go-back-N episode starts with its first resent packet.  A
 		 * NAK's requester resends from the NAK's PSN (rxe_comp.c: it
 		 * goes back to it): a resend from below it means the NAK was
 		 * lost after the capture point, one from above it is not the
 		 * NAK's go-back-N. */
-		bool nak = h->nak_pending && qpt_psn_diff(psn, h->nak_psn) == 0;
+		bool nak = h->nak_pending && qpt_psn_diff(psn, h->x->nak_psn) == 0;
 
 		h->rnr_resend = false;
 		h->in_episode = true;
-		memset(&h->cur, 0, sizeof(h->cur));
-		h->cur.first_resent_frame = frame;
-		h->cur.from_psn = psn;
-		h->episode_top = qpt_psn_add(h->expected, -1);
+		memset(&fl_rare(h)->cur, 0, sizeof(h->x->cur));
+		h->x->cur.first_resent_frame = frame;
+		h->x->cur.from_psn = psn;
+		h->x->episode_top = qpt_psn_add(h->expected, -1);
 		/* Everything sent before was answered already (a READ's
 		 * responses went missing before later ones came): recovered
 		 * once what this episode resends is answered, see below. */
-		h->episode_resent_top =
-			h->any_acked && qpt_psn_diff(h->acked, h->episode_top) >= 0 &&
-			qpt_psn_diff(h->acked, h->episode_top) < 65536;
-		if (h->episode_resent_top)
-			h->episode_top = request_end(h, p);
+		h->x->episode_resent_top =
+			h->any_acked && qpt_psn_diff(h->acked, h->x->episode_top) >= 0 &&
+			qpt_psn_diff(h->acked, h->x->episode_top) < 65536;
+		if (h->x->episode_resent_top)
+			h->x->episode_top = request_end(h, p);
 		if (nak) {
-			h->cur.trigger = QPT_TRIGGER_NAK;
-			h->cur.trigger_frame = h->nak_frame;
-			h->cur.start_ns = h->nak_ns;
-			v->nak_frame = h->nak_frame;
+			h->x->cur.trigger = QPT_TRIGGER_NAK;
+			h->x->cur.trigger_frame = h->x->nak_frame;
+			h->x->cur.start_ns = h->x->nak_ns;
+			v->nak_frame = h->x->nak_frame;
 		} else if (silence >= fl->o.timeout_gap_ns) {
 			/* from the last packet before the silence */
-			h->cur.trigger = QPT_TRIGGER_TIMEOUT;
-			h->cur.timeout = true;
-			h->cur.trigger_frame = prev_frame;
-			h->cur.start_ns = ns - silence;
+			h->x->cur.trigger = QPT_TRIGGER_TIMEOUT;
+			h->x->cur.timeout = true;
+			h->x->cur.trigger_frame = prev_frame;
+			h->x->cur.start_ns = ns - silence;
 			d->timeouts++;
 		} else {
-			h->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
+			h->x->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
 						 QPT_TRIGGER_READ_RETRY :
 						 QPT_TRIGGER_RESEND;
-			h->cur.trigger_frame = frame;
-			h->cur.start_ns = ns;
+			h->x->cur.trigger_frame = frame;
+			h->x->cur.start_ns = ns;
 		}
 		h->nak_pending = false;
 		d->gbn_episodes++;
-		v->trigger = h->cur.trigger;
-		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, h->cur.trigger_frame,
-		     (uint32_t)d->gbn_episodes, 0, ns - h->cur.start_ns,
-		     qpt_name_of(qpt_trigger_descr, h->cur.trigger, "?"));
-		if (h->cur.trigger == QPT_TRIGGER_TIMEOUT)
+		v->trigger = h->x->cur.trigger;
+		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, h->x->cur.trigger_frame,
+		     (uint32_t)d->gbn_episodes, 0, ns - h->x->cur.start_ns,
+		     qpt_name_of(qpt_trigger_descr, h->x->cur.trigger, "?"));
+		if (h->x->cur.trigger == QPT_TRIGGER_TIMEOUT)
 			fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0,
 			     silence, "resend after a silence (local ACK timeout)");
 	}
 	if (h->in_episode) {
-		h->cur.resent_packets++;
+		h->x->cur.resent_packets++;
 		v->episode = (uint32_t)d->gbn_episodes;
-		if (h->episode_resent_top &&
-		    qpt_psn_diff(request_end(h, p), h->episode_top) > 0)
-			h->episode_top = request_end(h, p);
+		if (h->x->episode_resent_top &&
+		    qpt_psn_diff(request_end(h, p), h->x->episode_top) > 0)
+			h->x->episode_top = request_end(h, p);
 	}
 	fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
 	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
@@ -608,8 +625,8 @@ static void ack_requests(struct half *h, struct half *t,
 	}
 	/* Recovered once the responder answers up to the highest PSN sent
 	 * before the episode (even with a resent response: READs). */
-	if (t->in_episode && qpt_psn_diff(psn, t->episode_top) >= 0 &&
-	    qpt_psn_diff(psn, t->episode_top) < 65536)
+	if (t->in_episode && qpt_psn_diff(psn, t->x->episode_top) >= 0 &&
+	    qpt_psn_diff(psn, t->x->episode_top) < 65536)
 		fl_episode_close(t, frame, ns);
 }
 
@@ -657,7 +674,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 		if (t && a->kind != QPT_AETH_ACK) {
 			t->nak_seen = true;
-			t->nak_seen_ns = ns;
+			fl_rare(t)->nak_seen_ns = ns;
 		}
 
 		if (a->kind == QPT_AETH_NAK) {
@@ -668,9 +685,9 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
 			    !t->nak_pending) {
 				t->nak_pending = true;
-				t->nak_frame = frame;
-				t->nak_ns = ns;
-				t->nak_psn = psn;
+				fl_rare(t)->nak_frame = frame;
+				t->x->nak_ns = ns;
+				t->x->nak_psn = psn;
 			}
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR)
 				gap_before_start(t, psn, frame, ns, v);
@@ -691,10 +708,10 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
 			if (t) {
 				t->rnr_pending = true;
-				t->rnr_frame = frame;
-				t->rnr_ns = ns;
-				t->rnr_psn = psn;
-				t->rnr_timer = a->value;
+				fl_rare(t)->rnr_frame = frame;
+				t->x->rnr_ns = ns;
+				t->x->rnr_psn = psn;
+				t->x->rnr_timer = a->value;
 			}
 			h->ack_valid = false;
 			return;

@@ -32,5 +32,5 @@ const char *qpt_sid_ulp(uint64_t service_id)
 
 const char *qpt_conv_ulp(const struct qpt_conv *c)
 {
-	return c && c->has_cm ? qpt_sid_ulp(c->cm.service_id) : NULL;
+	return c && c->has_cm ? qpt_sid_ulp(c->cm->service_id) : NULL;
 }

@@ -378,7 +378,7 @@ static guint64 dir_messages(const struct qpt_dir *d)
 	guint64 n = 0;
 
 	for (int op = 1; op < QPT_OP_COUNT; op++)
-		n += d->ops[op].count;
+		n += qpt_dir_op(d, op)->count;
 	return n;
 }
 

@@ -18,10 +18,12 @@ timeout (a hang fails), and checks:
   * every JSON line parses, and no latency in the summary is negative.
 Then (unless --skip-big) it makes a capture of N RC SENDs to N distinct
 destination QPNs (tools/mkhostile.py --many-qpns, default 1,000,000, in a
-temporary directory: it is 74 MB and not committed) and checks that the
-engine's state stays bounded: packets past max_halves (65536) are counted
-as untracked, and the peak RSS of `summary` on N frames is no more than on
-a quarter of N (both past the limit), within 10 % + 32 MB.
+temporary directory: it is 74 MB and not committed) and checks that an
+explicit `--max-qps 65536` bounds the engine's state: packets past it are
+counted as untracked (and the totals say the limit was reached), and the
+peak RSS of `summary` on N frames is no more than on a quarter of N (both
+past the limit), within 10 % + 32 MB.  (Without --max-qps every QP is
+tracked: tests/scale.py checks that.)
 
 Exit status 0 when all checks pass, 1 otherwise.
 """
@@ -164,8 +166,8 @@ def check_many_qpns(qptrace, root, n, timeout, ck):
             subprocess.run([sys.executable, gen, '--many-qpns', str(count), cap], check=True)
             out = os.path.join(tmp, 'summary.json')
             where = 'summary many_qpns_%d' % count
-            status, _, err, maxrss, hung = run([qptrace, 'summary', '--json', cap], timeout,
-                                               stdout_path=out)
+            status, _, err, maxrss, hung = run([qptrace, 'summary', '--json', '--max-qps', '65536',
+                                                cap], timeout, stdout_path=out)
             os.unlink(cap)
             if hung or status != 0:
                 ck.fail(where, 'hung' if hung else 'exit %d: %s' % (status, err.strip()[-300:]))
@@ -183,9 +185,12 @@ def check_many_qpns(qptrace, root, n, timeout, ck):
             if totals.get('frames') != count:
                 ck.fail(where, 'frames %s, want %d' % (totals.get('frames'), count))
             if count > 65536 and not totals.get('untracked'):
-                ck.fail(where, 'no untracked packets past the 65536 state limit')
+                ck.fail(where, 'no untracked packets past --max-qps 65536')
+            if count > 65536 and (totals.get('max_qps') != 65536 or
+                                  totals.get('qp_limit_reached') is not True):
+                ck.fail(where, 'the totals do not say that --max-qps 65536 was reached')
             if totals.get('conversations', 0) > 65536:
-                ck.fail(where, '%s conversations, more than the state limit' % totals.get('conversations'))
+                ck.fail(where, '%s conversations, more than --max-qps' % totals.get('conversations'))
         small, big = rss[n // 4], rss[n]
         if big > small * 1.10 + 32 * 1024:
             ck.fail('many_qpns', 'peak RSS grows with the number of QPNs: %.1f MB for %d, %.1f MB for %d'

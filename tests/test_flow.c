@@ -178,8 +178,8 @@ static void test_cm_failed(void)
 	convs = qpt_flow_conversations(fl);
 	g_assert_cmpuint(convs->len, ==, 1);
 	c = g_ptr_array_index(convs, 0);
-	g_assert_cmpuint(c->cm.rej_frame, ==, 7);
-	g_assert_cmpuint(c->cm.rej_reason, ==, 99);
+	g_assert_cmpuint(c->cm->rej_frame, ==, 7);
+	g_assert_cmpuint(c->cm->rej_reason, ==, 99);
 
 	g_assert_cmpuint(evs->len, ==, 2);
 	ev = g_ptr_array_index(evs, 0);
@@ -211,7 +211,7 @@ static void test_wrap_in_order(void)
 	}
 	g_assert_cmpuint(dir0(&f)->first_psn, ==, 0xfffffd);
 	g_assert_cmpuint(dir0(&f)->last_psn, ==, 2);
-	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 6);
+	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 6);
 	/* PSN 0xFFFFFF again (frame 3): a retransmission naming frame 3
 	 * (60 us on: the same bytes sooner, with nothing between, would be
 	 * a capture copy). */
@@ -223,7 +223,7 @@ static void test_wrap_in_order(void)
 	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	g_assert_cmpuint(v->original_frame, ==, 4);
 	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 2);
-	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 6); /* counted once */
+	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 6); /* counted once */
 	qpt_flow_free(f.fl);
 }
 
@@ -252,7 +252,7 @@ static void test_gap_across_wrap(void)
 	g_assert_true(v->flags & QPT_V(TIMEOUT_RESEND));
 	g_assert_cmpuint(v->original_frame, ==, 0);
 	g_assert_cmpuint(dir0(&f)->missing_psns, ==, 2);
-	g_assert_cmpuint(dir0(&f)->ops[QPT_OP_WRITE].count, ==, 4);
+	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 4);
 	qpt_flow_free(f.fl);
 }
 
@@ -378,6 +378,69 @@ static void test_bounded_halves(void)
 	}
 	g_assert_cmpuint(qpt_flow_totals(fl)->tracked, ==, 100);
 	g_assert_cmpuint(qpt_flow_totals(fl)->untracked, ==, 900);
+	/* the totals say that a limit was asked for and reached */
+	g_assert_cmpuint(qpt_flow_totals(fl)->max_halves, ==, 100);
+	g_assert_true(qpt_flow_totals(fl)->limit_reached);
+	g_assert_cmpuint(qpt_flow_totals(fl)->conversations, ==, 100);
+	/* a QP tracked before the limit is still analysed after it */
+	{
+		struct qpt_pkt p = mk(true, 0x0a, 2);
+
+		p.bth.dqpn = 0x100;
+		qpt_flow_packet(fl, 1001, 1000000, &p, &v);
+		g_assert_cmpint(v.conv, ==, 0);
+		g_assert_cmpuint(qpt_flow_totals(fl)->tracked, ==, 101);
+		g_assert_cmpuint(qpt_flow_totals(fl)->untracked, ==, 900);
+	}
+	qpt_flow_free(fl);
+}
+
+/* A limit not reached is not reported as reached. */
+static void test_bounded_halves_not_reached(void)
+{
+	struct qpt_flow *fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = 1000 });
+	struct qpt_verdict v;
+
+	for (uint32_t q = 0; q < 1000; q++) {
+		struct qpt_pkt p = mk(true, 0x0a, 1);
+
+		p.bth.dqpn = 0x100 + q;
+		qpt_flow_packet(fl, q + 1, 1000 * q, &p, &v);
+	}
+	g_assert_cmpuint(qpt_flow_totals(fl)->untracked, ==, 0);
+	g_assert_false(qpt_flow_totals(fl)->limit_reached);
+	qpt_flow_free(fl);
+}
+
+/* No limit by default: 150,000 distinct QPNs (more than the 65,536 the
+ * engine used to stop at), each packet tracked, each QP its conversation,
+ * and a second packet of the first QP still finds its conversation. */
+static void test_unbounded_halves(void)
+{
+	struct qpt_flow *fl = qpt_flow_new(NULL);
+	struct qpt_verdict v;
+	const uint32_t n = 150000;
+
+	for (uint32_t q = 0; q < n; q++) {
+		struct qpt_pkt p = mk(true, 0x0a, 1);
+
+		p.bth.dqpn = 0x100 + q;
+		qpt_flow_packet(fl, q + 1, 1000 * (int64_t)q, &p, &v);
+		g_assert_cmpint(v.conv, ==, (int32_t)q);
+	}
+	{
+		struct qpt_pkt p = mk(true, 0x0a, 1); /* the same PSN again */
+
+		p.bth.dqpn = 0x100;
+		qpt_flow_packet(fl, n + 1, 1000 * (int64_t)n, &p, &v);
+		g_assert_cmpint(v.conv, ==, 0);
+		g_assert_true(v.flags & QPT_V(RETRANSMISSION));
+	}
+	g_assert_cmpuint(qpt_flow_totals(fl)->tracked, ==, n + 1);
+	g_assert_cmpuint(qpt_flow_totals(fl)->untracked, ==, 0);
+	g_assert_cmpuint(qpt_flow_totals(fl)->conversations, ==, n);
+	g_assert_cmpuint(qpt_flow_totals(fl)->max_halves, ==, 0);
+	g_assert_false(qpt_flow_totals(fl)->limit_reached);
 	qpt_flow_free(fl);
 }
 
@@ -452,6 +515,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/duplicate", test_duplicate);
 	g_test_add_func("/flow/copy_interleaved", test_copy_interleaved);
 	g_test_add_func("/flow/bounded_halves", test_bounded_halves);
+	g_test_add_func("/flow/bounded_halves_not_reached", test_bounded_halves_not_reached);
+	g_test_add_func("/flow/unbounded_halves", test_unbounded_halves);
 	g_test_add_func("/flow/cm_failed", test_cm_failed);
 	return g_test_run();
 }

@@ -107,6 +107,7 @@ struct opts {
 	gchar *write_file; /* packets -w FILE: the frames shown, as a pcap */
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
 	gint top;      /* plot: --top N */
+	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
 };

@@ -261,7 +261,7 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 
 	for (guint i = 0; i < cap->convs->len; i++) {
 		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
-		const struct qpt_cm_info *m = &cv->cm;
+		const struct qpt_cm_info *m = cv->cm;
 		GString *why;
 		GString *s;
 
@@ -366,17 +366,17 @@ static void check_paired(const struct check *c, const struct capture *cap, struc
 			g_string_append_printf(s, " (%s", cv->pair_evidence);
 		else
 			g_string_append(s, " (");
-		if (cv->paired_by == QPT_PAIR_CM && cv->cm.req_frame)
+		if (cv->paired_by == QPT_PAIR_CM && cv->cm->req_frame)
 			g_string_append_printf(s, "%sREQ frame %" PRIu64 ", REP frame %" PRIu64,
 					       cv->pair_evidence && cv->pair_evidence[0] ? ": " : "",
-					       cv->cm.req_frame, cv->cm.rep_frame);
+					       cv->cm->req_frame, cv->cm->rep_frame);
 		g_string_append_c(s, ')');
 		if (g_str_has_suffix(s->str, " ()"))
 			g_string_truncate(s, s->len - 3);
 		if (ok) {
 			if (cv->paired_by == QPT_PAIR_CM) {
-				grade_add_frame(r, cv->cm.req_frame);
-				grade_add_frame(r, cv->cm.rep_frame);
+				grade_add_frame(r, cv->cm->req_frame);
+				grade_add_frame(r, cv->cm->rep_frame);
 			} else {
 				grade_conv_frames(cap, cv, r);
 			}
@@ -590,9 +590,9 @@ static void check_no_gaps(const struct check *c, const struct capture *cap, stru
 static void mtu_evidence(GString *o, const struct capture *cap, const struct qpt_conv *cv,
 			 struct result *r)
 {
-	if (cv->has_cm && cv->cm.path_mtu && cv->cm.path_mtu == cv->mtu && cv->cm.req_frame) {
-		g_string_append_printf(o, "from CM REQ frame %" PRIu64, cv->cm.req_frame);
-		grade_add_frame(r, cv->cm.req_frame);
+	if (cv->has_cm && cv->cm->path_mtu && cv->cm->path_mtu == cv->mtu && cv->cm->req_frame) {
+		g_string_append_printf(o, "from CM REQ frame %" PRIu64, cv->cm->req_frame);
+		grade_add_frame(r, cv->cm->req_frame);
 		return;
 	}
 	for (guint i = 0; i < cap->frames->len; i++) {

@@ -190,7 +190,7 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 
 				while (le < N_LE && upper_us > rtt_le[le] * 1e6 * 1.0000001)
 					v[MV_RTT_LE + le++] += seen;
-				seen += x->ack_rtt.bins[i];
+				seen += qpt_lat_bin(&x->ack_rtt, (unsigned)i);
 			}
 			while (le < N_LE)
 				v[MV_RTT_LE + le++] += seen;
@@ -317,7 +317,7 @@ static void renew_engine(struct mon *m)
 		memset(e->cur, 0, sizeof(e->cur));
 	}
 	qpt_flow_free(m->fl);
-	m->fl = qpt_flow_new(NULL);
+	m->fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = m->o->max_qps });
 	m->id_base = m->next_base;
 	m->renewals++;
 }
@@ -431,6 +431,7 @@ static void conv_lines(struct mon *m, bool final)
 	GPtrArray *a = entries_worst_first(m);
 	int64_t t = now_ns(m);
 	const char *type = final ? "final" : "interval";
+	GString *limit = g_string_new("");
 
 	for (guint i = 0; i < a->len; i++) {
 		struct mconv *e = g_ptr_array_index(a, i);
@@ -466,6 +467,13 @@ static void conv_lines(struct mon *m, bool final)
 		for (int k = 0; k < MV_N; k++)
 			e->shown[k] = mv(e, k);
 	}
+	/* --max-qps: what it left out (the metric counts it too) */
+	if (m->o->max_qps && m->o->json)
+		g_string_printf(limit, ",\"untracked\":%" PRIu64 ",\"max_qps\":%u",
+				m->now.untracked, m->o->max_qps);
+	else if (m->o->max_qps && m->now.untracked)
+		g_string_printf(limit, "; %" PRIu64 " packets not analysed: more QPs than --max-qps %u",
+				m->now.untracked, m->o->max_qps);
 	if (m->o->json)
 		g_string_append_printf(m->out,
 			"{\"type\":\"%s_totals\",\"time\":%" PRId64 ".%06d,\"frames\":%" PRIu64
@@ -473,23 +481,24 @@ static void conv_lines(struct mon *m, bool final)
 			",\"active_conversations\":%u,\"conversations\":%" PRIu64
 			",\"retransmitted_packets\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
 			",\"capture_dropped\":%" PRIu64 ",\"engine_renewals\":%u"
-			",\"not_listed\":%" PRIu64 "}\n",
+			",\"not_listed\":%" PRIu64 "%s}\n",
 			type, t / 1000000000, (int)(t % 1000000000 / 1000), m->now.frames, m->now.iba,
 			m->now.malformed, m->now.cut, a->len, m->now.conversations,
 			m->now.v[MV_RETRANS], m->now.v[MV_GBN], m->cap_drop + m->cap_ifdrop,
-			m->renewals, m->untabled);
+			m->renewals, m->untabled, limit->str);
 	else
 		g_string_append_printf(m->out,
 			"%s totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64 " malformed, %"
 			PRIu64 " cut by the capture), %u active conversations (%" PRIu64
 			" seen), %" PRIu64 " retransmitted, %" PRIu64 " go-back-N; capture dropped %"
-			PRIu64 "%s%s\n",
+			PRIu64 "%s%s%s\n",
 			type, m->now.frames, m->now.iba, m->now.malformed, m->now.cut, a->len,
 			m->now.conversations, m->now.v[MV_RETRANS], m->now.v[MV_GBN],
 			m->cap_drop + m->cap_ifdrop,
 			m->renewals ? " (engine renewed: conversation ids restart higher)" : "",
 			m->untabled ? "; more active conversations than --max-conversations: "
-				      "the rest are in the totals only" : "");
+				      "the rest are in the totals only" : "", limit->str);
+	g_string_free(limit, TRUE);
 	g_ptr_array_free(a, TRUE);
 }
 
@@ -1187,7 +1196,7 @@ int cmd_monitor(struct opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	m.fl = qpt_flow_new(NULL);
+	m.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
 	m.convs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 	m.out = g_string_sized_new(1 << 16);
 	if (mo->duration > 0)

@@ -238,7 +238,7 @@ int cmd_packets(struct opts *o)
 		memset(&k.c, 0, sizeof(k.c));
 		k.t0 = -1;
 		k.an = &an;
-		k.fl = qpt_flow_new(NULL);
+		k.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
 		/* the output itself shows progress */
 		rc = qpt_analyse_files(o, one, false, k.fl, &an, on_frame, &k, NULL);
 		status |= rc;

@@ -539,7 +539,7 @@ static int write_out(const char *name, const GString *svg)
 int cmd_plot(struct opts *o)
 {
 	struct pass ps = { .o = o };
-	struct qpt_flow_opts fo = { 0 };
+	struct qpt_flow_opts fo = { .max_halves = o->max_qps };
 	GPtrArray *convs, *plots = g_ptr_array_new();
 	bool made = false; /* plots holds struct plot, not conversations */
 	gchar **files = g_strdupv(o->files);

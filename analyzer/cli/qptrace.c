@@ -187,6 +187,22 @@ static bool parse_count(const struct command *cmd, const char *s, gint *out)
 	return true;
 }
 
+/* --max-qps N: 1 or more QPs (the engine's halves). */
+static bool parse_max_qps(const struct command *cmd, const char *s, guint32 *out)
+{
+	guint64 v;
+
+	if (!s)
+		return true;
+	if (!g_ascii_string_to_unsigned(s, 10, 1, G_MAXUINT32, &v, NULL)) {
+		g_printerr("qptrace %s: bad --max-qps '%s': a number of QPs, 1 or more\n",
+			   cmd->name, s);
+		return false;
+	}
+	*out = (guint32)v;
+	return true;
+}
+
 /* -r FILE ... come first, then the operands; false when there is none. */
 static bool join_read_files(struct opts *o)
 {
@@ -223,7 +239,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	gboolean version = FALSE;
-	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL;
+	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL, *max_qps_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
@@ -307,6 +323,8 @@ int main(int argc, char **argv)
 			       "Also decode UDP destination port N as VXLAN (4789 always is; repeatable)", "N" } },
 		{ C_MONITOR, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 			       "Do not verify ICRC/VCRC", NULL } },
+		{ C_FLOW | C_PACKETS | C_MONITOR, { "max-qps", 0, 0, G_OPTION_ARG_STRING, &max_qps_s,
+			"Track at most N QPs (a QP at one address as another sends to it: a connection is two); the packets of the others are counted as not analysed and the output says so (default: no limit)", "N" } },
 		{ ~0u, { "version", 'V', 0, G_OPTION_ARG_NONE, &version,
 			 "Print the version and exit", NULL } },
 		{ C_READ, { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,
@@ -394,7 +412,8 @@ int main(int argc, char **argv)
 	} else if (!parse_ports(&o) || !files_not_commands(&o, cmd) ||
 		   !parse_id(cmd, "--conv", conv_s, 0x7fffffff, &o.conv) ||
 		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o) ||
-		   !parse_count(cmd, count_s, &o.count)) {
+		   !parse_count(cmd, count_s, &o.count) ||
+		   !parse_max_qps(cmd, max_qps_s, &o.max_qps)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
@@ -417,6 +436,7 @@ int main(int argc, char **argv)
 	g_free(conv_s);
 	g_free(qp_s);
 	g_free(count_s);
+	g_free(max_qps_s);
 	g_strfreev(o.read_files);
 	g_free(o.write_file);
 	return status;

@@ -420,12 +420,12 @@ static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
 		char label[64];
 
-		if (!a->ops[op].count && !b->ops[op].count)
+		if (!qpt_dir_op(a, op)->count && !qpt_dir_op(b, op)->count)
 			continue;
 		g_snprintf(label, sizeof(label), "%s messages:", qpt_op_name(op));
-		row(o, label, a->ops[op].count, b->ops[op].count);
+		row(o, label, qpt_dir_op(a, op)->count, qpt_dir_op(b, op)->count);
 		g_snprintf(label, sizeof(label), "%s message bytes:", qpt_op_name(op));
-		row(o, label, a->ops[op].bytes, b->ops[op].bytes);
+		row(o, label, qpt_dir_op(a, op)->bytes, qpt_dir_op(b, op)->bytes);
 	}
 }
 
@@ -456,7 +456,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			       c->pair_evidence[0] ? " (" : "", c->pair_evidence,
 			       c->pair_evidence[0] ? ")" : "");
 	if (c->has_cm) {
-		const struct qpt_cm_info *cm = &c->cm;
+		const struct qpt_cm_info *cm = c->cm;
 
 		g_string_append_printf(o,
 				       "  CM: REQ frame %" PRIu64 ", REP frame %" PRIu64
@@ -574,16 +574,16 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 
 	g_string_append(o, ",\"messages\":{");
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
-		if (!x->ops[op].count)
+		if (!qpt_dir_op(x, op)->count)
 			continue;
 		g_string_append_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",",
-				       qpt_op_name(op), x->ops[op].count);
+				       qpt_op_name(op), qpt_dir_op(x, op)->count);
 		first = false;
 	}
 	g_string_append(o, "},\"message_sizes\":{");
 	first = true;
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
-		const struct qpt_opstat *s = &x->ops[op];
+		const struct qpt_opstat *s = qpt_dir_op(x, op);
 
 		if (!s->count)
 			continue;
@@ -668,7 +668,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 		g_string_append_printf(o, ",\"mtu\":%u", c->mtu);
 	if (qpt_conv_ulp(c)) g_string_append_printf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(c));
 	if (c->has_cm) {
-		const struct qpt_cm_info *cm = &c->cm;
+		const struct qpt_cm_info *cm = c->cm;
 
 		g_string_append_printf(o,
 				       ",\"cm\":{\"req_frame\":%" PRIu64 ",\"rep_frame\":%" PRIu64
@@ -756,11 +756,25 @@ static void json_findings(GString *o, GArray *fs)
 }
 
 /* A table row: the conversation and its numbers, computed once. */
+/* What the ranking needs (the numbers are computed again to print a row:
+ * a million conversations cost 32 bytes each here, not a copy each). */
 struct conv_row {
 	const struct qpt_conv *c;
 	uint64_t trouble;
-	struct qpt_conv_numbers n;
+	int64_t time_lost_ns;
+	uint64_t congestion; /* CNPs + ECN-CE */
 };
+
+/* Writes out what the report holds so far (a report of a million
+ * conversations is not built whole in memory); a failed write is
+ * remembered and reported at the end. */
+static void spill(struct run *r)
+{
+	if (r->out->len > 60000 && !r->write_failed && qpt_write_out(r->out, "standard output"))
+		r->write_failed = true;
+	if (r->write_failed)
+		g_string_truncate(r->out, 0); /* nobody reads it */
+}
 
 /* Worst first: the engine's ranking, then time lost, then congestion. */
 static gint conv_row_cmp(gconstpointer a, gconstpointer b)
@@ -769,16 +783,17 @@ static gint conv_row_cmp(gconstpointer a, gconstpointer b)
 
 	if (x->trouble != y->trouble)
 		return x->trouble < y->trouble ? 1 : -1;
-	if (x->n.time_lost_ns != y->n.time_lost_ns)
-		return x->n.time_lost_ns < y->n.time_lost_ns ? 1 : -1;
-	if (x->n.cnps + x->n.ecn_ce != y->n.cnps + y->n.ecn_ce)
-		return x->n.cnps + x->n.ecn_ce < y->n.cnps + y->n.ecn_ce ? 1 : -1;
+	if (x->time_lost_ns != y->time_lost_ns)
+		return x->time_lost_ns < y->time_lost_ns ? 1 : -1;
+	if (x->congestion != y->congestion)
+		return x->congestion < y->congestion ? 1 : -1;
 	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
 }
 
 /* The conversations, one line each, worst first. */
-static void text_conv_table(GString *o, GPtrArray *convs)
+static void text_conv_table(struct run *r, GPtrArray *convs)
 {
+	GString *o = r->out;
 	GArray *rows;
 	static const struct { const char *title; int width; bool left; } col[] = {
 		{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
@@ -794,9 +809,12 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 	rows = g_array_sized_new(FALSE, TRUE, sizeof(struct conv_row), convs->len);
 	for (guint i = 0; i < convs->len; i++) {
 		struct conv_row row = { .c = g_ptr_array_index(convs, i) };
+		struct qpt_conv_numbers n;
 
 		row.trouble = qpt_conv_trouble(row.c);
-		qpt_conv_numbers(row.c, &row.n);
+		qpt_conv_numbers(row.c, &n);
+		row.time_lost_ns = n.time_lost_ns;
+		row.congestion = n.cnps + n.ecn_ce;
 		g_array_append_val(rows, row);
 	}
 	g_array_sort(rows, conv_row_cmp);
@@ -807,9 +825,10 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 	for (guint i = 0; i < rows->len; i++) {
 		const struct conv_row *row = &g_array_index(rows, struct conv_row, i);
 		const struct qpt_conv *c = row->c;
-		const struct qpt_conv_numbers n = row->n;
+		struct qpt_conv_numbers n;
 		char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
 
+		qpt_conv_numbers(c, &n);
 		g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
 		cell[1][0] = 0;
 		g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
@@ -850,6 +869,7 @@ static void text_conv_table(GString *o, GPtrArray *convs)
 				(col[k].left ? cell_left : cell_pad)(o, cell[k], col[k].width);
 		}
 		g_string_append_c(o, '\n');
+		spill(r);
 	}
 	g_string_append_c(o, '\n');
 	g_array_free(rows, TRUE);
@@ -934,6 +954,7 @@ static void summary_out(struct run *r, const char *file)
 		for (guint i = 0; i < shown->len; i++) {
 			g_string_append(o, i ? "," : "");
 			json_conv(o, g_ptr_array_index(shown, i));
+			spill(r);
 		}
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
@@ -956,6 +977,10 @@ static void summary_out(struct run *r, const char *file)
 		if (t->cut_by_snaplen)
 			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
 					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
+		/* --max-qps: the limit, and whether it was reached */
+		if (t->max_halves)
+			g_string_append_printf(o, ",\"max_qps\":%u,\"qp_limit_reached\":%s",
+					       t->max_halves, t->limit_reached ? "true" : "false");
 		g_string_append(o, "}}\n");
 		goto out;
 	}
@@ -968,10 +993,12 @@ static void summary_out(struct run *r, const char *file)
 				       "only\n\n", r->o->count);
 	text_findings(o, fs);
 	if (r->o->long_report) {
-		for (guint i = 0; i < shown->len; i++)
+		for (guint i = 0; i < shown->len; i++) {
 			text_conv(o, g_ptr_array_index(shown, i), r->an.t0, r->o->verbose);
+			spill(r);
+		}
 	} else {
-		text_conv_table(o, shown);
+		text_conv_table(r, shown);
 	}
 	text_attempts(o, att);
 	g_string_append_printf(o,
@@ -990,11 +1017,12 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
 				       "ICRC not checked\n", t->cut_by_snaplen,
 				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
+	if (t->limit_reached)
+		g_string_append_printf(o, "warning: %" PRIu64 " packet%s not analysed: more QPs than "
+				       "--max-qps %u\n", t->untracked, t->untracked == 1 ? "" : "s",
+				       t->max_halves);
 	if (!r->o->long_report)
 		goto out; /* the findings say the rest, the table is worst first */
-	if (t->untracked)
-		g_string_append_printf(o, "warning: %" PRIu64 " packets not analysed: more than the QP limit\n",
-				       t->untracked);
 	if (t->fragmented_roce_packets)
 		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
@@ -1062,7 +1090,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
-	r.fl = qpt_flow_new(NULL);
+	r.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));

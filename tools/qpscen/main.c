@@ -12,6 +12,7 @@ static gint64 opt_packets = 1000000;
 static gint opt_qps = 16;
 static gdouble opt_loss = 0.001, opt_cnp = 0.0;
 static gint opt_msg = 4096, opt_mtu = 1024;
+static gboolean opt_one_way;
 
 static GOptionEntry entries[] = {
     { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, "List scenarios", NULL },
@@ -25,6 +26,7 @@ static GOptionEntry entries[] = {
     { "cnp-rate", 0, 0, G_OPTION_ARG_DOUBLE, &opt_cnp, "bench: probability a data packet is CE-marked and answered by a CNP", "R" },
     { "msg-size", 0, 0, G_OPTION_ARG_INT, &opt_msg, "bench: WRITE message size (default 4096)", "BYTES" },
     { "mtu", 0, 0, G_OPTION_ARG_INT, &opt_mtu, "bench: path MTU (default 1024)", "BYTES" },
+    { "one-way", 0, 0, G_OPTION_ARG_NONE, &opt_one_way, "bench: requests only (no ACKs, NAKs or CNPs): a capture of one direction; with --msg-size 0 and --packets = --qps, one packet per QPN", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -55,6 +57,8 @@ typedef struct {
 static void bench_ack(ctx_t *c, bqp_t *q, const path_t *path, uint64_t *t, uint8_t syn, uint32_t psn)
 {
     pkt_t p;
+    if (opt_one_way)
+        return;
     pkt_init(&p);
     pkt_addr(&p, path, &q->b, &q->a);
     p.opcode = OP_ACK;
@@ -88,7 +92,7 @@ static void bench_data(ctx_t *c, bqp_t *q, const path_t *path, uint64_t *t, uint
         p.tclass = (uint8_t)(path->dscp << 2 | 3);
     *t += 100 + p.paylen / 4;
     emit(c, *t, &p, q->cv, 0, flags, 0);
-    if (ce) {
+    if (ce && !opt_one_way) {
         pkt_t n2;
         pkt_init(&n2);
         pkt_addr(&n2, path, &q->b, &q->a);
@@ -104,7 +108,8 @@ static void bench_data(ctx_t *c, bqp_t *q, const path_t *path, uint64_t *t, uint
 
 static int run_bench(const char *out, const char *manifest, guint32 seed)
 {
-    if (opt_qps < 1 || opt_qps > 65536 || opt_mtu < 256 || opt_mtu > 4096 || opt_msg < 0 ||
+    /* QPNs 0x10000 + i stay within 24 bits */
+    if (opt_qps < 1 || opt_qps > 0xff0000 || opt_mtu < 256 || opt_mtu > 4096 || opt_msg < 0 ||
         opt_msg > 1 << 24 || opt_packets < 1) {
         fprintf(stderr, "qpscen bench: bad parameters\n");
         return 2;
@@ -117,7 +122,9 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
     for (int i = 0; i < opt_qps; i++) {
         ep_v4(&qs[i].a, 10, 1, (uint8_t)(i >> 8), 1, 0x000100u + (uint32_t)i);
         ep_v4(&qs[i].b, 10, 2, (uint8_t)(i >> 8), (uint8_t)(2 + i % 200), 0x010000u + (uint32_t)i);
-        qs[i].cv = conv_new(c, "RC", "traffic", &qs[i].a, &qs[i].b);
+        /* the manifest's per-conversation counts only when one is
+         * written (a million QPs' counts take gigabytes) */
+        qs[i].cv = manifest ? conv_new(c, "RC", "traffic", &qs[i].a, &qs[i].b) : NULL;
         qs[i].psn = (uint32_t)g_rand_int_range(c->rng, 0, 0x1000000);
     }
     uint32_t mtu = (uint32_t)opt_mtu, len = (uint32_t)opt_msg;
@@ -157,8 +164,8 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
     }
     g_free(qs);
     char desc[256];
-    g_snprintf(desc, sizeof desc, "bench: %d RC QPs, WRITE %u B, MTU %u, loss %g, cnp-rate %g",
-               opt_qps, len, mtu, opt_loss, opt_cnp);
+    g_snprintf(desc, sizeof desc, "bench: %d RC QPs, WRITE %u B, MTU %u, loss %g, cnp-rate %g%s",
+               opt_qps, len, mtu, opt_loss, opt_cnp, opt_one_way ? ", requests only" : "");
     return ctx_finish(c, manifest, desc, seed) ? 1 : 0;
 }
 
@@ -171,7 +178,7 @@ int main(int argc, char **argv)
         "  qpscen --list\n"
         "  qpscen NAME -o OUT.pcap [-m MANIFEST.json] [--seed N]\n"
         "  qpscen all -d DIR\n"
-        "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R]\n");
+        "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R] [--one-way]\n");
     if (!g_option_context_parse(oc, &argc, &argv, &err)) {
         fprintf(stderr, "qpscen: %s\n", err->message);
         g_error_free(err);

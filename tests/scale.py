@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""A capture of many QPs: every packet analysed, peak RSS bounded.
+
+Usage: tests/scale.py --qptrace BIN --qpscen BIN [--qps N] [--max-rss-mib M]
+                      [--dir DIR]
+
+Makes a capture of N one-packet QPs with `qpscen bench --one-way --msg-size 0
+--packets N --qps N --loss 0` (N distinct destination QPNs, one WRITE each,
+no answers: N conversations), in a temporary directory under DIR (default
+/var/tmp; removed afterwards), then runs
+
+  qptrace summary --json -q FILE    the totals are checked against the
+                                    generator's command line: N frames, N
+                                    RoCE packets, 0 untracked, N
+                                    conversations, no QP limit in the totals
+  qptrace summary -q FILE           the text report
+
+each as a child whose peak RSS (getrusage of the child, ru_maxrss) must be
+at most M MiB; then `summary --max-qps K` (K = N / 1000): N - K packets
+untracked, K conversations, the limit and that it was reached in the
+totals, the untracked finding naming --max-qps, the text saying so.  Prints the time and the peak of each.  Exit status 0 when
+every check passes, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+failed = []
+
+
+def check(ok, what):
+    print(('ok    ' if ok else 'FAIL  ') + what, flush=True)
+    if not ok:
+        failed.append(what)
+
+
+def run(cmd, out_path):
+    """Runs cmd with stdout to out_path; (status, peak RSS in KiB, seconds)."""
+    t = time.monotonic()
+    with open(out_path, 'wb') as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        err = p.stderr.read()
+        _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = 0  # reaped above
+    if err:
+        sys.stderr.write(err.decode('utf-8', 'replace')[-2000:])
+    return os.waitstatus_to_exitcode(status), ru.ru_maxrss, time.monotonic() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--qptrace', required=True)
+    ap.add_argument('--qpscen', required=True)
+    ap.add_argument('--qps', type=int, default=1000000)
+    ap.add_argument('--max-rss-mib', type=float, default=256.0)
+    ap.add_argument('--dir', default='/var/tmp')
+    a = ap.parse_args()
+    n = a.qps
+    asan = 'ASAN_OPTIONS' in os.environ or 'LSAN_OPTIONS' in os.environ
+    with tempfile.TemporaryDirectory(prefix='qpt-scale-', dir=a.dir) as tmp:
+        cap = os.path.join(tmp, 'many-qps-%d.pcap' % n)
+        t = time.monotonic()
+        subprocess.run([a.qpscen, 'bench', '-o', cap, '--packets', str(n), '--qps', str(n),
+                        '--loss', '0', '--cnp-rate', '0', '--msg-size', '0', '--one-way'],
+                       check=True)
+        print('made %s: %d packets to %d QPNs in %.1f s (%.0f MB)'
+              % (cap, n, n, time.monotonic() - t, os.path.getsize(cap) / 1e6), flush=True)
+        out = os.path.join(tmp, 'summary.json')
+        status, rss, secs = run([a.qptrace, 'summary', '--json', '-q', cap], out)
+        print('summary --json: exit %d, %.1f s, peak RSS %.1f MiB' % (status, secs, rss / 1024),
+              flush=True)
+        check(status == 0, 'summary --json exits 0')
+        totals = {}
+        try:
+            with open(out, 'rb') as f:
+                f.seek(max(0, os.path.getsize(out) - 4096))
+                tail = f.read().decode('utf-8', 'replace')
+            totals = json.loads(tail[tail.index('"totals":') + 9:].rstrip().rstrip('}') + '}')
+        except (ValueError, OSError) as e:
+            check(False, 'totals in the JSON summary: %s' % e)
+        print('totals: %s' % totals)
+        for key, want in (('frames', n), ('iba_packets', n), ('untracked', 0),
+                          ('conversations', n)):
+            check(totals.get(key) == want, '%s = %s (want %d, from the generator\'s command line)'
+                  % (key, totals.get(key), want))
+        check('max_qps' not in totals, 'no QP limit in the totals without --max-qps')
+        check(asan or rss <= a.max_rss_mib * 1024,
+              'summary --json peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_mib))
+        status, rss, secs = run([a.qptrace, 'summary', '-q', cap], os.devnull)
+        print('summary (text): exit %d, %.1f s, peak RSS %.1f MiB' % (status, secs, rss / 1024),
+              flush=True)
+        check(status == 0, 'summary exits 0')
+        check(asan or rss <= a.max_rss_mib * 1024,
+              'summary peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_mib))
+        # --max-qps K: the QPs past K are not analysed, and the output says so
+        k = max(1, n // 1000)
+        out = os.path.join(tmp, 'limited.json')
+        status, rss, secs = run([a.qptrace, 'summary', '--json', '-q', '--max-qps', str(k), cap],
+                                out)
+        with open(out, 'rb') as f:
+            f.seek(max(0, os.path.getsize(out) - 65536))
+            tail = f.read().decode('utf-8', 'replace')
+        lt = json.loads(tail[tail.index('"totals":') + 9:].rstrip().rstrip('}') + '}')
+        print('--max-qps %d: exit %d, %.1f s, totals %s' % (k, status, secs, lt))
+        check(status == 0 and lt.get('untracked') == n - k and lt.get('conversations') == k and
+              lt.get('max_qps') == k and lt.get('qp_limit_reached') is True,
+              '--max-qps %d: %d untracked (want %d), the limit and that it was reached in the '
+              'totals' % (k, lt.get('untracked', -1), n - k))
+        check('"kind":"untracked"' in tail and '--max-qps' in tail,
+              '--max-qps %d: the untracked finding names the option' % k)
+        text = subprocess.run([a.qptrace, 'summary', '-q', '--max-qps', str(k), cap],
+                              capture_output=True, text=True).stdout
+        check('%d packets not analysed: more QPs than --max-qps %d' % (n - k, k) in text,
+              '--max-qps %d: the text totals say how many packets were not analysed' % k)
+    if failed:
+        print('%d check(s) failed' % len(failed))
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
