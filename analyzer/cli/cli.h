@@ -107,6 +107,7 @@ struct opts {
 	gchar *write_file; /* packets -w FILE: the frames shown, as a pcap */
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
 	gint top;      /* plot: --top N */
+	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
 };
