@@ -19,6 +19,7 @@
  * Memory: ROUNDS rounds of ROUND_FRAMES frames, whatever the input.
  */
 #include <string.h>
+#include <sys/resource.h>
 
 #include "qpt_flow.h"
 #include "shard.h"
@@ -55,6 +56,8 @@ struct worker {
 	GAsyncQueue *in; /* rounds to analyse */
 	GThread *thread;
 	GArray *ids; /* shard id -> global id (the calling thread's) */
+	uint64_t frames, iba; /* analysed here; RoCE/IB among them */
+	double user_s, sys_s;  /* CPU time, when QPTRACE_THREAD_TIMES is set */
 };
 
 struct shards {
@@ -88,8 +91,14 @@ static gpointer worker_main(gpointer data)
 	for (;;) {
 		struct round *r = g_async_queue_pop(w->in);
 
-		if (r->end)
+		if (r->end) {
+			struct rusage ru;
+
+			getrusage(RUSAGE_THREAD, &ru);
+			w->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+			w->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 			break;
+		}
 		for (guint k = 0; k < r->nidx[w->index]; k++) {
 			struct entry *e = &r->e[r->idx[w->index][k]];
 
@@ -103,6 +112,8 @@ static gpointer worker_main(gpointer data)
 			qpt_flow_packet(w->fl, e->f.number, e->ns, &e->pkt, &e->v);
 			e->created = qpt_flow_conv_count(w->fl) - e->first_new;
 			e->conv_now = e->v.conv >= 0 ? qpt_flow_conv_id(w->fl, e->v.conv) : -1;
+			w->frames++;
+			w->iba += e->pkt.transport != QPT_TR_NONE;
 		}
 		g_async_queue_push(w->s->done, r);
 	}
@@ -257,6 +268,12 @@ static void shards_stop(struct shards *s)
 		g_thread_join(s->w[k].thread);
 		g_async_queue_unref(s->w[k].in);
 	}
+	/* QPTRACE_THREAD_TIMES: what each analysis thread did (tests/shard.py,
+	 * tools/bench) */
+	for (unsigned k = 0; k < s->n && g_getenv("QPTRACE_THREAD_TIMES"); k++)
+		g_printerr("analysis thread %u: %.2f s user, %.2f s system; %" G_GUINT64_FORMAT
+			   " frames, %" G_GUINT64_FORMAT " RoCE/IB\n", k, s->w[k].user_s,
+			   s->w[k].sys_s, s->w[k].frames, s->w[k].iba);
 	for (int i = 0; i < ROUNDS; i++) {
 		struct round *r = &s->r[i];
 
