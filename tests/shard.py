@@ -23,7 +23,10 @@ here repeats the sharding rule.
 5. Commands that do not take -j refuse it (plot, grade, monitor, verdicts);
    -j 0 and -j x are refused.
 
-    shard.py QPTRACE ROOT
+4b. With qpscen (tools/qpscen): a made capture over 64 address pairs
+   spreads over 2, 3, 4 and 8 threads, each with a share of the frames.
+
+    shard.py QPTRACE ROOT [QPSCEN]
 """
 import concurrent.futures
 import glob
@@ -107,6 +110,7 @@ def readdress(src, dst, delta):
 
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+    qpscen = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
     os.chdir(root)
     caps = sorted(set(glob.glob("captures/**/*.pcap*", recursive=True)) |
                   set(p for p in glob.glob("captures/hostile/*")
@@ -177,6 +181,29 @@ def main():
     _, _, err = run(qptrace, ["summary", "-q", "-j", "4", "--qp", "0x1", f],
                     {"QPTRACE_THREAD_TIMES": "1"})
     check(b"analysis thread" not in err, "-j 4 --qp: one thread (the selection asks the engine)")
+
+    # 4b. a capture over many address pairs (qpscen bench: 64 QPs between
+    # 10.1.0.1 and 10.2.0.x) spreads over every thread, power of 2 or not
+    if qpscen:
+        tmp = tempfile.mkdtemp(prefix="qpt-shard-")
+        big = os.path.join(tmp, "bench-20000p-64qp.pcap")
+        try:
+            subprocess.run([qpscen, "bench", "-o", big, "--packets", "20000", "--qps", "64"],
+                           check=True, capture_output=True)
+            for j in (2, 3, 4, 8):
+                _, _, err = run(qptrace, ["summary", "-q", "-j", str(j), big],
+                                {"QPTRACE_THREAD_TIMES": "1"})
+                got = [int(m.group(1)) for m in
+                       re.finditer(rb"analysis thread \d+: .*; (\d+) frames", err)]
+                check(len(got) == j and min(got) > 20000 / j / 3,
+                      f"qpscen bench, -j {j}: every thread has a share of the frames ({got})")
+            compare_all(qptrace, [([*c, "-q", big], f"{' '.join(c)} qpscen bench 20,000 packets")
+                                  for c in (["summary", "--json"], ["summary", "-l"],
+                                            ["events", "--json"])])
+        finally:
+            if os.path.exists(big):
+                os.unlink(big)
+            os.rmdir(tmp)
 
     # 5. who takes -j
     for c in (["plot", "-o", os.devnull], ["grade"], ["monitor"], ["verdicts"]):

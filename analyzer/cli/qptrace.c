@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 		{ C_PLOT, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
 			    "Plot the N conversations with the most retransmissions", "N" } },
 		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
-					  "Analyse on N threads, the output the same as with 1 (default: the cores, up to 16; 1 below 4 cores)", "N" } },
+					  "Analyse on N threads, the output the same as with 1 (default: the cores less 2, up to 16; 1 below 4 cores)", "N" } },
 		{ C_READ, { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
 			    "No per-file counts or progress on stderr", NULL } },
 		{ C_MONITOR, { "interface", 'i', 0, G_OPTION_ARG_STRING, &qpt_monitor_opts.iface,

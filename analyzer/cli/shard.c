@@ -79,9 +79,12 @@ unsigned qpt_default_jobs(void)
 {
 	guint cores = g_get_num_processors();
 
+	/* the reading thread and the calling thread (decoding, merging) keep
+	 * a core each; below that, the analysis threads only take turns with
+	 * them (tools/bench/README.md: -j 2 on 2 cores) */
 	if (cores < QPT_SHARD_MIN_CORES)
 		return 1;
-	return MIN(cores, 16u);
+	return MIN(cores - 2, 16u);
 }
 
 static gpointer worker_main(gpointer data)
@@ -89,7 +92,7 @@ static gpointer worker_main(gpointer data)
 	struct worker *w = data;
 
 	for (;;) {
-		struct round *r = g_async_queue_pop(w->in);
+		struct round *r = qpt_queue_pop(w->in);
 
 		if (r->end) {
 			struct rusage ru;
@@ -115,7 +118,7 @@ static gpointer worker_main(gpointer data)
 			w->frames++;
 			w->iba += e->pkt.transport != QPT_TR_NONE;
 		}
-		g_async_queue_push(w->s->done, r);
+		qpt_queue_push(w->s->done, r);
 	}
 	return NULL;
 }
@@ -155,9 +158,18 @@ static unsigned shard_of(struct shards *s, const struct qpt_frame *f, const stru
 		memcpy(w, a, 16);
 		memcpy(w + 2, b, 16);
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
-		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
-	shard = (unsigned)((h ^ (h >> 29)) % s->n);
+	/* MurmurHash3's 64-bit finalizer after each word: every bit of the
+	 * addresses reaches the low bits (a multiply alone leaves them to the
+	 * words' low bytes, the constant ::ffff of IPv4-mapped addresses) */
+	for (size_t i = 0; i < G_N_ELEMENTS(w); i++) {
+		h ^= w[i];
+		h ^= h >> 33;
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
+		h *= 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 33;
+	}
+	shard = (unsigned)(h % s->n);
 	/* the engine's test for a CM message (qpt_flow.c), then a REQ */
 	if (p->flags & QPT_HAS_BTH && p->bth.dqpn <= 1 && (p->bth.opcode & 0xe0) == QPT_SVC_UD &&
 	    p->flags & QPT_HAS_CM && p->cm.msg == QPT_CM_REQ) {
@@ -182,7 +194,7 @@ static int32_t global_id(const struct worker *w, int32_t id)
 static void merge(struct shards *s, struct round *r)
 {
 	while (r->done < (int)s->n) {
-		struct round *x = g_async_queue_pop(s->done);
+		struct round *x = qpt_queue_pop(s->done);
 
 		x->done++;
 	}
@@ -216,7 +228,7 @@ static void merge(struct shards *s, struct round *r)
 static void send(struct shards *s, struct round *r)
 {
 	for (unsigned k = 0; k < s->n; k++)
-		g_async_queue_push(s->w[k].in, r);
+		qpt_queue_push(s->w[k].in, r);
 	s->sent++;
 }
 
@@ -263,7 +275,7 @@ static void shards_start(struct shards *s, unsigned n)
 static void shards_stop(struct shards *s)
 {
 	for (unsigned k = 0; k < s->n; k++)
-		g_async_queue_push(s->w[k].in, &s->stop);
+		qpt_queue_push(s->w[k].in, &s->stop);
 	for (unsigned k = 0; k < s->n; k++) {
 		g_thread_join(s->w[k].thread);
 		g_async_queue_unref(s->w[k].in);
@@ -366,6 +378,11 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 	g_free(fls);
 	g_free(ids);
 	g_free(s.w);
+	/* the QP limit (qpt_flow_opts.max_halves) is each engine's: past it
+	 * in one of them, -j 1 may have tracked fewer */
+	if (qpt_flow_totals(fl)->untracked && !o->quiet)
+		g_printerr("qptrace: with -j %u the limit on QPs tracked applies to each analysis "
+			   "thread: -j 1 for the limit of one engine\n", jobs);
 }
 
 static gint by_frame(gconstpointer a, gconstpointer b)

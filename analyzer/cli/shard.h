@@ -13,8 +13,9 @@
 
 #define QPT_MAX_JOBS 256
 
-/* -j's default: the cores available (g_get_num_processors()) capped at
- * 16, and 1 below QPT_SHARD_MIN_CORES cores, where sharding does not pay
+/* -j's default: the cores available (g_get_num_processors()) less the
+ * reading and the calling thread's, at most 16; 1 below
+ * QPT_SHARD_MIN_CORES cores, where sharding does not pay
  * (tools/bench/README.md). */
 #define QPT_SHARD_MIN_CORES 4
 unsigned qpt_default_jobs(void);
