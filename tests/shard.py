@@ -136,7 +136,9 @@ def main():
     for f in rxe[::4]:
         multi.append((["summary", "--json", "-q", "-c", "77", f], f"summary -c 77 {f}"))
         multi.append((["events", "-q", "--from", "+0.0005", f], f"events --from +0.0005 {f}"))
-        multi.append((["packets", "-q", "-c", "33", f], f"packets -c 33 {f}"))
+        # (without -q: packets' stderr line counts the frames read)
+        multi.append((["packets", "-c", "33", f], f"packets -c 33 {f}"))
+        multi.append((["events", "-c", "41", f], f"events -c 41 {f}"))
     compare_all(qptrace, multi)
 
     tmp = tempfile.mkdtemp(prefix="qpt-shard-")
@@ -181,6 +183,12 @@ def main():
     _, _, err = run(qptrace, ["summary", "-q", "-j", "4", "--qp", "0x1", f],
                     {"QPTRACE_THREAD_TIMES": "1"})
     check(b"analysis thread" not in err, "-j 4 --qp: one thread (the selection asks the engine)")
+    # packets -c N stops where it has shown N: reading ahead would meet the
+    # cut that one thread never reaches
+    cut = "captures/hostile/rping_cut_mid_record.pcap"
+    ref = run(qptrace, ["packets", "-j", "1", "-c", "3", cut])
+    got = run(qptrace, ["packets", "-j", "4", "-c", "3", cut])
+    check(ref[0] == 0 and got == ref, f"packets -j 4 -c 3 {cut}: exit 0, as -j 1 ({got[0]})")
 
     # 4b. a capture over many address pairs (qpscen bench: 64 QPs between
     # 10.1.0.1 and 10.2.0.x) spreads over every thread, power of 2 or not

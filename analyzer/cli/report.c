@@ -258,9 +258,12 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	an->opened = true;
 	an->label = qpt_input_label(in);
 	/* -j N: analysis threads, unless the frame function asks the engine
-	 * about conversations while frames come (--conv, --qp, --addr) or
-	 * needs the frames' bytes (-w) */
-	if (o->jobs > 1 && !qpt_selecting(o) && !an->need_data) {
+	 * about conversations while frames come (--conv, --qp, --addr), needs
+	 * the frames' bytes (-w) or stops the reading itself (packets -c N:
+	 * the threads read ahead of it, into a read error one thread never
+	 * meets) */
+	if (o->jobs > 1 && !qpt_selecting(o) && !an->need_data &&
+	    !(an->own_count && o->count > 0)) {
 		qpt_shard_analyse(o, in, errors, (unsigned)o->jobs, fl, an, fn, user);
 		goto analysed;
 	}

@@ -35,6 +35,7 @@ struct entry {
 	int32_t first_new, created; /* ids the frame handed out (shard's) */
 	int32_t conv_now;	 /* v.conv after the frame (qpt_flow_conv_id) */
 	uint16_t shard;
+	uint64_t read_at, matched_at; /* qpt_analysis' counts after this frame */
 	struct qpt_pkt pkt;
 	struct qpt_verdict v;
 };
@@ -215,8 +216,15 @@ static void merge(struct shards *s, struct round *r)
 		v->conv = global_id(w, e->conv_now);
 		for (unsigned k = 0; k < v->nevents; k++)
 			v->ev[k].conv = global_id(w, v->ev[k].conv);
-		if (s->fn && !s->an->stop)
+		if (s->fn && !s->an->stop) {
 			s->fn(s->user, &e->f, e->ns, &e->pkt, v);
+			/* the frame function stopped the reading here: the frames
+			 * read ahead of the merge were not read, as with one thread */
+			if (s->an->stop) {
+				s->an->frames_read = e->read_at;
+				s->an->frames_matched = e->matched_at;
+			}
+		}
 	}
 	r->n = 0;
 	r->done = 0;
@@ -336,6 +344,8 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 		e->f.data = NULL;
 		e->f.pkt = &e->pkt;
 		e->ns = ns;
+		e->read_at = an->frames_read;
+		e->matched_at = an->frames_matched;
 		e->have_prev = have_prev;
 		e->prev_ns = prev_ns;
 		have_prev = true;
