@@ -217,3 +217,63 @@ void qpt_flow_finish(struct qpt_flow *fl)
 		fl_pend_flush(h); /* messages whose start never showed */
 	}
 }
+
+int32_t qpt_flow_conv_count(struct qpt_flow *fl)
+{
+	return (int32_t)fl->convs->len;
+}
+
+void qpt_flow_set_previous_time(struct qpt_flow *fl, int64_t ns)
+{
+	fl->have_ns = true;
+	fl->last_ns = ns;
+}
+
+void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids)
+{
+	const struct qpt_totals *s = &part->t;
+	struct qpt_totals *t = &fl->t;
+	GHashTableIter it;
+	gpointer key, val;
+
+	for (guint i = 0; i < part->convs->len; i++) {
+		struct qpt_conv *c = g_ptr_array_index(part->convs, i);
+
+		g_assert(ids[i] >= 0);
+		c->id = ids[i];
+		if (c->merged_into >= 0)
+			c->merged_into = ids[c->merged_into];
+		if ((guint)ids[i] >= fl->convs->len)
+			g_ptr_array_set_size(fl->convs, (guint)ids[i] + 1);
+		g_assert(!fl->convs->pdata[ids[i]]);
+		fl->convs->pdata[ids[i]] = c;
+	}
+	g_ptr_array_set_free_func(part->convs, NULL); /* fl's now */
+	/* CM requests by comm ID.  One engine keeps the first REQ of an ID and
+	 * takes a later one as resent, whoever sent it: the caller sends a
+	 * REQ whose comm ID an earlier REQ took to that REQ's engine (as
+	 * analyzer/cli/shard.c does), so an ID is in one part only. */
+	g_hash_table_iter_init(&it, part->cm);
+	while (g_hash_table_iter_next(&it, &key, &val)) {
+		if (g_hash_table_contains(fl->cm, key))
+			continue; /* cannot be (above): stays part's */
+		g_hash_table_insert(fl->cm, key, val);
+		g_hash_table_iter_steal(&it);
+	}
+	t->frames += s->frames;
+	t->iba_packets += s->iba_packets;
+	t->tracked += s->tracked;
+	t->untracked += s->untracked;
+	t->management += s->management;
+	t->malformed += s->malformed;
+	t->bad_icrc += s->bad_icrc;
+	t->conversations += s->conversations;
+	t->cm_unknown_comm_id += s->cm_unknown_comm_id;
+	t->cm_rejects += s->cm_rejects;
+	t->fragmented_roce_packets += s->fragmented_roce_packets;
+	t->time_backwards += s->time_backwards;
+	t->cut_by_snaplen += s->cut_by_snaplen;
+	t->snaplen = MAX(t->snaplen, s->snaplen);
+	fl->nhalves += part->nhalves;
+	fl->ntaps = MAX(fl->ntaps, part->ntaps);
+}

@@ -189,4 +189,22 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
 /* The conversation with that id now (following folds), NULL when none. */
 const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
 
+
+/* ---- sharded analysis (qptrace -j N, analyzer/cli/shard.c) --------------
+ * Several engines, each fed the frames of its own address pairs in frame
+ * order, give what one engine fed every frame gives, with these: */
+/* Conversation ids handed out so far (the next new one's id). */
+int32_t qpt_flow_conv_count(struct qpt_flow *fl);
+/* The time of the frame before the next one fed to fl, when that frame
+ * went to another engine: time_backwards compares with it. */
+void qpt_flow_set_previous_time(struct qpt_flow *fl, int64_t ns);
+/* Moves the conversations and CM requests of part (finished, drained)
+ * into fl, which was fed no frame: part's conversation i becomes fl's
+ * conversation ids[i] (ids of merges follow), totals are added.  Once
+ * every part is moved, fl answers qpt_flow_conversations(),
+ * qpt_flow_cm_attempts(), qpt_flow_totals(), qpt_flow_conv_id() and
+ * qpt_flow_conv() as the one engine would; part keeps only its halves
+ * (free it).  The ids of all parts together must be 0..n-1. */
+void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids);
+
 #endif

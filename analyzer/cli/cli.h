@@ -108,6 +108,7 @@ struct opts {
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
 	gint top;      /* plot: --top N */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
+	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
 };
@@ -229,5 +230,41 @@ uint64_t qpt_decompress_raw_pos(const void *handle);
 extern volatile sig_atomic_t qpt_interrupted;
 #define QPT_WAKE_SIGNAL SIGUSR2
 void qpt_interrupt_install(void);
+
+
+/* Hand-offs between threads through a GAsyncQueue.  ThreadSanitizer does
+ * not see GLib's futex-based GMutex (every hand-off looks like a race), so
+ * a -Db_sanitize=thread build tells it: what is pushed was released by the
+ * pusher and is acquired by the popper. */
+#if defined(__SANITIZE_THREAD__)
+#define QPT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define QPT_TSAN 1
+#endif
+#endif
+#ifdef QPT_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static inline void qpt_queue_push(GAsyncQueue *q, gpointer p)
+{
+	__tsan_release(p);
+	g_async_queue_push(q, p);
+}
+static inline gpointer qpt_queue_got(gpointer p)
+{
+	if (p)
+		__tsan_acquire(p);
+	return p;
+}
+#define qpt_queue_pop(q) qpt_queue_got(g_async_queue_pop(q))
+#define qpt_queue_timeout_pop(q, us) qpt_queue_got(g_async_queue_timeout_pop(q, us))
+#define qpt_queue_try_pop(q) qpt_queue_got(g_async_queue_try_pop(q))
+#else
+#define qpt_queue_push g_async_queue_push
+#define qpt_queue_pop g_async_queue_pop
+#define qpt_queue_timeout_pop g_async_queue_timeout_pop
+#define qpt_queue_try_pop g_async_queue_try_pop
+#endif
 
 #endif

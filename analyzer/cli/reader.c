@@ -599,8 +599,8 @@ static void thread_times(const char *who, const char *more)
 static struct batch *next_batch(struct qpt_input *in, struct batch *b)
 {
 	if (b)
-		g_async_queue_push(in->full, b);
-	b = g_async_queue_pop(in->empty);
+		qpt_queue_push(in->full, b);
+	b = qpt_queue_pop(in->empty);
 	b->n = 0;
 	b->used = 0;
 	b->decoded = in->o.decode &&
@@ -666,7 +666,7 @@ static gpointer reader_thread(gpointer data)
 	b->end = true;
 	b->errors = errors;
 	g_atomic_int_set(&in->reader_ended, 1);
-	g_async_queue_push(in->full, b);
+	qpt_queue_push(in->full, b);
 	return NULL;
 }
 
@@ -679,7 +679,7 @@ static struct batch *pop_full(struct qpt_input *in)
 	int waited = 0;
 
 	for (;;) {
-		struct batch *b = g_async_queue_timeout_pop(in->full, 100000);
+		struct batch *b = qpt_queue_timeout_pop(in->full, 100000);
 
 		if (b)
 			return b;
@@ -703,7 +703,7 @@ static void start_thread(struct qpt_input *in)
 		b->buf = g_malloc(b->cap);
 		if (in->o.decode)
 			b->pkt = g_new(struct qpt_pkt, BATCH_FRAMES);
-		g_async_queue_push(in->empty, b);
+		qpt_queue_push(in->empty, b);
 	}
 	in->thread = g_thread_new("qptrace-reader", reader_thread, in);
 }
@@ -747,7 +747,7 @@ int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors)
 				in->c.done = true;
 				continue;
 			}
-			g_async_queue_push(in->empty, in->c.cur);
+			qpt_queue_push(in->empty, in->c.cur);
 		}
 		in->c.cur = pop_full(in);
 		in->c.cur_idx = 0;
@@ -796,7 +796,7 @@ void qpt_input_close(struct qpt_input *in)
 					in->c.done = true;
 					break;
 				}
-				g_async_queue_push(in->empty, in->c.cur);
+				qpt_queue_push(in->empty, in->c.cur);
 			}
 			in->c.cur = in->c.stuck ? NULL : pop_full(in);
 			if (!in->c.cur) {
@@ -812,9 +812,9 @@ void qpt_input_close(struct qpt_input *in)
 		g_thread_join(in->thread);
 		if (in->c.cur)
 			free_batch(in->c.cur);
-		for (struct batch *b; (b = g_async_queue_try_pop(in->full));)
+		for (struct batch *b; (b = qpt_queue_try_pop(in->full));)
 			free_batch(b);
-		for (struct batch *b; (b = g_async_queue_try_pop(in->empty));)
+		for (struct batch *b; (b = qpt_queue_try_pop(in->empty));)
 			free_batch(b);
 		g_async_queue_unref(in->full);
 		g_async_queue_unref(in->empty);

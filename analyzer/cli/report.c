@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "shard.h"
 #include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "qpt_rank.h"
@@ -256,6 +257,17 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	}
 	an->opened = true;
 	an->label = qpt_input_label(in);
+	/* -j N: analysis threads, unless the frame function asks the engine
+	 * about conversations while frames come (--conv, --qp, --addr), needs
+	 * the frames' bytes (-w) or stops the reading itself (packets -c N:
+	 * the threads read ahead of it, into a read error one thread never
+	 * meets), or --max-qps bounds the QPs (a limit of one engine: the
+	 * same QPs past it as -j 1) */
+	if (o->jobs > 1 && !qpt_selecting(o) && !an->need_data &&
+	    !(an->own_count && o->count > 0) && !o->max_qps) {
+		qpt_shard_analyse(o, in, errors, (unsigned)o->jobs, fl, an, fn, user);
+		goto analysed;
+	}
 	while (!an->stop && qpt_input_next(in, &f, errors) > 0) {
 		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
 
@@ -285,17 +297,12 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		}
 	}
 	qpt_input_close(in);
-	/* the events still undecided at the end (of earlier frames) */
-	qpt_flow_drain(fl, &v);
-	if (fn && v.nevents && an->have_t0 && !an->stop) {
-		static const struct qpt_pkt none;
-		struct qpt_frame last = { .in_window = true, .file = "" };
-
-		fn(user, &last, 0, &none, &v);
-	}
+	/* the events still undecided at the end (of earlier frames), by frame */
+	qpt_drain_deliver(&fl, 1, NULL, an, fn, user);
+	qpt_flow_finish(fl);
+analysed:
 	if (qpt_interrupted)
 		an->interrupted = true; /* what was read before Ctrl-C */
-	qpt_flow_finish(fl);
 	if (keep_errors)
 		return errors->len ? 2 : 0;
 	status |= qpt_errors_print(errors);
