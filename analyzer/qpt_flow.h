@@ -158,6 +158,13 @@ struct qpt_cm_attempt {
  * engine's (as for qpt_flow_conversations). */
 GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl);
 const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
+/* PFC and PAUSE frames per priority and the conversations they stalled
+ * (qpt_pfc.h); the engine's, valid until qpt_flow_free(). */
+struct qpt_pfc;
+struct qpt_pfc *qpt_flow_pfc(struct qpt_flow *fl);
+/* The conversations pauses on priority prio stalled, by their ids now
+ * (folds followed), each once, ascending: int32_t, the caller's. */
+GArray *qpt_flow_pfc_stalled(struct qpt_flow *fl, unsigned prio);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);

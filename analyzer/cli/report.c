@@ -4,11 +4,13 @@
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli.h"
 #include "qpt_findings.h"
 #include "qpt_flow.h"
+#include "qpt_pfc.h"
 #include "qpt_rank.h"
 
 static double secs(int64_t ns)
@@ -709,6 +711,115 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append(o, "]}");
 }
 
+/* ---- summary: PFC and PAUSE per priority (qpt_pfc.h) --------------------- */
+
+double qpt_link_bps;
+
+gboolean qpt_opt_link_speed(const gchar *name, const gchar *value, gpointer data,
+			    GError **error)
+{
+	static const struct { const char *s; double mul; } units[] = {
+		{ "", 1 }, { "k", 1e3 }, { "K", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
+	};
+	static const char *const tails[] = { "", "b/s", "bit/s", "bps" };
+	char *end = NULL;
+	double v = g_ascii_strtod(value, &end);
+
+	(void)data;
+	if (end != value && v > 0 && isfinite(v)) {
+		for (size_t u = 0; u < G_N_ELEMENTS(units); u++) {
+			size_t n = strlen(units[u].s);
+
+			if (strncmp(end, units[u].s, n))
+				continue;
+			for (size_t t = 0; t < G_N_ELEMENTS(tails); t++)
+				if (!strcmp(end + n, tails[t]) && v * units[u].mul >= 1 &&
+				    v * units[u].mul <= 1e15) {
+					qpt_link_bps = v * units[u].mul;
+					return TRUE;
+				}
+		}
+	}
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "bad %s '%s': bits per second, e.g. 100G, 25G, 400Gb/s or 10000000000",
+		    name, value);
+	return FALSE;
+}
+
+static void json_pfc(GString *o, struct qpt_flow *fl)
+{
+	const struct qpt_pfc *pf = qpt_flow_pfc(fl);
+	bool first = true;
+
+	g_string_append(o, ",\"pfc\":[");
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
+		GArray *ids;
+
+		if (!pr->pause_frames)
+			continue;
+		g_string_append_printf(o, "%s{\"priority\":%u,\"pause_frames\":%" PRIu64
+				       ",\"xoff_frames\":%" PRIu64 ",\"xon_frames\":%" PRIu64
+				       ",\"pause_8023x\":%" PRIu64 ",\"quanta_total\":%" PRIu64,
+				       first ? "" : ",", p, pr->pause_frames, pr->xoff_frames,
+				       pr->xon_frames, pr->pause_8023x, pr->quanta_total);
+		if (qpt_pfc_link_speed(pf) > 0)
+			g_string_append_printf(o, ",\"pause_us\":%.3f",
+					       qpt_pfc_quanta_us(pf, pr->quanta_total));
+		g_string_append_printf(o, ",\"windows\":%" PRIu64 ",\"roce_packets\":%" PRIu64
+				       ",\"stalled_conversations\":[", pr->windows, pr->data_packets);
+		ids = qpt_flow_pfc_stalled(fl, p);
+		for (guint i = 0; i < ids->len; i++)
+			g_string_append_printf(o, "%s%d", i ? "," : "", g_array_index(ids, int32_t, i));
+		g_array_free(ids, TRUE);
+		g_string_append(o, "]}");
+		first = false;
+	}
+	g_string_append_c(o, ']');
+}
+
+static void text_pfc(GString *o, struct qpt_flow *fl)
+{
+	const struct qpt_pfc *pf = qpt_flow_pfc(fl);
+	char rate[32];
+
+	if (!qpt_pfc_any(pf))
+		return;
+	if (qpt_pfc_link_speed(pf) > 0)
+		g_string_append_printf(o, "PFC/PAUSE pauses per priority (link %s):\n",
+				       qpt_format_rate(qpt_pfc_link_speed(pf), rate, sizeof(rate)));
+	else
+		g_string_append(o, "PFC/PAUSE pauses per priority (link speed unknown: "
+				   "--link-speed gives pause times):\n");
+	g_string_append(o, "  priority  frames    XOFF     XON        quanta  pause time  "
+			   "RoCE packets  stalled conversations\n");
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
+		char t[32];
+		GArray *ids;
+
+		if (!pr->pause_frames)
+			continue;
+		if (qpt_pfc_link_speed(pf) > 0)
+			qpt_format_duration_us(qpt_pfc_quanta_us(pf, pr->quanta_total), t, sizeof(t));
+		else
+			g_strlcpy(t, "-", sizeof(t));
+		g_string_append_printf(o, "  %8u %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %13" PRIu64 " ",
+				       p, pr->pause_frames, pr->xoff_frames, pr->xon_frames,
+				       pr->quanta_total);
+		cell_pad(o, t, 11);
+		g_string_append_printf(o, " %13" PRIu64 "  ", pr->data_packets);
+		ids = qpt_flow_pfc_stalled(fl, p);
+		for (guint i = 0; i < ids->len; i++)
+			g_string_append_printf(o, "%s%d", i ? ", " : "", g_array_index(ids, int32_t, i));
+		if (!ids->len)
+			g_string_append(o, "-");
+		g_array_free(ids, TRUE);
+		g_string_append_c(o, '\n');
+	}
+	g_string_append_c(o, '\n');
+}
+
 /* ---- summary: the diagnosis and one line per conversation ---------------- */
 
 static void text_findings(GString *o, GArray *fs)
@@ -938,6 +1049,7 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
 		json_findings(o, fs);
+		json_pfc(o, r->fl);
 		g_string_append_printf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
 				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
@@ -974,6 +1086,7 @@ static void summary_out(struct run *r, const char *file)
 		text_conv_table(o, shown);
 	}
 	text_attempts(o, att);
+	text_pfc(o, r->fl);
 	g_string_append_printf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
@@ -1063,6 +1176,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
 	r.fl = qpt_flow_new(NULL);
+	qpt_pfc_set_link_speed(qpt_flow_pfc(r.fl), qpt_link_bps);
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
