@@ -3,7 +3,7 @@
  * RoCE streams (RC WRITE Only 1024 B, an ACK per 8) tagged 802.1Q with a
  * chosen priority (PCP), and MAC control frames from the switch port
  * (02:00:00:00:00:fe to 01:80:c2:00:00:01, ethertype 0x8808, untagged, 60
- * bytes without FCS):
+ * bytes without FCS; pfc_mismatch's refresh behind an 802.1Q tag, VID 100):
  *
  *   PAUSE | opcode 0x0001 | pause_time:16 | pad |
  *   PFC   | opcode 0x0101 | class-enable vector:16 | time[0..7]:16 each | pad |
@@ -46,6 +46,7 @@ typedef struct {
     stream_t *s;
     uint16_t cev, q[NPRIO];
     uint32_t len, caplen; /* EV_RAW: a MAC control frame cut or short */
+    int vlan;             /* EV_PFC: behind an 802.1Q tag (VID 100, PCP 0) */
     const char *note;
 } ev_t;
 
@@ -98,16 +99,27 @@ static gint ev_cmp(gconstpointer pa, gconstpointer pb)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* 14-byte Ethernet header of a MAC control frame, then the opcode. */
-static uint8_t *macc_head(uint8_t *f, uint16_t opcode)
+/* 14-byte Ethernet header of a MAC control frame (18 with a tag), then
+ * the opcode. */
+static uint8_t *macc_head_tag(uint8_t *f, uint16_t opcode, int vlan)
 {
     static const uint8_t dst[6] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x01 };
     static const uint8_t src[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0xfe };
-    memset(f, 0, 60);
+    memset(f, 0, 64);
     memcpy(f, dst, 6);
     memcpy(f + 6, src, 6);
-    uint8_t *w = put16(f + 12, 0x8808);
+    uint8_t *w = f + 12;
+    if (vlan) {
+        w = put16(w, 0x8100);
+        w = put16(w, 100);
+    }
+    w = put16(w, 0x8808);
     return put16(w, opcode);
+}
+
+static uint8_t *macc_head(uint8_t *f, uint16_t opcode)
+{
+    return macc_head_tag(f, opcode, 0);
 }
 
 static void write_pkt(gen_t *g, stream_t *s, uint64_t t)
@@ -164,11 +176,11 @@ static void run(gen_t *g, GArray *evs)
             ack_pkt(g, e->s, e->t);
             break;
         case EV_PFC:
-            w = macc_head(f, 0x0101);
+            w = macc_head_tag(f, 0x0101, e->vlan);
             w = put16(w, e->cev);
             for (int p = 0; p < NPRIO; p++)
                 w = put16(w, e->q[p]);
-            emit_raw(g->c, e->t, f, 60, 0);
+            emit_raw(g->c, e->t, f, e->vlan ? 64 : 60, 0);
             for (int p = 0; p < NPRIO; p++) {
                 if (!(e->cev & (1u << p)))
                     continue;
@@ -301,6 +313,7 @@ void s_pfc_mismatch(ctx_t *c)
     burst(evs, &s0, t0, 64, 1000);
     add_pfc(evs, t0 + 10200, 0x0001, 0, 0xffff);
     add_pfc(evs, t0 + 30200, 0x0001, 0, 0xffff);
+    g_array_index(evs, ev_t, evs->len - 1).vlan = 1; /* the refresh behind a tag */
     add_pfc(evs, t0 + 50200, 0x0001, 0, 0);
     run(&g, evs);
     g_array_free(evs, TRUE);
