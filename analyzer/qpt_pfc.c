@@ -75,6 +75,32 @@ const struct qpt_pfc_prio *qpt_pfc_prio(const struct qpt_pfc *pf, unsigned p)
 	return p < QPT_PFC_PRIOS ? &pf->prio[p] : NULL;
 }
 
+bool qpt_parse_bps(const char *s, double *bps)
+{
+	static const struct { const char *s; double mul; } units[] = {
+		{ "", 1 }, { "k", 1e3 }, { "K", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
+	};
+	static const char *const tails[] = { "", "b/s", "bit/s", "bps" };
+	char *end = NULL;
+	double v = g_ascii_strtod(s, &end);
+
+	if (end == s || !(v > 0) || !isfinite(v))
+		return false;
+	for (size_t u = 0; u < G_N_ELEMENTS(units); u++) {
+		size_t n = strlen(units[u].s);
+
+		if (strncmp(end, units[u].s, n))
+			continue;
+		for (size_t t = 0; t < G_N_ELEMENTS(tails); t++)
+			if (!strcmp(end + n, tails[t]) && v * units[u].mul >= 1 &&
+			    v * units[u].mul <= 1e15) {
+				*bps = v * units[u].mul;
+				return true;
+			}
+	}
+	return false;
+}
+
 double qpt_pfc_quanta_us(const struct qpt_pfc *pf, uint64_t quanta)
 {
 	return pf->bps > 0 ? (double)quanta * 512.0 / pf->bps * 1e6 : -1;

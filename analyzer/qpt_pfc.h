@@ -85,6 +85,10 @@ void qpt_pfc_finish(struct qpt_pfc *pf, int64_t last_ns);
 /* Any MAC control PAUSE or PFC frame seen. */
 bool qpt_pfc_any(const struct qpt_pfc *pf);
 const struct qpt_pfc_prio *qpt_pfc_prio(const struct qpt_pfc *pf, unsigned p);
+/* A link speed as people write it: bits per second with an optional k, M,
+ * G or T and an optional "b/s", "bit/s" or "bps" ("100G", "25Gb/s",
+ * "10000000000"); false when it is not one (or not 1 b/s to 1 Pb/s). */
+bool qpt_parse_bps(const char *s, double *bps);
 /* The pause time quanta ask for at the link speed, in µs (< 0: unknown). */
 double qpt_pfc_quanta_us(const struct qpt_pfc *pf, uint64_t quanta);
 

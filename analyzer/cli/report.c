@@ -718,28 +718,9 @@ double qpt_link_bps;
 gboolean qpt_opt_link_speed(const gchar *name, const gchar *value, gpointer data,
 			    GError **error)
 {
-	static const struct { const char *s; double mul; } units[] = {
-		{ "", 1 }, { "k", 1e3 }, { "K", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
-	};
-	static const char *const tails[] = { "", "b/s", "bit/s", "bps" };
-	char *end = NULL;
-	double v = g_ascii_strtod(value, &end);
-
 	(void)data;
-	if (end != value && v > 0 && isfinite(v)) {
-		for (size_t u = 0; u < G_N_ELEMENTS(units); u++) {
-			size_t n = strlen(units[u].s);
-
-			if (strncmp(end, units[u].s, n))
-				continue;
-			for (size_t t = 0; t < G_N_ELEMENTS(tails); t++)
-				if (!strcmp(end + n, tails[t]) && v * units[u].mul >= 1 &&
-				    v * units[u].mul <= 1e15) {
-					qpt_link_bps = v * units[u].mul;
-					return TRUE;
-				}
-		}
-	}
+	if (qpt_parse_bps(value, &qpt_link_bps))
+		return TRUE;
 	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 		    "bad %s '%s': bits per second, e.g. 100G, 25G, 400Gb/s or 10000000000",
 		    name, value);
