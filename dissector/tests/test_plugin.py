@@ -329,6 +329,8 @@ def check_capture(env, qptrace, cap, label):
     cli = {}
     for line in out.splitlines():
         r = json.loads(line)
+        if r.get("transport") == "MAC-control":
+            continue  # PFC/PAUSE: Wireshark's macc decodes them (check_pfc)
         cli[r["frame"]] = r
     fields = [c[0] for c in COMPARE] + ANALYSIS_FIELDS
     rows, err = tshark_fields(env, cap, fields)
