@@ -26,8 +26,9 @@ struct qpt_pfc {
 	struct qpt_pfc_prio prio[QPT_PFC_PRIOS];
 	struct win win[QPT_PFC_PRIOS];
 	uint64_t serial;
-	GHashTable *dirs; /* (conv << 1 | dir) + 1 -> struct pdir */
-	struct pdir *last; /* the last one looked up */
+	/* struct pdir by conv << 1 | dir (ids are dense: no hashing per
+	 * packet); NULL where none */
+	GPtrArray *dirs;
 	struct qpt_pfc_frame_info info; /* of the last MAC control frame */
 };
 
@@ -35,7 +36,7 @@ struct qpt_pfc *qpt_pfc_new(void)
 {
 	struct qpt_pfc *pf = g_new0(struct qpt_pfc, 1);
 
-	pf->dirs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	pf->dirs = g_ptr_array_new_with_free_func(g_free);
 	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
 		pf->prio[p].stalled = g_array_new(FALSE, FALSE, sizeof(int32_t));
 		pf->win[p].cands = g_ptr_array_new();
@@ -51,7 +52,7 @@ void qpt_pfc_free(struct qpt_pfc *pf)
 		g_array_free(pf->prio[p].stalled, TRUE);
 		g_ptr_array_free(pf->win[p].cands, TRUE);
 	}
-	g_hash_table_destroy(pf->dirs);
+	g_ptr_array_free(pf->dirs, TRUE);
 	g_free(pf);
 }
 
@@ -191,19 +192,13 @@ static void pause_prio(struct qpt_pfc *pf, unsigned p, uint64_t frame, int64_t n
 		pr->windows++;
 	}
 	/* the conversations on p that were sending */
-	{
-		GHashTableIter it;
-		gpointer val;
+	for (guint i = 0; i < pf->dirs->len; i++) {
+		struct pdir *d = g_ptr_array_index(pf->dirs, i);
 
-		g_hash_table_iter_init(&it, pf->dirs);
-		while (g_hash_table_iter_next(&it, NULL, &val)) {
-			struct pdir *d = val;
-
-			if (d->prio == (int8_t)p && d->last_ns <= ns &&
-			    ns - d->last_ns <= QPT_PFC_ACTIVE_NS) {
-				d->cand = w->serial;
-				g_ptr_array_add(w->cands, d);
-			}
+		if (d && d->prio == (int8_t)p && d->last_ns <= ns &&
+		    ns - d->last_ns <= QPT_PFC_ACTIVE_NS) {
+			d->cand = w->serial;
+			g_ptr_array_add(w->cands, d);
 		}
 	}
 }
@@ -249,40 +244,33 @@ void qpt_pfc_frame(struct qpt_pfc *pf, uint64_t frame, int64_t ns, const struct 
 		if (!(mask & (1u << p)))
 			info->pause_us[p] = -1;
 	}
-	{
-		GHashTableIter it;
-		gpointer val;
+	for (guint i = 0; i < pf->dirs->len; i++) {
+		const struct pdir *d = g_ptr_array_index(pf->dirs, i);
 
-		g_hash_table_iter_init(&it, pf->dirs);
-		while (g_hash_table_iter_next(&it, NULL, &val)) {
-			const struct pdir *d = val;
-
-			if (d->prio >= 0 && d->last_ns <= ns && ns - d->last_ns <= QPT_PFC_ACTIVE_NS)
-				info->active[(unsigned)d->prio]++;
-		}
+		if (d && d->prio >= 0 && d->last_ns <= ns && ns - d->last_ns <= QPT_PFC_ACTIVE_NS)
+			info->active[(unsigned)d->prio]++;
 	}
 }
 
 void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir)
 {
 	unsigned p = pcp < 0 || pcp >= QPT_PFC_PRIOS ? 0 : (unsigned)pcp;
-	guint key = ((guint)conv << 1 | (guint)(dir & 1)) + 1;
-	struct pdir *d = pf->last;
+	guint key = (guint)conv << 1 | (guint)(dir & 1);
+	struct pdir *d;
 	struct win *w = &pf->win[p];
 
 	if (conv < 0)
 		return;
 	pf->prio[p].data_packets++;
-	if (!d || d->conv != conv || d->dir != dir) {
-		d = g_hash_table_lookup(pf->dirs, GUINT_TO_POINTER(key));
-		if (!d) {
-			d = g_new0(struct pdir, 1);
-			d->conv = conv;
-			d->dir = (int8_t)dir;
-			d->prio = -1;
-			g_hash_table_insert(pf->dirs, GUINT_TO_POINTER(key), d);
-		}
-		pf->last = d;
+	if (key >= pf->dirs->len)
+		g_ptr_array_set_size(pf->dirs, (gint)(key + 1));
+	d = g_ptr_array_index(pf->dirs, key);
+	if (!d) {
+		d = g_new0(struct pdir, 1);
+		d->conv = conv;
+		d->dir = (int8_t)dir;
+		d->prio = -1;
+		g_ptr_array_index(pf->dirs, key) = d;
 	}
 	if (d->prio != (int8_t)p) {
 		d->prio = (int8_t)p;
