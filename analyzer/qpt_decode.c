@@ -43,6 +43,7 @@
 #define ETHERTYPE_VLAN 0x8100
 #define ETHERTYPE_QINQ 0x88a8
 #define ETHERTYPE_QINQ_OLD 0x9100
+#define ETHERTYPE_MACC 0x8808
 #define ETHERTYPE_MPLS 0x8847
 #define ETHERTYPE_MPLS_MC 0x8848
 #define GRE_PROTO_TEB 0x6558
@@ -826,6 +827,46 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	return decode_udp(pkt, b, off + 40 + ext, off + 40 + plen, opts);
 }
 
+/* MAC control (see struct qpt_macc): PAUSE and PFC decoded, other opcodes
+ * (EPON MPCP, ...) only named.  Never RoCE: returns QPT_E_NOT_IBA, the
+ * frame's own problem in pkt->macc.error. */
+static enum qpt_error decode_macc(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				  uint32_t off, uint32_t wire_end)
+{
+	struct qpt_macc *m = &pkt->macc;
+	uint32_t need;
+
+	pkt->flags |= QPT_HAS_MACC;
+	if (!qpt_be16(b, off, &m->opcode)) {
+		m->error = off + 2 > wire_end ? QPT_E_BAD_MACC : QPT_E_TRUNCATED;
+		return QPT_E_NOT_IBA;
+	}
+	switch (m->opcode) {
+	case QPT_MACC_PAUSE:
+		need = 2;
+		break;
+	case QPT_MACC_PFC:
+		need = 2 + 8 * 2;
+		break;
+	default:
+		return QPT_E_NOT_IBA;
+	}
+	if (off + 2 + need > wire_end) {
+		m->error = QPT_E_BAD_MACC;
+	} else if (m->opcode == QPT_MACC_PAUSE) {
+		if (!qpt_be16(b, off + 2, &m->quanta[0]))
+			m->error = QPT_E_TRUNCATED;
+	} else {
+		bool ok = qpt_be16(b, off + 2, &m->cev);
+
+		for (unsigned i = 0; ok && i < 8; i++)
+			ok = qpt_be16(b, off + 4 + 2 * i, &m->quanta[i]);
+		if (!ok)
+			m->error = QPT_E_TRUNCATED;
+	}
+	return QPT_E_NOT_IBA; /* what was read is kept, the rest stays 0 */
+}
+
 static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,
 				       const struct qpt_buf *b, uint32_t off,
 				       uint16_t type, uint32_t wire_end,
@@ -852,6 +893,8 @@ static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,
 		return decode_ipv6(pkt, b, off, wire_end, opts);
 	case ETHERTYPE_ROCEV1:
 		return decode_rocev1(pkt, b, off, wire_end);
+	case ETHERTYPE_MACC:
+		return decode_macc(pkt, b, off, wire_end);
 	case ETHERTYPE_MPLS:
 	case ETHERTYPE_MPLS_MC:
 		return decode_mpls(pkt, b, off, wire_end, opts);

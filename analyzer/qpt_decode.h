@@ -48,7 +48,8 @@ enum {
 	X(BAD_PAD, "pad count larger than the payload")                        \
 	X(SHORT_PAYLOAD, "payload shorter than the opcode requires")           \
 	X(BAD_MAD, "MAD shorter than its class requires")                      \
-	X(BAD_ERF, "ERF record header is invalid")
+	X(BAD_ERF, "ERF record header is invalid")                             \
+	X(BAD_MACC, "MAC control frame shorter than its opcode's parameters")
 
 enum qpt_error {
 #define QPT_E_ENUM(name, msg) QPT_E_##name,
@@ -91,6 +92,7 @@ enum {
 	QPT_HAS_SLL = 1u << 28,
 	QPT_HAS_ERF = 1u << 29,
 	QPT_HAS_TUNNEL = 1u << 30, /* the frame came inside a tunnel: pkt->tunnel */
+	QPT_HAS_MACC = 1u << 31,   /* an 802.3 MAC control frame: pkt->macc */
 };
 
 /* Encapsulations a mirror or an overlay delivers frames in.  The inner
@@ -246,6 +248,30 @@ struct qpt_cma_ip {
 	uint16_t dst_port;		 /* from the service ID */
 };
 
+/* IEEE 802.3 MAC control frames (ethertype 0x8808, destination normally
+ * 01:80:c2:00:00:01), after any VLAN tags:
+ *
+ *   PAUSE (802.3 annex 31B)  | Opcode:16 = 0x0001 | pause_time:16 (quanta) | pad |
+ *   PFC (802.1Qbb, 802.3 annex 31D)
+ *                            | Opcode:16 = 0x0101 | rsv:8 class-enable vector:8 |
+ *                            | time[0]:16 ... time[7]:16 (quanta, priority 0 first) | pad |
+ *
+ * One quantum is 512 bit times at the link's speed.  Bit i of the class-enable
+ * vector enables time[i] for priority i; a time of 0 for an enabled priority
+ * is an XON (resume).  As Wireshark (macc.cbfc.enbv, macc.cbfc.pause_time.cN,
+ * macc.pause_time).  Not RoCE: pkt->transport stays QPT_TR_NONE and
+ * pkt->error QPT_E_NOT_IBA; a cut or short MAC control frame says so in
+ * macc.error. */
+#define QPT_MACC_PAUSE 0x0001
+#define QPT_MACC_PFC 0x0101
+struct qpt_macc {
+	uint16_t opcode;
+	uint16_t cev;	    /* PFC: class-enable vector as on the wire (16 bits) */
+	uint16_t quanta[8]; /* PFC: per priority; PAUSE: quanta[0] */
+	uint8_t error;	    /* enum qpt_error: OK, TRUNCATED (cut by the capture)
+			     * or BAD_MACC (the frame itself is too short) */
+};
+
 struct qpt_pkt {
 	/* What was decoded.  flags: QPT_HAS_* and QPT_H_* bits. */
 	uint32_t flags;
@@ -310,6 +336,9 @@ struct qpt_pkt {
 	uint16_t vcrc, vcrc_computed;
 	bool vcrc_ok;
 
+	/* MAC control (PAUSE, PFC): valid with QPT_HAS_MACC. */
+	struct qpt_macc macc;
+
 	/* Management datagram on QP0/QP1: valid only with QPT_HAS_MAD, QPT_HAS_CM
 	 * and QPT_HAS_CMA_IP respectively (not cleared for other frames). */
 	struct qpt_mad mad;
@@ -337,6 +366,12 @@ enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
 
 /* True when linktype is one qpt_decode() understands. */
 bool qpt_linktype_supported(uint32_t linktype);
+
+/* The 802.1Q priority (PCP) of the outermost VLAN tag, -1 when untagged. */
+static inline int qpt_pkt_pcp(const struct qpt_pkt *pkt)
+{
+	return pkt->vlan_count ? pkt->vlan_tci[0] >> 13 : -1;
+}
 
 /* IBA MTU code (1..5) to bytes, 0 when reserved. */
 unsigned qpt_mtu_bytes(unsigned code);

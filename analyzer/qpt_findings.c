@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qpt_flow.h"
+#include "qpt_pfc.h"
 
 const struct qpt_finding_info qpt_finding_kinds[QPT_F_COUNT] = {
 #define QPT_F_ROW(id, k, s, t) [QPT_F_##id] = { .key = k, .severity = QPT_SEV_##s, .title = t },
@@ -555,6 +556,90 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 	}
 }
 
+/* "priority 0", "priorities 0 and 4", "priorities 0, 2 and 4" */
+static void prio_list(GString *t, uint8_t mask)
+{
+	unsigned n = (unsigned)__builtin_popcount(mask), k = 0;
+
+	g_string_append(t, n == 1 ? "priority " : "priorities ");
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		if (k)
+			g_string_append(t, k + 1 == n ? " and " : ", ");
+		g_string_append_printf(t, "%u", p);
+		k++;
+	}
+}
+
+/* The link's pauses against the priorities of the RoCE data (qpt_pfc.h). */
+static void pfc_findings(struct fb *b, GArray *out, struct qpt_flow *fl)
+{
+	const struct qpt_pfc *pf = qpt_flow_pfc(fl);
+	uint8_t roce = 0, paused = 0;
+	uint64_t xoff = 0, data = 0;
+
+	if (!qpt_pfc_any(pf))
+		return;
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
+
+		if (pr->data_packets) {
+			roce |= (uint8_t)(1u << p);
+			data += pr->data_packets;
+		}
+		if (pr->xoff_frames) {
+			paused |= (uint8_t)(1u << p);
+			xoff += pr->xoff_frames;
+		}
+	}
+	if (roce && paused && !(roce & paused)) {
+		fb_start(b, QPT_F_PFC_PRIORITY_MISMATCH, NULL, -1);
+		g_string_append(b->t, "PFC pauses only on ");
+		prio_list(b->t, paused);
+		g_string_append_printf(b->t, " (%" PRIu64 " XOFF %s), none on ", xoff,
+				       plural(xoff, "frame", "frames"));
+		prio_list(b->t, roce);
+		g_string_append_printf(b->t, " that %s the RoCE data (%" PRIu64 " %s): PFC is not "
+				       "enabled on the RoCE priority, or the hosts and the switch "
+				       "disagree on it (untagged frames count as priority 0)",
+				       __builtin_popcount(roce) == 1 ? "carries" : "carry", data,
+				       plural(data, "packet", "packets"));
+		for (unsigned p = 0; p < QPT_PFC_PRIOS; p++)
+			fb_frame(b, qpt_pfc_prio(pf, p)->first_frame);
+		fb_num(b, "xoff_frames", (double)xoff);
+		fb_num(b, "roce_packets", (double)data);
+		fb_end(b, out, xoff);
+	}
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
+		GArray *ids;
+		char gap[32];
+
+		if (!pr->stalls)
+			continue;
+		ids = qpt_flow_pfc_stalled(fl, p);
+		fb_start(b, QPT_F_PFC_STALLS, NULL, -1);
+		if (ids->len == 1)
+			b->f.conv = g_array_index(ids, int32_t, 0);
+		g_string_append_printf(b->t, "pauses on priority %u stalled %u %s (", p, ids->len,
+				       plural(ids->len, "conversation", "conversations"));
+		for (guint i = 0; i < ids->len && i < 8; i++)
+			g_string_append_printf(b->t, "%s%d", i ? ", " : "", g_array_index(ids, int32_t, i));
+		if (ids->len > 8)
+			g_string_append_printf(b->t, ", and %u more", ids->len - 8);
+		g_string_append_printf(b->t, "): sending before the pause, silent for all of it "
+				       "and at least %s", qpt_format_duration(QPT_PFC_STALL_GAP_NS, gap,
+									sizeof(gap)));
+		fb_frame(b, pr->first_stall_frame);
+		fb_num(b, "priority", p);
+		fb_num(b, "stalled_conversations", ids->len);
+		fb_num(b, "stalls", (double)pr->stalls);
+		fb_end(b, out, pr->stalls);
+		g_array_free(ids, TRUE);
+	}
+}
+
 static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts)
 {
 	const struct qpt_totals *t = qpt_flow_totals(fl);
@@ -612,6 +697,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 		fb_num(b, "fragmented_roce_packets", (double)t->fragmented_roce_packets);
 		fb_end(b, out, t->fragmented_roce_packets);
 	}
+	pfc_findings(b, out, fl);
 }
 
 static gint finding_cmp(gconstpointer pa, gconstpointer pb)

@@ -52,6 +52,38 @@ const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl)
 	return &fl->t;
 }
 
+struct qpt_pfc *qpt_flow_pfc(struct qpt_flow *fl)
+{
+	return fl->pfc;
+}
+
+static gint int32_cmp(gconstpointer a, gconstpointer b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+GArray *qpt_flow_pfc_stalled(struct qpt_flow *fl, unsigned prio)
+{
+	const struct qpt_pfc_prio *pr = qpt_pfc_prio(fl->pfc, prio);
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
+
+	for (guint i = 0; pr && i < pr->stalled->len; i++) {
+		int32_t id = qpt_flow_conv_id(fl, g_array_index(pr->stalled, int32_t, i));
+
+		if (id >= 0)
+			g_array_append_val(out, id);
+	}
+	g_array_sort(out, int32_cmp);
+	for (guint i = 1; i < out->len;) /* each once */
+		if (g_array_index(out, int32_t, i) == g_array_index(out, int32_t, i - 1))
+			g_array_remove_index(out, i);
+		else
+			i++;
+	return out;
+}
+
 /* Adds an event of this kind to the packet's verdict (and its flag). */
 struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
 			      const struct half *h, unsigned kind, uint32_t psn,
@@ -83,8 +115,8 @@ struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
 	return ev;
 }
 
-void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
-		     const struct qpt_pkt *p, struct qpt_verdict *v)
+static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+			const struct qpt_pkt *p, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi;
 	struct half *h;
@@ -185,8 +217,9 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	d->last_ns = ns;
 	d->packets++;
 	d->bytes += p->wirelen;
-	if (!(oi->flags & QPT_O_CNP)) /* a CNP's 16 bytes are reserved, not data */
+	if (!(oi->flags & QPT_O_CNP)) { /* a CNP's 16 bytes are reserved, not data */
 		d->payload_bytes += p->payload_len;
+	}
 	if (p->bth.fecn)
 		d->fecn++;
 	if (p->bth.becn)
@@ -203,6 +236,28 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	}
 }
 
+void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+		       const struct qpt_pkt *p, const struct qpt_verdict *v)
+{
+	if (p->flags & QPT_HAS_MACC) {
+		qpt_pfc_frame(fl->pfc, frame, ns, p);
+		return;
+	}
+	/* RoCE data of a conversation direction (a CM MAD has no direction;
+	 * a CNP's 16 bytes are reserved, not data) */
+	if (!(p->flags & QPT_HAS_BTH) || v->conv < 0 || v->dir < 0 ||
+	    (qpt_opcodes[p->bth.opcode].flags & QPT_O_CNP))
+		return;
+	qpt_pfc_data(fl->pfc, ns, qpt_pkt_pcp(p), v->conv, v->dir);
+}
+
+void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+		     const struct qpt_pkt *p, struct qpt_verdict *v)
+{
+	flow_packet(fl, frame, ns, p, v);
+	qpt_flow_pfc_feed(fl, frame, ns, p, v);
+}
+
 void qpt_flow_finish(struct qpt_flow *fl)
 {
 	GHashTableIter it;
@@ -216,6 +271,7 @@ void qpt_flow_finish(struct qpt_flow *fl)
 			fl_episode_close(h, 0, h->last_ns);
 		fl_pend_flush(h); /* messages whose start never showed */
 	}
+	qpt_pfc_finish(fl->pfc, fl->last_ns);
 }
 
 int32_t qpt_flow_conv_count(struct qpt_flow *fl)

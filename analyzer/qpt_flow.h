@@ -183,6 +183,13 @@ struct qpt_cm_attempt {
  * engine's (as for qpt_flow_conversations). */
 GPtrArray *qpt_flow_cm_attempts(struct qpt_flow *fl);
 const struct qpt_totals *qpt_flow_totals(struct qpt_flow *fl);
+/* PFC and PAUSE frames per priority and the conversations they stalled
+ * (qpt_pfc.h); the engine's, valid until qpt_flow_free(). */
+struct qpt_pfc;
+struct qpt_pfc *qpt_flow_pfc(struct qpt_flow *fl);
+/* The conversations pauses on priority prio stalled, by their ids now
+ * (folds followed), each once, ascending: int32_t, the caller's. */
+GArray *qpt_flow_pfc_stalled(struct qpt_flow *fl, unsigned prio);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
@@ -198,6 +205,13 @@ int32_t qpt_flow_conv_count(struct qpt_flow *fl);
 /* The time of the frame before the next one fed to fl, when that frame
  * went to another engine: time_backwards compares with it. */
 void qpt_flow_set_previous_time(struct qpt_flow *fl, int64_t ns);
+/* What the PFC analysis (qpt_flow_pfc()) takes of a frame and its verdict:
+ * PFC/PAUSE frames, and RoCE data of a conversation direction.
+ * qpt_flow_packet() calls it; the merge of several engines (-j N) calls it
+ * on the engine that absorbs them, in frame order, with the verdict's
+ * conversation id as that engine numbers it. */
+void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+		       const struct qpt_pkt *p, const struct qpt_verdict *v);
 /* Moves the conversations and CM requests of part (finished, drained)
  * into fl, which was fed no frame: part's conversation i becomes fl's
  * conversation ids[i] (ids of merges follow), totals are added.  Once

@@ -12,6 +12,7 @@
 #define QPT_FLOW_INT_H
 
 #include "qpt_flow.h"
+#include "qpt_pfc.h"
 
 #define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
 #define WIN_MIN 16u   /* a window doubles always up to this, then while a
@@ -207,6 +208,7 @@ struct qpt_flow {
 	bool have_ns;
 	int64_t last_ns; /* the previous frame's time */
 	unsigned tap, ntaps; /* the current frame's capture point; how many */
+	struct qpt_pfc *pfc; /* PFC/PAUSE per priority (qpt_pfc.c) */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its

@@ -114,6 +114,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
 	fl->convs = g_ptr_array_new_with_free_func(conv_free);
+	fl->pfc = qpt_pfc_new();
 	return fl;
 }
 
@@ -126,6 +127,7 @@ void qpt_flow_free(struct qpt_flow *fl)
 	g_hash_table_destroy(fl->cm_rep);
 	g_hash_table_destroy(fl->cm);
 	g_ptr_array_free(fl->convs, TRUE);
+	qpt_pfc_free(fl->pfc);
 	g_free(fl);
 }
 

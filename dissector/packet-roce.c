@@ -313,6 +313,9 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 	int prev;
 	gboolean ok, quoted;
 
+	if (proto_is_protocol_enabled(find_protocol_by_id(proto_roce)) &&
+	    proto_is_frame_protocol(pinfo->layers, "macc"))
+		return roce_pfc_show(tvb, pinfo, tree); /* PFC, PAUSE (roce-pfc.c) */
 	if (proto_infiniband < 0 || !proto_is_protocol_enabled(find_protocol_by_id(proto_roce)) ||
 	    !proto_is_frame_protocol(pinfo->layers, "infiniband"))
 		return 0;
@@ -329,6 +332,7 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 		ok = decode_ib(ds, off, pinfo, pkt);
 	if (!ok)
 		return 0;
+	roce_pfc_vlan(tvb, pinfo, pkt); /* its priority, for the PFC analysis */
 	return roce_show(tvb_new_subset_remaining(ds, off), pinfo, tree, pkt);
 }
 
@@ -420,6 +424,7 @@ void proto_register_roce(void)
 
 	roce_tap = register_tap("roce");
 	register_init_routine(roce_analysis_init);
+	roce_pfc_register(m); /* after roce_analysis_init: it sets the new file's engine */
 	register_cleanup_routine(roce_analysis_cleanup);
 	roce_stats_register();
 }

@@ -18,6 +18,7 @@
 
 #include <epan/expert.h>
 #include <epan/packet.h>
+#include <epan/prefs.h>
 
 #include "qpt_decode.h"
 #include "qpt_flow.h"
@@ -96,6 +97,16 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	      const struct qpt_pkt *pkt);
 proto_item *roce_add_gen(proto_tree *t, int hf, tvbuff_t *tvb, guint64 v);
 void roce_tree_handoff(void);
+
+/* ---- roce-pfc.c ----------------------------------------------------------- */
+
+/* Fields, expert info, the link_speed preference (on the roce module m). */
+void roce_pfc_register(module_t *m);
+/* A MAC control frame (macc decoded it): the engine's PFC/PAUSE analysis. */
+int roce_pfc_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree);
+/* The frame's 802.1Q tags into pkt (decoded from its IP header on), so
+ * that the engine knows the RoCE packet's priority (first pass only). */
+void roce_pfc_vlan(tvbuff_t *tvb, packet_info *pinfo, struct qpt_pkt *pkt);
 
 /* ---- roce-stats.c --------------------------------------------------------- */
 

@@ -158,6 +158,16 @@ def edge_cases(qptrace, root, tmp, n, failed):
     return n
 
 
+def no_ethernet(summ):
+    """What an MPLS path cannot carry: Ethernet MAC control frames (PFC,
+    PAUSE) and the 802.1Q priorities of the RoCE frames, so the pfc list and
+    the findings made from it are left out of the comparison."""
+    summ = dict(summ)
+    summ.pop("pfc", None)
+    summ["findings"] = [f for f in summ.get("findings", []) if not f["kind"].startswith("pfc_")]
+    return summ
+
+
 def main():
     qptrace, root = sys.argv[1], sys.argv[2]
     caps = sorted(glob.glob(os.path.join(root, "captures/made/*.pcap")) +
@@ -180,7 +190,8 @@ def main():
                                check=True, timeout=120)
                 got = summary(qptrace, out)
                 n += 1
-                d = first_diff(want, got, "summary")
+                d = first_diff(no_ethernet(want) if kind == "mpls" else want,
+                               no_ethernet(got) if kind == "mpls" else got, "summary")
                 if d:
                     failed.append(f"{rel} in {kind}: {d}")
                     print(f"not ok {n} - {rel} {kind}: {d}")

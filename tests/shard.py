@@ -133,6 +133,13 @@ def main():
     for a, b in zip(made[::7], rxe[::5]):
         multi.append((["summary", "--json", "-q", a, b], f"summary --json {a} + {b}"))
         multi.append((["events", "--each", "-q", a, b], f"events --each {a} {b}"))
+    # PFC pauses stall conversations whichever thread analysed them: the
+    # pause windows end by time only when the link speed is known
+    for f in sorted(glob.glob("captures/made/p*_*.pcap")):
+        if "pfc" in f or "pause" in f:
+            for c in (["summary", "--json"], ["summary", "-l"]):
+                multi.append(([*c, "-q", "--link-speed", "100G", f],
+                              f"{' '.join(c)} --link-speed 100G {f}"))
     for f in rxe[::4]:
         multi.append((["summary", "--json", "-q", "-c", "77", f], f"summary -c 77 {f}"))
         multi.append((["events", "-q", "--from", "+0.0005", f], f"events --from +0.0005 {f}"))

@@ -47,6 +47,15 @@ Known TShark 4.0 deviations (rules, see classify_* below):
     dissector (which starts at the LRH, like the ERF path) with a user_dlts
     UAT; the frames are then compared normally.  Reported as a note.
 
+MAC control frames (ethertype 0x8808: 802.3x PAUSE, 802.1Qbb PFC) are
+compared too: every frame TShark decodes as "macc" or qptrace prints with
+transport "MAC-control", field by field: macc.opcode, PAUSE macc.pause_time
+(qptrace macc.quanta), PFC macc.cbfc.enbv (macc.cev) and
+macc.cbfc.pause_time.c0-c7 (macc.quanta[0-7]), the VLAN tags and the time.
+A frame qptrace calls malformed (cut by the capture, or shorter than its
+opcode's parameters) must be one TShark did not decode whole (flagged
+malformed, or some of the times missing), and the opcodes must agree.
+
 TShark is run with `--disable-protocol rpcordma`: TShark's RPC-over-RDMA
 heuristic claims small SEND payloads (e.g. perftest sync messages in
 linlinw5_rdma_cm.pcap), throws "Malformed" on 16 frames and, worse, when it
@@ -218,7 +227,8 @@ BASE_FIELDS = ['frame.number', 'frame.protocols', 'frame.time_epoch',
                'ipv6.dst', 'ip.dsfield.ecn', 'ipv6.tclass.ecn',
                'vlan.id', 'ieee8021ad.id', 'infiniband.vendor', 'infiniband.reth.va',
                'infiniband.reth.r_key', 'infiniband.aeth.syndrome.opcode',
-               'ip.fragment.count']
+               'ip.fragment.count', 'macc.opcode', 'macc.pause_time', 'macc.cbfc.enbv'] + \
+    ['macc.cbfc.pause_time.c%d' % _i for _i in range(8)]
 
 
 def tshark_field_list():
@@ -348,6 +358,9 @@ class Row(object):
 
     def is_ib(self):
         return 'infiniband' in self.protocols
+
+    def is_macc(self):
+        return 'macc' in self.protocols
 
     def layers_before_ib(self):
         return self.protocols[:self.protocols.index('infiniband')]
@@ -573,6 +586,65 @@ def compare_frame(qrec, row):
     return compared, mism, devs
 
 
+def macc_tags(row):
+    tags = [int(v, 0) for v in row.raw.get('ieee8021ad.id', [])]
+    tags += [int(v, 0) for v in row.raw.get('vlan.id', [])]
+    return tags
+
+
+def compare_macc(qrec, row):
+    """A MAC control frame (PAUSE, PFC): (fields_compared, mismatches, deviations)."""
+    n = row.number
+    mism, devs = [], []
+    compared = 0
+    m = qrec.get('macc') if isinstance(qrec.get('macc'), dict) else {}
+
+    def eq(what, qv, tv):
+        nonlocal compared
+        compared += 1
+        if qv != tv:
+            mism.append('frame %d: %s: qptrace=%s tshark=%s' % (n, what, fmt(qv), fmt(tv)))
+
+    if qrec.get('transport') != 'MAC-control':
+        mism.append('frame %d: TShark decodes MAC control, qptrace transport %s'
+                    % (n, qrec.get('transport')))
+        return compared, mism, devs
+    eq('macc.opcode', m.get('opcode'), row.get('macc.opcode', 'int', first=True))
+    eq('vlan', qrec.get('vlan', []), macc_tags(row))
+    t = row.get('frame.time_epoch', 'str')
+    q_t = qrec.get('time')
+    compared += 1
+    if t is None or not isinstance(q_t, (int, float)) or abs(float(q_t) - float(t)) > TIME_TOLERANCE:
+        mism.append('frame %d: time: qptrace=%s tshark=%s' % (n, q_t, t))
+    op = m.get('opcode')
+    if op == 0x0101:
+        times = [row.get('macc.cbfc.pause_time.c%d' % i, 'int', first=True) for i in range(8)]
+        whole = row.has('macc.cbfc.enbv') and None not in times
+    elif op == 0x0001:
+        times = [row.get('macc.pause_time', 'int', first=True)]
+        whole = times[0] is not None
+    else:
+        times, whole = [], True
+    if qrec.get('malformed') is not None:
+        if whole and not row.has('_ws.malformed'):
+            mism.append('frame %d: qptrace malformed (%s), TShark decoded it whole'
+                        % (n, qrec['malformed']))
+        else:
+            devs.append('frame %d: MAC control frame malformed (%s) for both tools: opcode '
+                        'compared' % (n, qrec['malformed']))
+        return compared, mism, devs
+    if not whole or row.has('_ws.malformed'):
+        mism.append('frame %d: TShark did not decode the MAC control frame whole, qptrace '
+                    'does not call it malformed' % n)
+        return compared, mism, devs
+    if op == 0x0101:
+        eq('macc.cev', m.get('cev'), row.get('macc.cbfc.enbv', 'int', first=True))
+        eq('macc.quanta', m.get('quanta'), times)
+    elif op == 0x0001:
+        eq('macc.quanta', m.get('quanta'), times[0])
+    return compared, mism, devs
+
+
 def stolen_port_reason(qrec, row):
     """RoCEv2 frame to UDP 4791 whose lower source port belongs to another
     TShark dissector: TShark's UDP dissector tries the lower port first."""
@@ -603,9 +675,25 @@ def compare_capture(qrecs, rows):
             continue
         q[fr] = rec
     t_ib = set(n for n, r in rows.items() if r.is_ib())
+    t_macc = set(n for n, r in rows.items() if r.is_macc())
     frames = fields = 0
-    for n in sorted(set(q) | t_ib):
+    for n in sorted(set(q) | t_ib | t_macc):
         row = rows.get(n)
+        if n in t_macc or (n in q and q[n].get('transport') == 'MAC-control'):
+            if n not in q:
+                mism.append('frame %d: MAC control (opcode %s) decoded by tshark only'
+                            % (n, row.raw.get('macc.opcode', ['?'])[0]))
+                continue
+            if n not in t_macc:
+                mism.append('frame %d: MAC control decoded by qptrace only (tshark protocols: %s)'
+                            % (n, ':'.join(row.protocols) if row else 'no such frame'))
+                continue
+            c, m, d = compare_macc(q[n], row)
+            frames += 1
+            fields += c
+            mism += m
+            devs += d
+            continue
         if n in q and n in t_ib:
             c, m, d = compare_frame(q[n], row)
             frames += 1

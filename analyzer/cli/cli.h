@@ -138,6 +138,11 @@ extern struct qpt_monitor_opts qpt_monitor_opts;
 int cmd_monitor(struct opts *o);
 
 int cmd_summary(struct opts *o);
+/* --link-speed SPEED (summary): bits per second, "100G", "25G", "400Gb/s";
+ * PFC/PAUSE quanta become pause times (report.c).  0: not given. */
+extern double qpt_link_bps;
+gboolean qpt_opt_link_speed(const gchar *name, const gchar *value, gpointer data,
+			    GError **error);
 bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
 
 /* The reading loop of summary, events and plot: the files as one timeline,

@@ -17,6 +17,7 @@
 
 struct counts {
 	uint64_t frames, iba, malformed, bad_icrc, other, fragmented;
+	uint64_t macc; /* MAC control (PAUSE, PFC) frames shown */
 };
 
 /* A frame shown but not printed yet: the engine may still revise its
@@ -173,19 +174,26 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 			(double)(k->an->t0 % 1000000000) / 1e9;
 	if (!f->in_window)
 		return;
-	if (pkt->transport == QPT_TR_NONE) {
+	/* MAC control frames (PAUSE, PFC) are shown unless conversations are
+	 * selected (they belong to none); other frames never */
+	if (pkt->transport == QPT_TR_NONE &&
+	    (!(pkt->flags & QPT_HAS_MACC) || qpt_selecting(k->o))) {
 		k->c.other++;
 		k->c.fragmented += pkt->ip_fragment == QPT_FRAG_ROCE_FIRST;
 		return;
 	}
-	if (qpt_selecting(k->o)) {
+	if (pkt->transport == QPT_TR_NONE) { /* MAC control: of no conversation */
+		k->c.other++;
+		k->c.macc++;
+	} else if (qpt_selecting(k->o)) {
 		const struct qpt_conv *c = v->conv >= 0 ? qpt_flow_conv(k->fl, v->conv) : NULL;
 
 		if (!qpt_conv_matches(k->o, k->addr_text, c))
 			return;
 	}
-	k->c.iba++;
-	if (pkt->error != QPT_E_OK)
+	if (pkt->transport != QPT_TR_NONE)
+		k->c.iba++;
+	if (pkt->transport != QPT_TR_NONE && pkt->error != QPT_E_OK)
 		k->c.malformed++;
 	if (pkt->icrc_checked && !pkt->icrc_ok)
 		k->c.bad_icrc++;
@@ -255,7 +263,7 @@ int cmd_packets(struct opts *o)
 				   an.interrupted ? " (cut short by Ctrl-C)" : "");
 		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
 			g_printerr("%s: %" G_GUINT64_FORMAT " frames written to %s\n", *file,
-				   k.c.iba, o->write_file);
+				   k.c.iba + k.c.macc, o->write_file);
 		qpt_flow_free(k.fl);
 		g_free(an.label);
 		if (an.interrupted) {

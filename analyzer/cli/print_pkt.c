@@ -822,9 +822,140 @@ static void print_json(GString *o, const struct qpt_frame *f,
 	g_string_append(o, "}\n");
 }
 
+/* ---- MAC control: PAUSE (802.3x) and PFC (802.1Qbb) ------------------ */
+
+static void fmt_mac(const uint8_t *m, char *buf, size_t len)
+{
+	g_snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static const char *macc_kind(const struct qpt_macc *m)
+{
+	return m->opcode == QPT_MACC_PFC ? "PFC" : m->opcode == QPT_MACC_PAUSE ? "PAUSE" : NULL;
+}
+
+/* "PFC P3=65535 P4=0", "PAUSE quanta=0", "opcode=0x0003", then what is wrong. */
+static void macc_words(GString *o, const struct qpt_macc *m)
+{
+	const char *kind = macc_kind(m);
+
+	if (!kind) {
+		g_string_append_printf(o, " opcode=0x%04x", m->opcode);
+	} else if (m->error != QPT_E_OK) { /* the times were not all there */
+		g_string_append_printf(o, " %s", kind);
+	} else if (m->opcode == QPT_MACC_PAUSE) {
+		g_string_append_printf(o, " PAUSE quanta=%u", m->quanta[0]);
+	} else {
+		g_string_append(o, " PFC");
+		for (unsigned p = 0; p < 8; p++)
+			if (m->cev & (1u << p))
+				g_string_append_printf(o, " P%u=%u", p, m->quanta[p]);
+		if (!(m->cev & 0xff))
+			g_string_append(o, " (no priority enabled)");
+		if (m->cev >> 8)
+			g_string_append_printf(o, " [reserved class-enable bits 0x%04x]",
+					       m->cev & 0xff00);
+	}
+	if (m->error != QPT_E_OK)
+		g_string_append_printf(o, " [malformed: %s]", qpt_strerror(m->error));
+}
+
+static void macc_line(GString *o, const struct qpt_frame *f, const struct qpt_pkt *pkt,
+		      double t0)
+{
+	char s[24], d[24];
+	double t = (double)f->ts_sec + f->ts_nsec / 1e9 - t0;
+
+	fmt_mac(pkt->eth_src, s, sizeof(s));
+	fmt_mac(pkt->eth_dst, d, sizeof(d));
+	g_string_append_printf(o, "%" G_GUINT64_FORMAT " %.6f %s > %s MAC-control", f->number,
+			       t, s, d);
+	macc_words(o, &pkt->macc);
+	g_string_append_c(o, '\n');
+}
+
+static void macc_verbose(GString *o, const struct qpt_frame *f, const struct qpt_pkt *pkt,
+			 double t0)
+{
+	const struct qpt_macc *m = &pkt->macc;
+
+	macc_line(o, f, pkt, t0);
+	g_string_append_printf(o, "  frame %u bytes captured, %u on the wire, link type %u\n",
+			       f->caplen, f->wirelen, f->linktype);
+	for (unsigned i = 0; i < pkt->vlan_count; i++)
+		g_string_append_printf(o, "  802.1Q VLAN %u PCP %u\n",
+				       pkt->vlan_tci[i] & 0xfff, pkt->vlan_tci[i] >> 13);
+	g_string_append_printf(o, "  MAC control opcode 0x%04x", m->opcode);
+	if (macc_kind(m))
+		g_string_append_printf(o, " (%s)", macc_kind(m));
+	if (m->opcode == QPT_MACC_PFC && m->error == QPT_E_OK)
+		g_string_append_printf(o, " class-enable vector 0x%04x", m->cev);
+	g_string_append_c(o, '\n');
+	if (m->error != QPT_E_OK)
+		return;
+	if (m->opcode == QPT_MACC_PAUSE)
+		g_string_append_printf(o, "  all priorities: %u quanta (%s)\n", m->quanta[0],
+				       m->quanta[0] ? "XOFF" : "XON");
+	if (m->opcode == QPT_MACC_PFC)
+		for (unsigned p = 0; p < 8; p++)
+			g_string_append_printf(o, "  priority %u: %u quanta%s\n", p, m->quanta[p],
+					       !(m->cev & (1u << p)) ? " (not enabled)" :
+					       m->quanta[p] ? " (XOFF)" : " (XON)");
+}
+
+static void macc_json(GString *o, const struct qpt_frame *f, const struct qpt_pkt *pkt)
+{
+	const struct qpt_macc *m = &pkt->macc;
+	char a[24];
+
+	g_string_append(o, "{\"frame\":");
+	append_u64(o, f->number);
+	g_string_append(o, ",\"time\":");
+	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec);
+	json_str_member(o, "transport", "MAC-control");
+	if (pkt->flags & QPT_HAS_ETH) {
+		fmt_mac(pkt->eth_src, a, sizeof(a));
+		json_str_member(o, "eth_src", a);
+		fmt_mac(pkt->eth_dst, a, sizeof(a));
+		json_str_member(o, "eth_dst", a);
+	}
+	if (pkt->vlan_count) {
+		g_string_append(o, ",\"vlan\":[");
+		for (unsigned i = 0; i < pkt->vlan_count; i++)
+			g_string_append_printf(o, "%s%u", i ? "," : "", pkt->vlan_tci[i] & 0xfff);
+		g_string_append_c(o, ']');
+	}
+	json_obj_begin(o, "macc");
+	json_first(o, "opcode", m->opcode);
+	if (macc_kind(m))
+		json_str_member(o, "kind", macc_kind(m));
+	if (m->opcode == QPT_MACC_PAUSE && m->error == QPT_E_OK)
+		JU(o, "quanta", m->quanta[0]);
+	if (m->opcode == QPT_MACC_PFC && m->error == QPT_E_OK) {
+		JU(o, "cev", m->cev);
+		g_string_append(o, ",\"quanta\":[");
+		for (unsigned p = 0; p < 8; p++)
+			g_string_append_printf(o, "%s%u", p ? "," : "", m->quanta[p]);
+		g_string_append_c(o, ']');
+	}
+	g_string_append_c(o, '}');
+	if (m->error != QPT_E_OK)
+		json_str_member(o, "malformed", qpt_strerror(m->error));
+	g_string_append(o, "}\n");
+}
+
 void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 		   const struct qpt_pkt *pkt, enum qpt_print_mode mode, double t0)
 {
+	if (pkt->flags & QPT_HAS_MACC) {
+		if (mode == QPT_PRINT_JSON)
+			macc_json(out, f, pkt);
+		else if (mode == QPT_PRINT_VERBOSE)
+			macc_verbose(out, f, pkt, t0);
+		else
+			macc_line(out, f, pkt, t0);
+		return;
+	}
 	switch (mode) {
 	case QPT_PRINT_LINE:
 		print_line(out, f, pkt, t0);

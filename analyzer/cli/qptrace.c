@@ -297,6 +297,8 @@ int main(int argc, char **argv)
 			    "Also decode UDP destination port N as VXLAN (4789 always is; repeatable)", "N" } },
 		{ C_READ, { "no-crc", 0, 0, G_OPTION_ARG_NONE, &o.no_crc,
 			    "Do not verify ICRC/VCRC", NULL } },
+		{ C_SUMMARY, { "link-speed", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)qpt_opt_link_speed,
+			       "The captured link's speed (100G, 25G, bits/s): PFC/PAUSE pause times in µs", "SPEED" } },
 		{ C_GRADE, { "rubric", 0, 0, G_OPTION_ARG_FILENAME, &o.rubric,
 			     "Rubric to grade against", "FILE" } },
 		{ C_GRADE, { "command", 0, 0, G_OPTION_ARG_STRING, &o.command,

@@ -4,12 +4,14 @@
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli.h"
 #include "shard.h"
 #include "qpt_findings.h"
 #include "qpt_flow.h"
+#include "qpt_pfc.h"
 #include "qpt_rank.h"
 
 static double secs(int64_t ns)
@@ -716,6 +718,96 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append(o, "]}");
 }
 
+/* ---- summary: PFC and PAUSE per priority (qpt_pfc.h) --------------------- */
+
+double qpt_link_bps;
+
+gboolean qpt_opt_link_speed(const gchar *name, const gchar *value, gpointer data,
+			    GError **error)
+{
+	(void)data;
+	if (qpt_parse_bps(value, &qpt_link_bps))
+		return TRUE;
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "bad %s '%s': bits per second, e.g. 100G, 25G, 400Gb/s or 10000000000",
+		    name, value);
+	return FALSE;
+}
+
+static void json_pfc(GString *o, struct qpt_flow *fl)
+{
+	const struct qpt_pfc *pf = qpt_flow_pfc(fl);
+	bool first = true;
+
+	g_string_append(o, ",\"pfc\":[");
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
+		GArray *ids;
+
+		if (!pr->pause_frames)
+			continue;
+		g_string_append_printf(o, "%s{\"priority\":%u,\"pause_frames\":%" PRIu64
+				       ",\"xoff_frames\":%" PRIu64 ",\"xon_frames\":%" PRIu64
+				       ",\"pause_8023x\":%" PRIu64 ",\"quanta_total\":%" PRIu64,
+				       first ? "" : ",", p, pr->pause_frames, pr->xoff_frames,
+				       pr->xon_frames, pr->pause_8023x, pr->quanta_total);
+		if (qpt_pfc_link_speed(pf) > 0)
+			g_string_append_printf(o, ",\"pause_us\":%.3f",
+					       qpt_pfc_quanta_us(pf, pr->quanta_total));
+		g_string_append_printf(o, ",\"windows\":%" PRIu64 ",\"roce_packets\":%" PRIu64
+				       ",\"stalled_conversations\":[", pr->windows, pr->data_packets);
+		ids = qpt_flow_pfc_stalled(fl, p);
+		for (guint i = 0; i < ids->len; i++)
+			g_string_append_printf(o, "%s%d", i ? "," : "", g_array_index(ids, int32_t, i));
+		g_array_free(ids, TRUE);
+		g_string_append(o, "]}");
+		first = false;
+	}
+	g_string_append_c(o, ']');
+}
+
+static void text_pfc(GString *o, struct qpt_flow *fl)
+{
+	const struct qpt_pfc *pf = qpt_flow_pfc(fl);
+	char rate[32];
+
+	if (!qpt_pfc_any(pf))
+		return;
+	if (qpt_pfc_link_speed(pf) > 0)
+		g_string_append_printf(o, "PFC/PAUSE pauses per priority (link %s):\n",
+				       qpt_format_rate(qpt_pfc_link_speed(pf), rate, sizeof(rate)));
+	else
+		g_string_append(o, "PFC/PAUSE pauses per priority (link speed unknown: "
+				   "--link-speed gives pause times):\n");
+	g_string_append(o, "  priority  frames    XOFF     XON        quanta  pause time  "
+			   "RoCE packets  stalled conversations\n");
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
+		char t[32];
+		GArray *ids;
+
+		if (!pr->pause_frames)
+			continue;
+		if (qpt_pfc_link_speed(pf) > 0)
+			qpt_format_duration_us(qpt_pfc_quanta_us(pf, pr->quanta_total), t, sizeof(t));
+		else
+			g_strlcpy(t, "-", sizeof(t));
+		g_string_append_printf(o, "  %8u %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %13" PRIu64 " ",
+				       p, pr->pause_frames, pr->xoff_frames, pr->xon_frames,
+				       pr->quanta_total);
+		cell_pad(o, t, 11);
+		g_string_append_printf(o, " %13" PRIu64 "  ", pr->data_packets);
+		ids = qpt_flow_pfc_stalled(fl, p);
+		for (guint i = 0; i < ids->len; i++)
+			g_string_append_printf(o, "%s%d", i ? ", " : "", g_array_index(ids, int32_t, i));
+		if (!ids->len)
+			g_string_append(o, "-");
+		g_array_free(ids, TRUE);
+		g_string_append_c(o, '\n');
+	}
+	g_string_append_c(o, '\n');
+}
+
 /* ---- summary: the diagnosis and one line per conversation ---------------- */
 
 static void text_findings(GString *o, GArray *fs)
@@ -966,6 +1058,7 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
 		json_findings(o, fs);
+		json_pfc(o, r->fl);
 		g_string_append_printf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
 				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
@@ -1008,6 +1101,7 @@ static void summary_out(struct run *r, const char *file)
 		text_conv_table(r, shown);
 	}
 	text_attempts(o, att);
+	text_pfc(o, r->fl);
 	g_string_append_printf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
@@ -1098,6 +1192,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
 	r.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
+	qpt_pfc_set_link_speed(qpt_flow_pfc(r.fl), qpt_link_bps);
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));

@@ -71,6 +71,7 @@ struct shards {
 	GHashTable *req_owner; /* CM REQ local comm ID -> shard + 1 */
 	int32_t next_id;
 	/* the merge */
+	struct qpt_flow *fl; /* the caller's engine: absorbs the threads' */
 	struct qpt_analysis *an;
 	qpt_frame_fn fn;
 	void *user;
@@ -216,6 +217,11 @@ static void merge(struct shards *s, struct round *r)
 		v->conv = global_id(w, e->conv_now);
 		for (unsigned k = 0; k < v->nevents; k++)
 			v->ev[k].conv = global_id(w, v->ev[k].conv);
+		/* PFC pauses concern every conversation on a priority, whichever
+		 * thread analysed it: the PFC analysis is the merge's, in frame
+		 * order on the engine that absorbs the threads' (s->fl) */
+		qpt_flow_set_previous_time(s->fl, e->ns);
+		qpt_flow_pfc_feed(s->fl, e->f.number, e->ns, &e->pkt, v);
 		if (s->fn && !s->an->stop) {
 			s->fn(s->user, &e->f, e->ns, &e->pkt, v);
 			/* the frame function stopped the reading here: the frames
@@ -311,7 +317,7 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 		       unsigned jobs, struct qpt_flow *fl, struct qpt_analysis *an,
 		       qpt_frame_fn fn, void *user)
 {
-	struct shards s = { .an = an, .fn = fn, .user = user };
+	struct shards s = { .fl = fl, .an = an, .fn = fn, .user = user };
 	struct qpt_frame f;
 	struct round *r;
 	struct qpt_flow **fls;

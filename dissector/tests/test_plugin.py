@@ -329,6 +329,8 @@ def check_capture(env, qptrace, cap, label):
     cli = {}
     for line in out.splitlines():
         r = json.loads(line)
+        if r.get("transport") == "MAC-control":
+            continue  # PFC/PAUSE: Wireshark's macc decodes them (check_pfc)
         cli[r["frame"]] = r
     fields = [c[0] for c in COMPARE] + ANALYSIS_FIELDS
     rows, err = tshark_fields(env, cap, fields)
@@ -677,6 +679,66 @@ def check_verdicts(env, qptrace, made, have_fields):
             fail(f"verdict {k}", "no made capture has it: not checked")
     seen = [k for k, n in occurs.items() if n]
     ok(f"verdict kinds checked on the made captures: {len(seen)} of {len(occurs)}")
+
+
+PFC_CAPTURES = ("made/pfc_stall.pcap", "made/pfc_mismatch.pcap", "made/pause_8023x.pcap")
+
+
+def check_pfc(env, qptrace, made):
+    """The PFC/PAUSE analysis (roce-pfc.c) on the lossless-network made
+    captures, against `qptrace packets --json` (whose MAC control decode
+    tests/tshark_diff.py checks against Wireshark's macc) and the manifests:
+    roce.pfc on exactly the PAUSE/PFC frames qptrace decodes whole;
+    roce.pfc.paused / resumed the priorities with a time > 0 / = 0 (every
+    priority for a PAUSE); roce.pfc.pause_us = quanta x 512 bit times at the
+    preference roce.link_speed (the manifest's speed); the expert info
+    roce.pfc.pause_roce on each XOFF of a priority the manifest lists as a
+    RoCE priority (RoCE data precedes every pause there), on no other."""
+    for cap, label in made:
+        if label not in PFC_CAPTURES:
+            continue
+        man = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                          "captures", label[:-5] + ".json")))["pfc"]
+        bps = man["link_speed_bps"]
+        rc, out = run_qptrace(qptrace, ["packets", "--json", cap])
+        want = {}
+        for line in out.splitlines():
+            r = json.loads(line)
+            m = r.get("macc")
+            if r.get("transport") != "MAC-control" or r.get("malformed") or not m:
+                continue
+            if m["opcode"] == 1:
+                q = [m["quanta"]] * 8
+                en = 0xff
+            elif m["opcode"] == 0x101:
+                q, en = m["quanta"], m["cev"] & 0xff
+            else:
+                continue
+            xoff = sum(1 << p for p in range(8) if en >> p & 1 and q[p])
+            xon = sum(1 << p for p in range(8) if en >> p & 1 and not q[p])
+            prios = [p for p in range(8) if (xoff | xon) >> p & 1]
+            want[r["frame"]] = (xoff, xon, prios, [round(q[p] * 512 / bps * 1e6, 3) for p in prios],
+                                any(xoff >> p & 1 for p in man["roce_priorities"]))
+        rc, out, err = env.tshark(["-o", f"roce.link_speed:{bps}", "-r", cap, "-Y", "roce.pfc",
+                                   "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
+                                   "-e", "frame.number", "-e", "roce.pfc.paused",
+                                   "-e", "roce.pfc.resumed", "-e", "roce.pfc.priority",
+                                   "-e", "roce.pfc.pause_us", "-e", "_ws.expert.message"])
+        got = {}
+        for line in out.splitlines():
+            f = line.split("\t") + [""] * 6
+            got[int(f[0])] = (int(f[1], 0), int(f[2], 0), [int(x) for x in f[3].split(",") if x],
+                              [round(float(x), 3) for x in f[4].split(",") if x],
+                              "Pause (XOFF) of a priority that carries RoCE data" in f[5])
+        if rc != 0 or not want:
+            fail(f"{label}: roce.pfc", err.strip()[-200:] or "no PFC/PAUSE frame in qptrace's decode")
+        elif got != want:
+            bad = sorted(n for n in set(got) | set(want) if got.get(n) != want.get(n))
+            fail(f"{label}: roce.pfc", f"frames {bad[:5]}: roce {[got.get(n) for n in bad[:2]]} "
+                 f"!= qptrace/manifest {[want.get(n) for n in bad[:2]]}")
+        else:
+            ok(f"{label}: roce.pfc on {len(got)} PFC/PAUSE frames as qptrace decodes them, pause "
+               f"times at {bps / 1e9:g} Gbit/s, {sum(w[4] for w in want.values())} pause_roce expert infos")
 
 
 def check_gbn_trigger(env, qptrace, made, values):
@@ -1366,6 +1428,7 @@ def main():
         made = [(c, l) for c, l in caps if l.startswith("made/")]
         check_verdicts(env, a.qptrace, made, have)
         check_gbn_trigger(env, a.qptrace, made, values)
+        check_pfc(env, a.qptrace, made)
         multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")

@@ -59,6 +59,8 @@ def check(qptrace, manifest):
         return (addr, qpn)
 
     errs += check_cm_failed(m, summ, events, key)
+    if "pfc" in m:
+        errs += check_pfc(qptrace, m, cap, key)
     seen = {}
     for mc in m.get("conversations", []):
         a, b = mc["a"], mc["b"]
@@ -130,6 +132,58 @@ def check(qptrace, manifest):
                              if e["kind"] == kind and e["conv"] == found["id"] and e["dir"] == conv_dir)
                 if want != got:
                     errs.append(f"{name} {label}: {kind} frames {got} != {want}")
+    return errs
+
+
+def check_pfc(qptrace, m, cap, key):
+    """The lossless-network manifests (tools/qpscen/scen_pfc.c): qptrace
+    summary --json --link-speed (the manifest's speed) must list exactly
+    the manifest's priorities with their PAUSE/PFC frames, XOFF and XON
+    frames, 802.3x PAUSE frames and quanta; pause_us must be the quanta at
+    512 bit times each; the stalled conversations (matched by endpoints) must
+    be those the generator held silent through a pause; pfc_priority_mismatch
+    must be a finding exactly when the manifest says the scenario shows it,
+    and pfc_stalls exactly when some conversation was stalled."""
+    errs = []
+    mp = m["pfc"]
+    bps = mp["link_speed_bps"]
+    out = subprocess.run([qptrace, "summary", "--json", "--link-speed", str(bps), cap],
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        return [f"summary --link-speed exited {out.returncode}: {out.stderr.strip()}"]
+    summ = json.loads(out.stdout)
+    ids = {}  # manifest conversation id -> qptrace conversation id
+    for mc in m.get("conversations", []):
+        want = [key(mc["a"]["addr"], mc["a"]["qpn"]), key(mc["b"]["addr"], mc["b"]["qpn"])]
+        for c in summ["conversations"]:
+            eps = [key(e["addr"], e["qpn"]) for e in c["endpoints"]]
+            if eps in (want, want[::-1]):
+                ids[mc["id"]] = c["id"]
+    got = {p["priority"]: p for p in summ.get("pfc", [])}
+    want = {p["priority"]: p for p in mp["priorities"]}
+    if sorted(got) != sorted(want):
+        errs.append(f"pfc priorities {sorted(got)} != manifest {sorted(want)}")
+    for prio, wp in want.items():
+        gp = got.get(prio)
+        if not gp:
+            continue
+        for f in ("pause_frames", "xoff_frames", "xon_frames", "pause_8023x", "quanta_total"):
+            if gp.get(f) != wp[f]:
+                errs.append(f"pfc priority {prio}: {f} {gp.get(f)} != {wp[f]}")
+        us = wp["quanta_total"] * 512 / bps * 1e6
+        if not isinstance(gp.get("pause_us"), (int, float)) or abs(gp["pause_us"] - us) > 0.001:
+            errs.append(f"pfc priority {prio}: pause_us {gp.get('pause_us')} != {us:.3f}")
+        stalled = sorted(ids.get(i, f"manifest conv {i} not found") for i in wp["stalled_conversations"])
+        if sorted(gp.get("stalled_conversations", [])) != stalled:
+            errs.append(f"pfc priority {prio}: stalled {gp.get('stalled_conversations')} != {stalled}")
+    kinds = [f["kind"] for f in summ["findings"]]
+    if ("pfc_priority_mismatch" in kinds) != mp["pfc_priority_mismatch"]:
+        errs.append(f"pfc_priority_mismatch finding {'present' if 'pfc_priority_mismatch' in kinds else 'absent'}"
+                    f", manifest says {mp['pfc_priority_mismatch']}")
+    any_stall = any(p["stalled_conversations"] for p in mp["priorities"])
+    if ("pfc_stalls" in kinds) != any_stall:
+        errs.append(f"pfc_stalls finding {'present' if 'pfc_stalls' in kinds else 'absent'}, "
+                    f"manifest stalls {any_stall}")
     return errs
 
 

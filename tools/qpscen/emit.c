@@ -264,6 +264,25 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     return fno;
 }
 
+uint32_t emit_raw(ctx_t *c, uint64_t t, const uint8_t *frame, uint32_t len, uint32_t caplen)
+{
+    struct pcap_pkthdr h;
+    if (t < c->last_t)
+        t = c->last_t; /* never go backwards */
+    c->last_t = t;
+    if (c->t < t)
+        c->t = t;
+    memset(&h, 0, sizeof h);
+    uint64_t us = t / 1000;
+    h.ts.tv_sec = (time_t)(BASE_SEC + us / 1000000u);
+    h.ts.tv_usec = (suseconds_t)(us % 1000000u);
+    h.len = len;
+    h.caplen = caplen && caplen < len ? caplen : len;
+    pcap_dump((u_char *)c->dump, &h, frame);
+    c->x_missing = 0;
+    return ++c->nframes;
+}
+
 /* ---- manifest ---- */
 static void j_frames(GString *s, const char *key, GArray *a, int last)
 {
@@ -388,7 +407,10 @@ int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
             j_str(s, g_ptr_array_index(c->note_text, i));
             g_string_append_printf(s, "}%s\n", i + 1 < c->note_frames->len ? "," : "");
         }
-        g_string_append(s, "  ]\n}\n");
+        g_string_append(s, "  ]");
+        if (c->extra_json)
+            g_string_append_printf(s, ",\n%s", c->extra_json->str);
+        g_string_append(s, "\n}\n");
         GError *err = NULL;
         if (!g_file_set_contents(manifest, s->str, (gssize)s->len, &err)) {
             fprintf(stderr, "qpscen: %s\n", err->message);
@@ -408,6 +430,8 @@ int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
     g_ptr_array_free(c->convs, TRUE);
     g_array_free(c->note_frames, TRUE);
     g_ptr_array_free(c->note_text, TRUE);
+    if (c->extra_json)
+        g_string_free(c->extra_json, TRUE);
     g_rand_free(c->rng);
     g_free(c->name);
     g_free(c);

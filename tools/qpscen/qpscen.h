@@ -172,6 +172,7 @@ typedef struct {
     uint16_t ipid;
     uint32_t x_missing;   /* the next emit() follows this many PSNs lost before the tap */
     int raw_time;         /* emit() keeps a timestamp older than the last one */
+    GString *extra_json;  /* more top-level manifest members ("\"pfc\": ..."), or NULL */
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -181,6 +182,9 @@ conv_t *conv_new(ctx_t *c, const char *transport, const char *pairing,
 uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flags,
               uint32_t snaplen);
 void note(ctx_t *c, uint32_t frame, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+/* A frame that is not a RoCE/IB packet (MAC control ...), len bytes on the
+ * wire, caplen of them captured (0: all); counted in no conversation. */
+uint32_t emit_raw(ctx_t *c, uint64_t t, const uint8_t *frame, uint32_t len, uint32_t caplen);
 uint64_t jit(ctx_t *c, uint64_t base_ns, uint64_t spread_ns);
 void cm_note(conv_t *cv, uint32_t frame, const char *name);
 
@@ -243,6 +247,11 @@ void s_time_backwards(ctx_t *c);
 void s_fill_gbn(ctx_t *c);
 void s_cm_stranger(ctx_t *c);
 void s_qpn_reuse(ctx_t *c);
+
+/* scen_pfc.c */
+void s_pfc_stall(ctx_t *c);
+void s_pfc_mismatch(ctx_t *c);
+void s_pause_8023x(ctx_t *c);
 extern const size_t n_scenarios;
 
 /* bench (main.c) */

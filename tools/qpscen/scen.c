@@ -974,5 +974,9 @@ const scen_t scenarios[] = {
     { "qpn_reuse", "QPNs reused: a second CM connection with PSNs millions back; without CM, a new PSN sequence after 2 s idle", LT_ETH, s_qpn_reuse },
     { "time_backwards", "capture clock steps back 2 s before a timeout resend with the same bytes", LT_ETH, s_time_backwards },
     { "fill_gbn", "tap in the middle: a WRITE lost before it, its NAK not captured; the go-back-N's first resend fills the gap, then the resends of what followed", LT_ETH, s_fill_gbn },
+    /* lossless network: PFC / PAUSE (scen_pfc.c) */
+    { "pfc_stall", "RoCE on 802.1Q priority 3 and 1; PFC pauses on priority 3 stall the priority-3 conversation, the other sends on", LT_ETH, s_pfc_stall },
+    { "pfc_mismatch", "RoCE on 802.1Q priority 3; PFC pauses only on priority 0 (PFC not enabled on the RoCE priority)", LT_ETH, s_pfc_mismatch },
+    { "pause_8023x", "untagged RoCE; 802.3x PAUSE (all priorities) stalls it; a short and a cut MAC control frame", LT_ETH, s_pause_8023x },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);

@@ -1,0 +1,296 @@
+/* qpt_pfc.c - PFC/PAUSE per priority and stall correlation (see qpt_pfc.h) */
+#include "qpt_pfc.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A conversation direction, as the pause windows see it. */
+struct pdir {
+	int32_t conv;
+	int8_t dir, prio;
+	int64_t last_ns; /* its last packet */
+	uint64_t cand;	 /* the window it may be stalled by (its serial), 0: none */
+};
+
+/* The pause window of one priority (at most one at a time). */
+struct win {
+	bool open;
+	int64_t start, end; /* end INT64_MAX: until an XON (speed unknown) */
+	uint64_t serial, frame;
+	GPtrArray *cands; /* struct pdir *: those active when it started */
+};
+
+struct qpt_pfc {
+	double bps;
+	bool any;
+	struct qpt_pfc_prio prio[QPT_PFC_PRIOS];
+	struct win win[QPT_PFC_PRIOS];
+	uint64_t serial;
+	/* struct pdir by conv << 1 | dir (ids are dense: no hashing per
+	 * packet); NULL where none */
+	GPtrArray *dirs;
+	struct qpt_pfc_frame_info info; /* of the last MAC control frame */
+};
+
+struct qpt_pfc *qpt_pfc_new(void)
+{
+	struct qpt_pfc *pf = g_new0(struct qpt_pfc, 1);
+
+	pf->dirs = g_ptr_array_new_with_free_func(g_free);
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		pf->prio[p].stalled = g_array_new(FALSE, FALSE, sizeof(int32_t));
+		pf->win[p].cands = g_ptr_array_new();
+	}
+	return pf;
+}
+
+void qpt_pfc_free(struct qpt_pfc *pf)
+{
+	if (!pf)
+		return;
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		g_array_free(pf->prio[p].stalled, TRUE);
+		g_ptr_array_free(pf->win[p].cands, TRUE);
+	}
+	g_ptr_array_free(pf->dirs, TRUE);
+	g_free(pf);
+}
+
+void qpt_pfc_set_link_speed(struct qpt_pfc *pf, double bps)
+{
+	pf->bps = bps > 0 && isfinite(bps) ? bps : 0;
+}
+
+double qpt_pfc_link_speed(const struct qpt_pfc *pf)
+{
+	return pf->bps;
+}
+
+bool qpt_pfc_any(const struct qpt_pfc *pf)
+{
+	return pf->any;
+}
+
+const struct qpt_pfc_prio *qpt_pfc_prio(const struct qpt_pfc *pf, unsigned p)
+{
+	return p < QPT_PFC_PRIOS ? &pf->prio[p] : NULL;
+}
+
+bool qpt_parse_bps(const char *s, double *bps)
+{
+	static const struct { const char *s; double mul; } units[] = {
+		{ "", 1 }, { "k", 1e3 }, { "K", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
+	};
+	static const char *const tails[] = { "", "b/s", "bit/s", "bps" };
+	char *end = NULL;
+	double v = g_ascii_strtod(s, &end);
+
+	if (end == s || !(v > 0) || !isfinite(v))
+		return false;
+	for (size_t u = 0; u < G_N_ELEMENTS(units); u++) {
+		size_t n = strlen(units[u].s);
+
+		if (strncmp(end, units[u].s, n))
+			continue;
+		for (size_t t = 0; t < G_N_ELEMENTS(tails); t++)
+			if (!strcmp(end + n, tails[t]) && v * units[u].mul >= 1 &&
+			    v * units[u].mul <= 1e15) {
+				*bps = v * units[u].mul;
+				return true;
+			}
+	}
+	return false;
+}
+
+double qpt_pfc_quanta_us(const struct qpt_pfc *pf, uint64_t quanta)
+{
+	return pf->bps > 0 ? (double)quanta * 512.0 / pf->bps * 1e6 : -1;
+}
+
+/* Where a window stops being one: its end, and at least the stall gap. */
+static int64_t win_limit(const struct win *w)
+{
+	int64_t min = w->start > INT64_MAX - QPT_PFC_STALL_GAP_NS ? INT64_MAX :
+								     w->start + QPT_PFC_STALL_GAP_NS;
+
+	return w->end > min ? w->end : min;
+}
+
+/* The window is over: its candidates that sent nothing in it were stalled
+ * (judge false: the input ended before that could be told). */
+static void win_close(struct qpt_pfc *pf, unsigned p, struct win *w, bool judge)
+{
+	struct qpt_pfc_prio *pr = &pf->prio[p];
+
+	for (guint i = 0; i < w->cands->len; i++) {
+		struct pdir *d = g_ptr_array_index(w->cands, i);
+		bool seen = false;
+
+		if (d->cand != w->serial)
+			continue;
+		d->cand = 0;
+		if (!judge)
+			continue;
+		pr->stalls++;
+		if (!pr->first_stall_frame)
+			pr->first_stall_frame = w->frame;
+		for (guint k = 0; k < pr->stalled->len && !seen; k++)
+			seen = g_array_index(pr->stalled, int32_t, k) == d->conv;
+		if (!seen)
+			g_array_append_val(pr->stalled, d->conv);
+	}
+	g_ptr_array_set_size(w->cands, 0);
+	w->open = false;
+}
+
+static void expire(struct qpt_pfc *pf, unsigned p, int64_t ns)
+{
+	struct win *w = &pf->win[p];
+
+	if (w->open && ns >= win_limit(w))
+		win_close(pf, p, w, true);
+}
+
+/* One priority named by a PAUSE or PFC frame, with quanta q (0: XON). */
+static void pause_prio(struct qpt_pfc *pf, unsigned p, uint64_t frame, int64_t ns,
+		       uint16_t q, bool pause_8023x)
+{
+	struct qpt_pfc_prio *pr = &pf->prio[p];
+	struct win *w = &pf->win[p];
+
+	pr->pause_frames++;
+	pr->pause_8023x += pause_8023x;
+	if (!q) {
+		pr->xon_frames++;
+		expire(pf, p, ns);
+		if (w->open && w->end > ns)
+			w->end = ns;
+		return;
+	}
+	pr->xoff_frames++;
+	pr->quanta_total += q;
+	if (!pr->first_frame)
+		pr->first_frame = frame;
+	expire(pf, p, ns);
+	{
+		int64_t end = INT64_MAX;
+
+		if (pf->bps > 0) {
+			double dur = (double)q * 512.0 / pf->bps * 1e9;
+
+			end = ns + (int64_t)llround(dur);
+		}
+		if (w->open) { /* a refresh: the timer starts again from here */
+			w->end = end;
+			return;
+		}
+		w->open = true;
+		w->start = ns;
+		w->end = end;
+		w->serial = ++pf->serial;
+		w->frame = frame;
+		pr->windows++;
+	}
+	/* the conversations on p that were sending */
+	for (guint i = 0; i < pf->dirs->len; i++) {
+		struct pdir *d = g_ptr_array_index(pf->dirs, i);
+
+		if (d && d->prio == (int8_t)p && d->last_ns <= ns &&
+		    ns - d->last_ns <= QPT_PFC_ACTIVE_NS) {
+			d->cand = w->serial;
+			g_ptr_array_add(w->cands, d);
+		}
+	}
+}
+
+const struct qpt_pfc_frame_info *qpt_pfc_last(const struct qpt_pfc *pf)
+{
+	return &pf->info;
+}
+
+void qpt_pfc_frame(struct qpt_pfc *pf, uint64_t frame, int64_t ns, const struct qpt_pkt *pkt)
+{
+	const struct qpt_macc *m = &pkt->macc;
+	struct qpt_pfc_frame_info *info = &pf->info;
+	uint8_t mask = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (!(pkt->flags & QPT_HAS_MACC) || m->error != QPT_E_OK)
+		return;
+	if (m->opcode == QPT_MACC_PAUSE)
+		mask = 0xff;
+	else if (m->opcode == QPT_MACC_PFC)
+		mask = (uint8_t)(m->cev & 0xff); /* the upper byte is reserved */
+	else
+		return;
+	pf->any = true;
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		uint16_t q = m->opcode == QPT_MACC_PAUSE ? m->quanta[0] : m->quanta[p];
+
+		if (!(mask & (1u << p)))
+			continue;
+		pause_prio(pf, p, frame, ns, q, m->opcode == QPT_MACC_PAUSE);
+		if (q)
+			info->xoff |= (uint8_t)(1u << p);
+		else
+			info->xon |= (uint8_t)(1u << p);
+		info->pause_us[p] = qpt_pfc_quanta_us(pf, q);
+	}
+	info->pfc = m->opcode == QPT_MACC_PFC;
+	info->pause = m->opcode == QPT_MACC_PAUSE;
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		if (pf->prio[p].data_packets)
+			info->roce |= (uint8_t)(1u << p);
+		if (!(mask & (1u << p)))
+			info->pause_us[p] = -1;
+	}
+	for (guint i = 0; i < pf->dirs->len; i++) {
+		const struct pdir *d = g_ptr_array_index(pf->dirs, i);
+
+		if (d && d->prio >= 0 && d->last_ns <= ns && ns - d->last_ns <= QPT_PFC_ACTIVE_NS)
+			info->active[(unsigned)d->prio]++;
+	}
+}
+
+void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir)
+{
+	unsigned p = pcp < 0 || pcp >= QPT_PFC_PRIOS ? 0 : (unsigned)pcp;
+	guint key = (guint)conv << 1 | (guint)(dir & 1);
+	struct pdir *d;
+	struct win *w = &pf->win[p];
+
+	if (conv < 0)
+		return;
+	pf->prio[p].data_packets++;
+	if (key >= pf->dirs->len)
+		g_ptr_array_set_size(pf->dirs, (gint)(key + 1));
+	d = g_ptr_array_index(pf->dirs, key);
+	if (!d) {
+		d = g_new0(struct pdir, 1);
+		d->conv = conv;
+		d->dir = (int8_t)dir;
+		d->prio = -1;
+		g_ptr_array_index(pf->dirs, key) = d;
+	}
+	if (d->prio != (int8_t)p) {
+		d->prio = (int8_t)p;
+		d->cand = 0; /* moved: not on the priority it was waiting on */
+	}
+	expire(pf, p, ns);
+	if (w->open && d->cand == w->serial)
+		d->cand = 0; /* it sent during the window: not stalled */
+	d->last_ns = ns;
+}
+
+void qpt_pfc_finish(struct qpt_pfc *pf, int64_t last_ns)
+{
+	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
+		struct win *w = &pf->win[p];
+
+		if (!w->open)
+			continue;
+		if (w->end == INT64_MAX) /* no XON: to the end of the capture */
+			w->end = last_ns;
+		win_close(pf, p, w, last_ns >= win_limit(w));
+	}
+}
