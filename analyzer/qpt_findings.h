@@ -43,7 +43,14 @@
 	X(MALFORMED, "malformed", WARN, "malformed RoCE/IB packets")                     \
 	X(UNTRACKED, "untracked", WARN, "packets not analysed: more QPs than the limit")  \
 	X(FRAGMENTED, "fragmented", WARN,                                                \
-	  "RoCEv2 packets fragmented by IPv4 (an IP MTU below the RoCE MTU)")
+	  "RoCEv2 packets fragmented by IPv4 (an IP MTU below the RoCE MTU)")            \
+	X(CNP_PRIORITY, "cnp_priority", WARN,                                            \
+	  "CNPs on more than one DSCP or priority, or on another than expected")        \
+	X(ECN_NO_CNP, "ecn_no_cnp", WARN, "ECN-CE marks that no CNP answered")            \
+	X(MTU_MISMATCH, "mtu_mismatch", WARN,                                            \
+	  "payloads larger than the CM path MTU, or the two sides' MTUs differ")        \
+	X(CAPTURE_INCOMPLETE, "capture_incomplete", WARN,                                \
+	  "the capture misses packets: a direction never seen, PSN gaps both ways that nothing re-sent, interface drops")
 
 enum qpt_finding_kind {
 #define QPT_F_ENUM(id, ...) QPT_F_##id,

@@ -39,6 +39,7 @@ void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &val) && v->nevents < QPT_MAX_EVENTS)
 		fl_fill_resolve(fl, val, NULL, v);
+	fl_qos_drain(fl, v); /* ECN marks whose window ended with the capture */
 }
 
 void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap)
@@ -201,6 +202,7 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		fl_emit(v, frame, ns, h, QPT_VB_ECN_CE, p->bth.psn, 0, 0, 0, 0,
 		     "IP ECN Congestion Experienced");
 	}
+	fl_qos_packet(fl, h, p, frame, ns, p->ip_version && p->ip_ecn == 3, v);
 }
 
 void qpt_flow_finish(struct qpt_flow *fl)
@@ -216,4 +218,5 @@ void qpt_flow_finish(struct qpt_flow *fl)
 			fl_episode_close(h, 0, h->last_ns);
 		fl_pend_flush(h); /* messages whose start never showed */
 	}
+	fl_qos_finish(fl);
 }

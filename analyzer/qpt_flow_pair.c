@@ -63,6 +63,7 @@ static void conv_free(gpointer p)
 		g_free(c->dir[d].atomic_lat.bins);
 		if (c->dir[d].episodes)
 			g_array_free(c->dir[d].episodes, TRUE);
+		fl_qos_free(&c->dir[d]);
 	}
 	g_free(c);
 }
@@ -81,6 +82,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 		fl->o.tap_window_ns = 1000000000;
 	if (!fl->o.timeout_gap_ns)
 		fl->o.timeout_gap_ns = 500000;
+	fl_qos_defaults(&fl->o);
 	fl->halves = g_hash_table_new_full(key_hash, key_equal, NULL, half_free);
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
 					    (GDestroyNotify)g_ptr_array_unref);
@@ -261,6 +263,7 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 			d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
 		g_array_append_vals(d->episodes, s->episodes->data, s->episodes->len);
 	}
+	fl_qos_merge(d, s);
 }
 
 /* Folds conversation o into c: o's direction od becomes c's direction cd;
