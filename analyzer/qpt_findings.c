@@ -482,7 +482,8 @@ static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dsc
 		else
 			g_string_append_printf(t, "%d", e->value);
 		if (!one)
-			g_string_append_printf(t, " (%" PRIu64 "%s)", e->packets, first ? noun : "");
+			g_string_append_printf(t, " (%" PRIu64 "%s%s)", e->packets, first ? " " : "",
+					       first ? (e->packets == 1 ? noun : "CNPs") : "");
 		first = false;
 	}
 }
@@ -504,9 +505,9 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 			fb_start(b, QPT_F_CNP_PRIORITY, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->cnps,
 					       plural(x->cnps, "CNP", "CNPs"), sa, ra);
-			qos_list(b->t, x, QPT_QOS_CNP, true, " CNPs");
+			qos_list(b->t, x, QPT_QOS_CNP, true, "CNP");
 			g_string_append(b->t, ", 802.1Q priority ");
-			qos_list(b->t, x, QPT_QOS_CNP, false, " CNPs");
+			qos_list(b->t, x, QPT_QOS_CNP, false, "CNP");
 			g_string_append(b->t, "; expected ");
 			if (fo->cnp_dscp >= 0)
 				g_string_append_printf(b->t, "DSCP %d", fo->cnp_dscp);
