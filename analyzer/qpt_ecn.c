@@ -6,7 +6,9 @@
  * to the sender's QP (the other direction of the same conversation), the
  * reaction time of each CNP (CNP time - the first unanswered mark's), the
  * marks no CNP answered; the sender's data rate in a window before and
- * after each CNP it received; the payload sizes that show its MTU.
+ * after each CNP it received (bytes of the IBA packets, from the BTH, or
+ * the GRH/LRH, to the ICRC: the same however a mirror wrapped them); the
+ * payload sizes that show its MTU.
  *
  * Work per packet: a few compares, and for a data packet one entry
  * appended to the rate window's history (bounded by the window: the
@@ -265,7 +267,7 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		return;
 	/* the sender's rate: windows after CNPs that ended, then this packet */
 	rate_close(fl, q, ns);
-	q->sent += p->wirelen;
+	q->sent += p->iba_len; /* the RoCE/IB packet: the same through any tunnel */
 	if (!q->hist)
 		q->hist = g_array_new(FALSE, FALSE, sizeof(struct hist_ent));
 	g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));

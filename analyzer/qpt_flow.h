@@ -95,8 +95,9 @@ struct qpt_dir_qos {
 	uint64_t no_cnp_frames[QPT_QOS_FRAMES]; /* the first marks without CNP */
 	/* the first CNPs it carries on another DSCP/PCP than expected */
 	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];
-	/* the sender's data rate (wire bytes) in the rate window before and
-	 * after each CNP it received, summed over the CNPs */
+	/* the sender's data rate (bytes of its IBA packets, BTH to ICRC for
+	 * RoCEv2) in the rate window before and after each CNP it received,
+	 * summed over the CNPs */
 	uint64_t rate_windows, bytes_before, bytes_after;
 	uint64_t rate_windows_cut; /* the capture ended inside the after window */
 	double rate_before_bps, rate_after_bps; /* their means (at the end) */

@@ -209,7 +209,10 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     d->packets++;
     if (p->opcode != OPC_CNP)
         d->payload_bytes += p->paylen;
-    if (!d->have_psn) {
+    /* a `qos` conversation's first PSN is its first request's (both sides
+     * may send requests, and the first packet of a side can be an ACK) */
+    int resp = (p->opcode & 0x1F) >= OP_READ_RESP_FIRST && (p->opcode & 0x1F) <= OP_ATOMIC_ACK;
+    if (!d->have_psn && (!cv->qos || (p->opcode != OPC_CNP && !resp))) {
         d->have_psn = 1;
         d->first_psn = p->psn;
     }

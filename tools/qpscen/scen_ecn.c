@@ -169,7 +169,9 @@ static uint64_t stream(ln_t *l, int n, uint32_t seg, int per_msg, mark_fn marked
         if (ce)
             p.tclass = (uint8_t)(l->P.dscp << 2 | 3);
         put(l, t, &p, 0, 0, 0);
-        uint64_t len = pkt_build(&p, buf);
+        /* the RoCE packet: BTH to ICRC (the frame less Ethernet, its
+         * tag, IPv4 and UDP), as qptrace counts the rate */
+        uint64_t len = pkt_build(&p, buf) - (14 + 4 * (uint64_t)p.nvlan + 20 + 8);
         g_array_append_val(l->data_t, t);
         g_array_append_val(l->data_len, len);
         if (p.ackreq) {
@@ -317,10 +319,9 @@ void s_mtu_mismatch(ctx_t *c)
     ln_free(&l);
 
     ln_init(c, &k, 0x63, 0x64, "traffic");
-    k.t0 = 20 * US;
     end = stream(&k, 40, 4096, 2, NULL, NULL);
-    /* before A's stream, B writes to A: FIRST/LAST of 1024 bytes, which A
-     * ACKs after its stream */
+    /* after A's stream, B writes to A: FIRST/LAST of 1024 bytes, which A
+     * ACKs at the end */
     for (int i = 0; i < 8; i++) {
         pkt_t p = mkp(&k, 1, i % 2 ? OP_WRITE_LAST : OP_WRITE_FIRST, k.psn_b, k.pcp_data);
         p.paylen = 1024;
@@ -328,12 +329,12 @@ void s_mtu_mismatch(ctx_t *c)
         p.reth_rkey = 0x8765;
         p.reth_len = 2048;
         p.ackreq = (uint8_t)(i % 2);
-        put(&k, (uint64_t)i * 2 * US, &p, 1, 0, 0);
-        if (i == 7) { /* one ACK for all four, after A's own stream */
+        put(&k, end + (uint64_t)i * 2 * US, &p, 1, 0, 0);
+        if (i == 7) { /* one ACK for all four */
             pkt_t a = mkp(&k, 0, OP_ACK, k.psn_b, k.pcp_ack);
             a.aeth_syn = 0x1F;
             a.aeth_msn = k.msn_a += 4;
-            put(&k, end + US, &a, 0, 0, 0);
+            put(&k, end + 15 * US, &a, 0, 0, 0);
         }
         k.psn_b = psn_add(k.psn_b, 1);
     }
@@ -367,7 +368,8 @@ void s_capture_incomplete(ctx_t *c)
     ln_init(c, &k, 0x73, 0x74, "traffic");
     uint64_t t = 0;
     for (int i = 0; i < 12; i++, t += 4 * US) {
-        /* A -> B: PSN 5 of A's stream, B -> A: PSN 7 of B's, dropped */
+        /* A -> B: PSN 5 of A's stream, B -> A: PSN 7 of B's, dropped by
+         * the capture (the receivers got them: the ACKs follow) */
         pkt_t p = mkp(&k, 0, OP_WRITE_ONLY, k.psn_a, k.pcp_data);
         p.paylen = 512;
         p.reth_va = 0x7f7000000000ull + (uint64_t)i * 512;
@@ -384,14 +386,15 @@ void s_capture_incomplete(ctx_t *c)
         q.reth_len = 512;
         q.ackreq = 1;
         if (i != 7)
-            put(&k, t + US, &q, 1, 0, 0);
+            put(&k, t + 2 * US, &q, 1, 0, 0);
         k.psn_b = psn_add(k.psn_b, 1);
-        /* each side ACKs the other's request 2 us after it */
+        /* each side ACKs the other's request 1 us after it (B's first ACK
+         * comes before B's first request: the two sides pair at once) */
         if (i != 5) {
             pkt_t a = mkp(&k, 1, OP_ACK, psn_add(k.psn_a, -1), k.pcp_ack);
             a.aeth_syn = 0x1F;
             a.aeth_msn = ++k.msn_b;
-            put(&k, t + 2 * US, &a, 1, 0, 0);
+            put(&k, t + US, &a, 1, 0, 0);
         }
         if (i != 7) {
             pkt_t a = mkp(&k, 0, OP_ACK, psn_add(k.psn_b, -1), k.pcp_ack);
