@@ -281,6 +281,8 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	    p->payload_len) {
 		if (q->seg_payload && q->seg_payload != p->payload_len)
 			q->seg_varies = true;
+		if (!q->seg_frame)
+			q->seg_frame = frame;
 		if (p->payload_len > q->seg_payload)
 			q->seg_payload = p->payload_len;
 	}
@@ -389,6 +391,8 @@ void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	if (b->seg_payload) {
 		if (a->seg_payload && a->seg_payload != b->seg_payload)
 			a->seg_varies = true;
+		if (!a->seg_frame || (b->seg_frame && b->seg_frame < a->seg_frame))
+			a->seg_frame = b->seg_frame;
 		a->seg_payload = MAX(a->seg_payload, b->seg_payload);
 	}
 	a->seg_varies |= b->seg_varies;

@@ -592,6 +592,8 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 				       c->dir[0].qos->seg_payload, a1, c->dir[1].qos->seg_payload);
 		fb_num(b, "mtu_a", c->dir[0].qos->seg_payload);
 		fb_num(b, "mtu_b", c->dir[1].qos->seg_payload);
+		fb_frame(b, c->dir[0].qos->seg_frame);
+		fb_frame(b, c->dir[1].qos->seg_frame);
 		fb_end(b, out, 1);
 	}
 	/* an RC conversation whose one direction the capture never saw */

@@ -105,7 +105,7 @@ struct qpt_dir_qos {
 	 * packets (one MTU each), the largest and whether they differed */
 	uint32_t max_payload, seg_payload;
 	bool seg_varies;
-	uint64_t max_payload_frame;
+	uint64_t max_payload_frame, seg_frame; /* ... and where (the first) */
 	/* matching state */
 	GArray *pending; /* struct qpt_ecn_mark not yet answered, oldest first */
 	guint pending_head;
