@@ -217,8 +217,8 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	qos_expire(fl, c, 1, ns, v);
 
 	if (cls == QPT_QOS_CNP) {
-		struct qpt_dir_qos *m = qos_get(&c->dir[1 - d]);
-		struct rate_open o = { .ns = ns, .sent = m->sent };
+		struct qpt_dir_qos *m;
+		struct rate_open o;
 
 		if ((fl->o.cnp_dscp >= 0 && has_dscp && p->dscp != fl->o.cnp_dscp) ||
 		    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
@@ -229,6 +229,14 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					"CNP on another DSCP than expected (--cnp-dscp)" :
 					"CNP on another 802.1Q priority than expected (--cnp-priority)");
 		}
+		/* a CNP to a QP whose data the conversation does not have yet
+		 * (its two halves are paired later): kept for the fold */
+		if (!c->dir[1 - d].packets && q->n_orphans < QPT_QOS_ORPHANS) {
+			q->orphan_cnp_ns[q->n_orphans++] = ns;
+			return;
+		}
+		m = qos_get(&c->dir[1 - d]);
+		o = (struct rate_open){ .ns = ns, .sent = m->sent };
 		/* it answers every unanswered mark of the other direction */
 		if (pending_len(m)) {
 			const struct qpt_ecn_mark *first =
@@ -288,6 +296,53 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 }
 
+/* The CNPs direction d of c carried before the conversation had the other
+ * direction, now that it has: each answers the marks of the other
+ * direction at most a window before it (no rate window: the sender's data
+ * before it is not known to be its). */
+static void orphans_resolve(struct qpt_flow *fl, struct qpt_conv *c, int d)
+{
+	struct qpt_dir_qos *q = c->dir[d].qos, *m;
+
+	if (!q || !q->n_orphans || !c->dir[1 - d].packets)
+		return;
+	m = qos_get(&c->dir[1 - d]);
+	for (unsigned k = 0; k < q->n_orphans; k++) {
+		int64_t t = q->orphan_cnp_ns[k];
+		guint from = m->pending_head, to;
+
+		/* marks older than the window before it stay: they expire */
+		while (m->pending && from < m->pending->len &&
+		       t - g_array_index(m->pending, struct qpt_ecn_mark, from).ns >
+			       fl->o.ecn_window_ns)
+			from++;
+		for (to = from; m->pending && to < m->pending->len &&
+				g_array_index(m->pending, struct qpt_ecn_mark, to).ns <= t;
+		     to++)
+			;
+		if (to > from) {
+			fl_lat_add(&m->reaction,
+				   (double)(t - g_array_index(m->pending, struct qpt_ecn_mark, from).ns) /
+					   1000.0);
+			m->ce_answered += to - from;
+			g_array_remove_range(m->pending, from, to - from);
+		} else {
+			m->cnps_without_ce++;
+		}
+		if (!m->cnp_seen || t > m->last_cnp_ns) {
+			m->cnp_seen = true;
+			m->last_cnp_ns = t;
+		}
+	}
+	q->n_orphans = 0;
+}
+
+void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c)
+{
+	orphans_resolve(fl, c, 0);
+	orphans_resolve(fl, c, 1);
+}
+
 static int64_t capture_end(struct qpt_flow *fl)
 {
 	int64_t end = 0;
@@ -333,6 +388,11 @@ void fl_qos_finish(struct qpt_flow *fl)
 
 			if (!q)
 				continue;
+			/* CNPs whose data never showed: answering nothing seen */
+			if (q->n_orphans) {
+				qos_get(&c->dir[1 - d])->cnps_without_ce += q->n_orphans;
+				q->n_orphans = 0;
+			}
 			qos_expire(fl, c, d, end, NULL);
 			/* the rest: the capture ended inside their window */
 			q->ce_undecided += pending_len(q);
@@ -405,6 +465,12 @@ void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	if (b->cnp_seen && (!a->cnp_seen || b->last_cnp_ns > a->last_cnp_ns)) {
 		a->cnp_seen = true;
 		a->last_cnp_ns = b->last_cnp_ns;
+	}
+	for (unsigned i = 0; i < b->n_orphans; i++) {
+		if (a->n_orphans < QPT_QOS_ORPHANS)
+			a->orphan_cnp_ns[a->n_orphans++] = b->orphan_cnp_ns[i];
+		else
+			a->cnps_without_ce++; /* counted where it is: no longer matched */
 	}
 	/* the rate windows of the folded half start again (rare: a fold
 	 * happens when the two halves are paired late) */

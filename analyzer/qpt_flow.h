@@ -116,6 +116,13 @@ struct qpt_dir_qos {
 	uint64_t sent, hist_base;
 	GArray *open;	 /* CNP rate windows whose after part is not over */
 	guint open_head;
+	/* CNPs this direction carried before its conversation had the other
+	 * direction (a traffic-paired QP: before its first ACK), matched to
+	 * the marks when the two are folded together (QPT_QOS_ORPHANS kept:
+	 * more are counted in cnps_without_ce) */
+#define QPT_QOS_ORPHANS 8
+	int64_t orphan_cnp_ns[QPT_QOS_ORPHANS];
+	unsigned n_orphans;
 };
 
 /* One direction of a conversation (tcptrace's a2b / b2a). */

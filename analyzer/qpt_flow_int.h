@@ -247,6 +247,7 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v);
 void fl_qos_finish(struct qpt_flow *fl);
 void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s);
+void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c); /* after a fold into c */
 void fl_qos_free(struct qpt_dir *d);
 
 #endif

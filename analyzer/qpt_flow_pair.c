@@ -275,6 +275,7 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	gpointer v;
 
 	dir_merge(&c->dir[cd], &o->dir[od]);
+	fl_qos_fold(fl, c); /* CNPs that came before the pairing meet their marks */
 	o->merged = true;
 	o->merged_into = c->id;
 	fl->t.conversations--;
