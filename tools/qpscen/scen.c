@@ -974,7 +974,7 @@ const scen_t scenarios[] = {
     { "qpn_reuse", "QPNs reused: a second CM connection with PSNs millions back; without CM, a new PSN sequence after 2 s idle", LT_ETH, s_qpn_reuse },
     { "time_backwards", "capture clock steps back 2 s before a timeout resend with the same bytes", LT_ETH, s_time_backwards },
     /* lossless-network scenarios (scen_ecn.c) */
-    { "lossless_ok", "VLAN 100: data and ACKs on priority 3, CE marks answered by CNPs on priority 6 / DSCP 48 within 3 us, CM path MTU 1024; a second QP whose first packet's CNP precedes its first ACK", LT_ETH, s_lossless_ok },
+    { "lossless_ok", "VLAN 100: data and ACKs on priority 3, CE marks answered by CNPs on priority 6 / DSCP 48 within 3 us, CM path MTU 1024", LT_ETH, s_lossless_ok },
     { "ecn_no_cnp", "CE marks in three bursts, the receiver's CNPs stop after the first: 6 marks without CNP", LT_ETH, s_ecn_no_cnp },
     { "cnp_priority_bad", "CNPs on DSCP 46 (one conversation), CNPs on priority 6 and 3 by turns (another)", LT_ETH, s_cnp_priority_bad },
     { "mtu_mismatch", "CM path MTU 1024 but 2048-byte segments; a conversation whose sides write 4096- and 1024-byte segments", LT_ETH, s_mtu_mismatch },

@@ -270,8 +270,6 @@ static int marks_two(int i) { return (i >= 40 && i < 46 && i % 2 == 0) || (i >= 
 /* three bursts: 40.., 120.., 200.. */
 static int marks_three(int i) { return marks_two(i) || (i >= 200 && i < 206 && i % 2 == 0); }
 static int off_after_first(int i) { return i >= 100; }
-/* the first packet marked: its CNP comes before the first ACK pairs the QP */
-static int marks_at_start(int i) { return i == 0 || (i >= 40 && i < 46 && i % 2 == 0); }
 
 /* Everything right: data and ACKs on priority 3 (VLAN 100, DSCP 26), CNPs
  * on priority 6 / DSCP 48 answering every burst of marks within 3 us, a CM
@@ -286,15 +284,6 @@ void s_lossless_ok(ctx_t *c)
     flush(c);
     truth(&l, end, "", "\"ecn_no_cnp\", \"cnp_priority\", \"mtu_mismatch\", \"capture_incomplete\"");
     ln_free(&l);
-    /* a second QP, paired by its traffic: its first packet is marked and
-     * the CNP comes before the first ACK (the engine matches it when the
-     * two halves are paired) */
-    ln_t k;
-    ln_init(c, &k, 0x33, 0x34, "traffic");
-    end = stream(&k, 120, 1024, 1, marks_at_start, NULL);
-    flush(c);
-    truth(&k, end, "", "\"ecn_no_cnp\", \"cnp_priority\", \"mtu_mismatch\", \"capture_incomplete\"");
-    ln_free(&k);
 }
 
 /* B stops answering marks after the first burst: 6 marks without CNP. */
