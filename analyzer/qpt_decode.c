@@ -961,6 +961,7 @@ enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
 	pkt->linktype = linktype;
 	pkt->caplen = caplen;
 	pkt->wirelen = wirelen;
+	pkt->vlan_pcp = -1;
 
 	switch (linktype) {
 	case QPT_LINKTYPE_ETHERNET:
@@ -1008,6 +1009,11 @@ enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
 	default:
 		return pkt->error = QPT_E_UNSUPPORTED_LINKTYPE;
 	}
+	pkt->vlan_pcp = pkt->vlan_count ? pkt->vlan_tci[0] >> 13 : -1;
+	if (pkt->ip_version)
+		pkt->dscp = pkt->ip_dscp;
+	else if (pkt->flags & QPT_HAS_GRH)
+		pkt->dscp = pkt->grh.tclass >> 2;
 	if (pkt->transport == QPT_TR_NONE)
 		return pkt->error = QPT_E_NOT_IBA;
 	if (!(opts && opts->no_crc))

@@ -289,6 +289,13 @@ struct qpt_pkt {
 	uint8_t ip_src[16], ip_dst[16];
 	uint8_t ip_dscp, ip_ecn, ip_ttl;
 	uint32_t ip_flowlabel;
+	/* The priorities a switch queues the packet by: the 802.1Q PCP of
+	 * the frame's first (outer) VLAN tag, -1 when untagged (the tags of
+	 * the frame that carries the IBA packet: inside a tunnel, the inner
+	 * frame's); the DSCP of the IP header (RoCEv2), or of the GRH's
+	 * traffic class (RoCEv1, IB with a GRH), 0 when neither. */
+	int vlan_pcp;
+	uint8_t dscp;
 	uint16_t udp_sport, udp_dport, udp_len;
 	uint8_t erf_type;
 	struct qpt_tunnel tunnel; /* valid with QPT_HAS_TUNNEL */
@@ -370,7 +377,7 @@ bool qpt_linktype_supported(uint32_t linktype);
 /* The 802.1Q priority (PCP) of the outermost VLAN tag, -1 when untagged. */
 static inline int qpt_pkt_pcp(const struct qpt_pkt *pkt)
 {
-	return pkt->vlan_count ? pkt->vlan_tci[0] >> 13 : -1;
+	return pkt->vlan_pcp;
 }
 
 /* IBA MTU code (1..5) to bytes, 0 when reserved. */

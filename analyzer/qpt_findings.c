@@ -464,10 +464,209 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	fb_end(b, out, x->retransmitted_packets);
 }
 
+/* "48 (30 CNPs), 46 (25)": the values of a class, as the direction saw them */
+static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dscp,
+		     const char *noun)
+{
+	bool first = true, one = qpt_qos_values(x, cls, dscp, NULL) == 1;
+
+	for (guint i = 0; x->qos && x->qos->counts && i < x->qos->counts->len; i++) {
+		const struct qpt_qos_count *e =
+			&g_array_index(x->qos->counts, struct qpt_qos_count, i);
+
+		if (e->cls != cls || e->dscp != dscp)
+			continue;
+		if (!first)
+			g_string_append(t, ", ");
+		if (e->value < 0)
+			g_string_append(t, "untagged");
+		else
+			g_string_append_printf(t, "%d", e->value);
+		if (!one)
+			g_string_append_printf(t, " (%" PRIu64 "%s%s)", e->packets, first ? " " : "",
+					       first ? (e->packets == 1 ? noun : "CNPs") : "");
+		first = false;
+	}
+}
+
+/* Priorities, ECN and MTU of a conversation (qpt_ecn.c's numbers). */
+static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
+			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
+{
+	for (int d = 0; d < 2 && fo; d++) {
+		const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
+		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
+		unsigned nd = qpt_qos_values(x, QPT_QOS_CNP, true, NULL);
+		unsigned np = qpt_qos_values(x, QPT_QOS_CNP, false, NULL);
+
+		qpt_endpoint_addr(&c->ep[x->from], sa);
+		qpt_endpoint_addr(&c->ep[x->to], ra);
+		/* the CNPs this direction carries (sa's NIC sends them to ra) */
+		if (x->cnps && (nd > 1 || np > 1 || x->cnp_unexpected)) {
+			fb_start(b, QPT_F_CNP_PRIORITY, c, d);
+			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->cnps,
+					       plural(x->cnps, "CNP", "CNPs"), sa, ra);
+			qos_list(b->t, x, QPT_QOS_CNP, true, "CNP");
+			g_string_append(b->t, ", 802.1Q priority ");
+			qos_list(b->t, x, QPT_QOS_CNP, false, "CNP");
+			g_string_append(b->t, "; expected ");
+			if (fo->cnp_dscp >= 0)
+				g_string_append_printf(b->t, "DSCP %d", fo->cnp_dscp);
+			if (fo->cnp_dscp >= 0 && fo->cnp_pcp >= 0)
+				g_string_append(b->t, ", ");
+			if (fo->cnp_pcp >= 0)
+				g_string_append_printf(b->t, "priority %d", fo->cnp_pcp);
+			if (fo->cnp_dscp < 0 && fo->cnp_pcp < 0)
+				g_string_append(b->t, "one DSCP and priority");
+			if (x->cnp_unexpected)
+				g_string_append_printf(b->t, " (--cnp-dscp, --cnp-priority): %" PRIu64
+						       " elsewhere", x->cnp_unexpected);
+			else
+				g_string_append(b->t, ": the CNPs are split");
+			g_string_append(b->t, " (the switches queue them in another class than the "
+					      "CNP class: check the NIC's CNP DSCP/priority and the "
+					      "switches' DSCP-to-priority map)");
+			fb_num(b, "cnps", (double)x->cnps);
+			fb_num(b, "cnp_unexpected", (double)x->cnp_unexpected);
+			fb_num(b, "cnp_dscps", nd);
+			fb_num(b, "cnp_priorities", np);
+			for (unsigned i = 0; x->qos && i < QPT_QOS_FRAMES; i++)
+				fb_frame(b, x->qos->cnp_unexpected_frames[i]);
+			if (!x->cnp_unexpected)
+				fb_frames_of(b, cf, d, QPT_VB_CNP);
+			fb_end(b, out, x->cnps);
+		}
+		/* marks on this direction that no CNP answered */
+		if (x->ce_without_cnp) {
+			char w[48];
+
+			fb_start(b, QPT_F_ECN_NO_CNP, c, d);
+			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " ECN-CE marked packets "
+					       "to %s had no CNP back to %s within %s (%" PRIu64
+					       " %s from %s in all): %s did not notify the sender of "
+					       "the congestion (ECN notification point disabled for "
+					       "this priority?) or its CNPs were lost or filtered "
+					       "before the capture point",
+					       x->ce_without_cnp, x->ecn_ce, ra, sa,
+					       qpt_format_duration(fo->ecn_window_ns, w, sizeof(w)),
+					       y->cnps, plural(y->cnps, "CNP", "CNPs"), ra, ra);
+			fb_num(b, "ce_without_cnp", (double)x->ce_without_cnp);
+			fb_num(b, "ecn_ce", (double)x->ecn_ce);
+			fb_num(b, "cnps", (double)y->cnps);
+			fb_num(b, "window_us", (double)fo->ecn_window_ns / 1000.0);
+			for (unsigned i = 0; x->qos && i < QPT_QOS_FRAMES; i++)
+				fb_frame(b, x->qos->no_cnp_frames[i]);
+			fb_end(b, out, x->ce_without_cnp);
+		}
+	}
+	/* MTU: payloads above the CM path MTU; the two sides' segment sizes */
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d];
+		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
+
+		if (!x->qos || !c->has_cm || !c->cm->path_mtu ||
+		    x->qos->max_payload <= c->cm->path_mtu)
+			continue;
+		qpt_endpoint_addr(&c->ep[x->from], sa);
+		qpt_endpoint_addr(&c->ep[x->to], ra);
+		fb_start(b, QPT_F_MTU_MISMATCH, c, d);
+		g_string_append_printf(b->t, "packets from %s to %s carry up to %u payload bytes, "
+				       "more than the path MTU %u the CM REQ set: %s's MTU is larger "
+				       "than the connection's (the packets are dropped where the "
+				       "path MTU holds)", sa, ra, x->qos->max_payload, c->cm->path_mtu, sa);
+		fb_num(b, "max_payload", x->qos->max_payload);
+		fb_num(b, "path_mtu", c->cm->path_mtu);
+		fb_frame(b, x->qos->max_payload_frame);
+		fb_end(b, out, 1);
+	}
+	if (c->dir[0].qos && c->dir[1].qos && c->dir[0].qos->seg_payload &&
+	    c->dir[1].qos->seg_payload &&
+	    c->dir[0].qos->seg_payload != c->dir[1].qos->seg_payload) {
+		char a0[QPT_ADDR_STRLEN], a1[QPT_ADDR_STRLEN];
+
+		qpt_endpoint_addr(&c->ep[c->dir[0].from], a0);
+		qpt_endpoint_addr(&c->ep[c->dir[1].from], a1);
+		fb_start(b, QPT_F_MTU_MISMATCH, c, -1);
+		g_string_append_printf(b->t, "the two sides' MTUs differ: %s sends FIRST/MIDDLE "
+				       "packets of %u payload bytes, %s of %u (each side's QP has "
+				       "its own path MTU: set the same on both)", a0,
+				       c->dir[0].qos->seg_payload, a1, c->dir[1].qos->seg_payload);
+		fb_num(b, "mtu_a", c->dir[0].qos->seg_payload);
+		fb_num(b, "mtu_b", c->dir[1].qos->seg_payload);
+		fb_frame(b, c->dir[0].qos->seg_frame);
+		fb_frame(b, c->dir[1].qos->seg_frame);
+		fb_end(b, out, 1);
+	}
+	/* an RC conversation whose one direction the capture never saw */
+	if (!strcmp(c->transport, "RC") && (!c->dir[0].packets) != (!c->dir[1].packets)) {
+		int d = c->dir[0].packets ? 0 : 1;
+		const struct qpt_dir *x = &c->dir[d];
+		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
+
+		qpt_endpoint_addr(&c->ep[x->from], sa);
+		qpt_endpoint_addr(&c->ep[x->to], ra);
+		fb_start(b, QPT_F_CAPTURE_INCOMPLETE, c, d);
+		if (x->req_packets)
+			g_string_append_printf(b->t, "%" PRIu64 " request %s from %s to %s and "
+					       "nothing back (no ACK, no response) in the whole capture",
+					       x->req_packets, plural(x->req_packets, "packet", "packets"),
+					       sa, ra);
+		else
+			g_string_append_printf(b->t, "%" PRIu64 " ACK/response %s from %s to %s and "
+					       "no request from %s in the whole capture",
+					       x->packets, plural(x->packets, "packet", "packets"), sa,
+					       ra, ra);
+		g_string_append(b->t, ": the capture sees one direction only (a mirror of one "
+				      "port direction, an asymmetric path, a filter)");
+		fb_num(b, "packets", (double)x->packets);
+		fb_end(b, out, x->packets);
+	}
+}
+
+/* PSN gaps in both directions that nothing re-sent are one finding about
+ * the capture (it dropped packets both ways), not two capture_gaps. */
+static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struct qpt_conv *c)
+{
+	int at[2] = { -1, -1 };
+	struct qpt_finding g[2];
+	uint64_t missing = 0, gaps = 0;
+
+	for (guint i = from; i < out->len; i++) {
+		const struct qpt_finding *f = &g_array_index(out, struct qpt_finding, i);
+
+		if (f->kind == QPT_F_CAPTURE_GAPS && f->dir >= 0 && f->dir <= 1)
+			at[f->dir] = (int)i;
+	}
+	if (at[0] < 0 || at[1] < 0)
+		return;
+	g[0] = g_array_index(out, struct qpt_finding, at[0]);
+	g[1] = g_array_index(out, struct qpt_finding, at[1]);
+	g_array_remove_index(out, (guint)MAX(at[0], at[1]));
+	g_array_remove_index(out, (guint)MIN(at[0], at[1]));
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = &c->dir[d];
+
+		missing += x->missing_psns + x->missing_responses;
+		gaps += x->psn_gaps + x->response_gaps;
+	}
+	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, c, -1);
+	g_string_append_printf(b->t, "%" PRIu64 " %s missing in %" PRIu64 " %s in both "
+			       "directions, never NAKed or re-sent: the capture dropped packets "
+			       "both ways, the network did not", missing,
+			       plural(missing, "PSN", "PSNs"), gaps, plural(gaps, "gap", "gaps"));
+	fb_num(b, "missing_psns", (double)missing);
+	fb_num(b, "psn_gaps", (double)gaps);
+	for (int d = 0; d < 2; d++)
+		for (unsigned k = 0; k < g[d].nframes; k++)
+			fb_frame(b, g[d].frames[k]);
+	fb_end(b, out, missing);
+}
+
 static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
-			  const struct conv_frames *cf)
+			  const struct conv_frames *cf, const struct qpt_flow_opts *fo)
 {
 	int64_t first = 0, last = 0, conv_ns = 0;
+	guint from = out->len;
 
 	if (conv_span(c, &first, &last))
 		conv_ns = last - first;
@@ -554,6 +753,8 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_end(b, out, x->duplicates);
 		}
 	}
+	fold_capture_gaps(b, out, from, c);
+	lossless_findings(b, out, c, cf, fo);
 }
 
 /* "priority 0", "priorities 0 and 4", "priorities 0, 2 and 4" */
@@ -761,7 +962,7 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 	for (guint i = 0; i < convs->len; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
-		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id));
+		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id), qpt_flow_options(fl));
 	}
 	if (capture_wide)
 		totals_findings(&b, out, fl, attempts);

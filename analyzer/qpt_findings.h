@@ -47,7 +47,14 @@
 	X(PFC_PRIORITY_MISMATCH, "pfc_priority_mismatch", WARN,                          \
 	  "PFC pauses only on priorities without RoCE data, none on the RoCE priority")  \
 	X(PFC_STALLS, "pfc_stalls", NOTE,                                                \
-	  "RoCE conversations that stopped sending during a PFC/PAUSE pause")
+	  "RoCE conversations that stopped sending during a PFC/PAUSE pause")                  \
+	X(CNP_PRIORITY, "cnp_priority", WARN,                                            \
+	  "CNPs on more than one DSCP or priority, or on another than expected")        \
+	X(ECN_NO_CNP, "ecn_no_cnp", WARN, "ECN-CE marks that no CNP answered")            \
+	X(MTU_MISMATCH, "mtu_mismatch", WARN,                                            \
+	  "payloads larger than the CM path MTU, or the two sides' MTUs differ")        \
+	X(CAPTURE_INCOMPLETE, "capture_incomplete", WARN,                                \
+	  "the capture misses packets: a direction never seen, PSN gaps both ways that nothing re-sent, interface drops")
 
 enum qpt_finding_kind {
 #define QPT_F_ENUM(id, ...) QPT_F_##id,

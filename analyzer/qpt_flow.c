@@ -39,6 +39,7 @@ void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &val) && v->nevents < QPT_MAX_EVENTS)
 		fl_fill_resolve(fl, val, NULL, v);
+	fl_qos_drain(fl, v); /* ECN marks whose window ended with the capture */
 }
 
 void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap)
@@ -234,6 +235,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		fl_emit(v, frame, ns, h, QPT_VB_ECN_CE, p->bth.psn, 0, 0, 0, 0,
 		     "IP ECN Congestion Experienced");
 	}
+	fl_qos_packet(fl, h, p, frame, ns, p->ip_version && p->ip_ecn == 3, v);
 }
 
 void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
@@ -272,6 +274,7 @@ void qpt_flow_finish(struct qpt_flow *fl)
 		fl_pend_flush(h); /* messages whose start never showed */
 	}
 	qpt_pfc_finish(fl->pfc, fl->last_ns);
+	fl_qos_finish(fl);
 }
 
 int32_t qpt_flow_conv_count(struct qpt_flow *fl)

@@ -60,6 +60,78 @@ enum qpt_trigger {
 };
 const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
 
+/* The priorities of one direction's packets, the ECN-CE marks on them and
+ * the CNPs that the receiver sent back for them (qpt_ecn.c); allocated with
+ * the direction's first packet, apart from struct qpt_dir.
+ *
+ * Packets are counted in the direction that carries them, by class: data
+ * (requests, READ responses, atomic ACKs), ACK (an Acknowledge packet:
+ * ACK or NAK) and CNP.  So the CNPs a direction's sender receives are the
+ * other direction's CNP class: every number of a direction is what one
+ * NIC sent.
+ *
+ * A mark is answered by the first CNP of the other direction (the
+ * receiver's CNP to the sender's QP) within the ECN window after it: one
+ * CNP answers every mark before it that no earlier CNP answered (NICs send
+ * at most one CNP per QP per interval: mlx5's min_time_between_cnps,
+ * DCQCN's 50 us).  A mark no CNP follows within the window, but that a CNP
+ * preceded by less than the window, was covered by the NIC's CNP timer.
+ * A mark neither is without CNP (struct qpt_dir.ce_without_cnp); a mark
+ * less than a window before the end of the capture is undecided. */
+enum qpt_qos_class { QPT_QOS_DATA, QPT_QOS_ACK, QPT_QOS_CNP, QPT_QOS_CLASSES };
+const char *qpt_qos_class_name(unsigned cls); /* "data", "ack", "cnp" */
+struct qpt_qos_count {
+	uint8_t cls;	/* enum qpt_qos_class */
+	bool dscp;	/* the DSCP; false: the 802.1Q PCP */
+	int16_t value;	/* -1: untagged (PCP) */
+	uint64_t packets;
+};
+#define QPT_QOS_FRAMES 4
+struct qpt_ecn_mark {
+	int64_t ns;
+	uint64_t frame;
+	uint32_t psn;
+	bool covered; /* a CNP preceded it within the window */
+};
+struct qpt_dir_qos {
+	GArray *counts; /* struct qpt_qos_count, in the order first seen */
+	/* this direction's ECN-CE marks, answered by the other's CNPs */
+	struct qpt_lat reaction; /* CNP time - first unanswered mark's time, us */
+	uint64_t ce_answered, ce_covered, ce_undecided;
+	uint64_t cnps_without_ce; /* CNPs back with no unanswered mark here */
+	uint64_t no_cnp_frames[QPT_QOS_FRAMES]; /* the first marks without CNP */
+	/* the first CNPs it carries on another DSCP/PCP than expected */
+	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];
+	/* the sender's data rate (bytes of its IBA packets, BTH to ICRC for
+	 * RoCEv2) in the rate window before and after each CNP it received,
+	 * summed over the CNPs */
+	uint64_t rate_windows, bytes_before, bytes_after;
+	uint64_t rate_windows_cut; /* the capture ended inside the after window */
+	double rate_before_bps, rate_after_bps; /* their means (at the end) */
+	/* MTU evidence: the largest payload; the payload of FIRST/MIDDLE
+	 * packets (one MTU each), the largest and whether they differed */
+	uint32_t max_payload, seg_payload;
+	bool seg_varies;
+	uint64_t max_payload_frame, seg_frame; /* ... and where (the first) */
+	/* matching state */
+	GArray *pending; /* struct qpt_ecn_mark not yet answered, oldest first */
+	guint pending_head;
+	bool cnp_seen;
+	int64_t last_cnp_ns;
+	GArray *hist;	 /* (ns, bytes sent up to it) of the last rate window */
+	guint hist_head;
+	uint64_t sent, hist_base;
+	GArray *open;	 /* CNP rate windows whose after part is not over */
+	guint open_head;
+	/* CNPs this direction carried before its conversation had the other
+	 * direction (a traffic-paired QP: before its first ACK), matched to
+	 * the marks when the two are folded together (QPT_QOS_ORPHANS kept:
+	 * more are counted in cnps_without_ce) */
+#define QPT_QOS_ORPHANS 8
+	int64_t orphan_cnp_ns[QPT_QOS_ORPHANS];
+	unsigned n_orphans;
+};
+
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {
 	uint8_t from, to; /* indexes into conv->ep */
@@ -73,6 +145,9 @@ struct qpt_dir {
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
 	uint64_t naks[QPT_NAK_KINDS];
 	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
+	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
+	struct qpt_dir_qos *qos; /* NULL before its first packet */
 	uint64_t response_gaps, missing_responses; /* READ responses skipped */
 	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
 	uint64_t time_backwards; /* frames stamped before the previous frame */
@@ -129,6 +204,12 @@ struct qpt_flow_opts {
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
 	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
+	/* ECN and CNPs (qpt_ecn.c): the DSCP and 802.1Q priority CNPs are
+	 * expected on (-1: any), used when cnp_qos_set, else 48 and 6 */
+	bool cnp_qos_set;
+	int cnp_dscp, cnp_pcp;
+	int64_t ecn_window_ns;	    /* a CNP answers a mark within this (100 us) */
+	int64_t cnp_rate_window_ns; /* rate before/after a CNP over this (100 us) */
 };
 
 struct qpt_totals {
@@ -190,6 +271,11 @@ struct qpt_pfc *qpt_flow_pfc(struct qpt_flow *fl);
 /* The conversations pauses on priority prio stalled, by their ids now
  * (folds followed), each once, ascending: int32_t, the caller's. */
 GArray *qpt_flow_pfc_stalled(struct qpt_flow *fl, unsigned prio);
+/* The options in force (defaults filled in). */
+const struct qpt_flow_opts *qpt_flow_options(const struct qpt_flow *fl);
+/* How many distinct values of that class and kind the direction saw; the
+ * value with the most packets in *top (may be NULL). */
+unsigned qpt_qos_values(const struct qpt_dir *d, unsigned cls, bool dscp, int *top);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
@@ -210,6 +296,12 @@ void qpt_flow_set_previous_time(struct qpt_flow *fl, int64_t ns);
  * qpt_flow_packet() calls it; the merge of several engines (-j N) calls it
  * on the engine that absorbs them, in frame order, with the verdict's
  * conversation id as that engine numbers it. */
+/* The time of the last packet of any conversation: the end of the capture
+ * for the ECN/CNP analysis at qpt_flow_drain()/qpt_flow_finish().  With
+ * several engines (-j N) the caller sets each one's to the latest of all
+ * before draining them, so that they judge as one engine would. */
+int64_t qpt_flow_conv_end(struct qpt_flow *fl);
+void qpt_flow_set_conv_end(struct qpt_flow *fl, int64_t ns);
 void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		       const struct qpt_pkt *p, const struct qpt_verdict *v);
 /* Moves the conversations and CM requests of part (finished, drained)

@@ -208,6 +208,8 @@ struct qpt_flow {
 	bool have_ns;
 	int64_t last_ns; /* the previous frame's time */
 	unsigned tap, ntaps; /* the current frame's capture point; how many */
+	bool conv_end_set; /* qpt_flow_set_conv_end() */
+	int64_t conv_end_ns;
 	struct qpt_pfc *pfc; /* PFC/PAUSE per priority (qpt_pfc.c) */
 };
 
@@ -261,5 +263,14 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 		       int64_t ns, struct qpt_verdict *v);
 bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn);
 void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h);
+/* qpt_ecn.c: priorities, ECN marks and CNPs (struct qpt_dir_qos) */
+void fl_qos_defaults(struct qpt_flow_opts *o);
+void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v);
+void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v);
+void fl_qos_finish(struct qpt_flow *fl);
+void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s);
+void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c); /* after a fold into c */
+void fl_qos_free(struct qpt_dir *d);
 
 #endif

@@ -90,6 +90,7 @@ static void conv_free(gpointer p)
 		g_free(c->dir[d].atomic_lat.bins);
 		if (c->dir[d].episodes)
 			g_array_free(c->dir[d].episodes, TRUE);
+		fl_qos_free(&c->dir[d]);
 	}
 	g_free(c);
 }
@@ -107,6 +108,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 		fl->o.tap_window_ns = 1000000000;
 	if (!fl->o.timeout_gap_ns)
 		fl->o.timeout_gap_ns = 500000;
+	fl_qos_defaults(&fl->o);
 	/* a set: the key is the half's first member */
 	fl->halves = g_hash_table_new_full(key_hash, key_equal, half_free, NULL);
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
@@ -298,6 +300,7 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 			d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
 		g_array_append_vals(d->episodes, s->episodes->data, s->episodes->len);
 	}
+	fl_qos_merge(d, s);
 }
 
 /* Folds conversation o into c: o's direction od becomes c's direction cd;
@@ -309,6 +312,7 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	gpointer v;
 
 	dir_merge(&c->dir[cd], &o->dir[od]);
+	fl_qos_fold(fl, c); /* CNPs that came before the pairing meet their marks */
 	o->merged = true;
 	o->merged_into = c->id;
 	fl->t.conversations--;

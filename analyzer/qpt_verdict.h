@@ -115,7 +115,14 @@ enum qpt_vcode {
 	  "new_sequences", true)                                                               \
 	X(TIME_BACKWARDS, "time_backwards", "Timestamp before the previous frame's",     \
 	  "Capture timestamp goes backwards (clock step or unsorted merge)", SEQUENCE,   \
-	  WARN, " [Time backwards]", FLAG, NULL, NONE, true, NULL, "time_backwards", true)
+	  WARN, " [Time backwards]", FLAG, NULL, NONE, true, NULL, "time_backwards", true) \
+	X(ECN_NO_CNP, "ecn_no_cnp", "ECN-CE mark no CNP answered",                        \
+	  "ECN-CE marked packet: no CNP came back for its QP within the ECN window",     \
+	  SEQUENCE, WARN, " [No CNP]", FLAG, NULL, NONE, true, NULL, "ce_without_cnp", true) \
+	X(CNP_PRIORITY, "cnp_priority", "CNP on an unexpected DSCP or priority",          \
+	  "CNP on another DSCP or 802.1Q priority than CNPs are expected on",            \
+	  PROTOCOL, WARN, " [CNP priority]", FLAG, NULL, NONE, true, NULL,               \
+	  "cnp_unexpected", true)
 
 enum {
 #define QPT_V_BIT(id, ...) QPT_VB_##id,
@@ -219,6 +226,8 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	X(dup_acks, "dup_acks", "duplicate ACKs:", NULL, true)                             \
 	X(cnps, "cnps", "CNPs sent:", "CNPs", true)                                        \
 	X(ecn_ce, "ecn_ce", "ECN-CE packets:", "ECN-CE", true)                             \
+	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", "No CNP", false)        \
+	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false)   \
 	X(fecn, "fecn", "FECN packets:", NULL, false)                                      \
 	X(becn, "becn", "BECN packets:", NULL, false)                                      \
 	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false)                             \

@@ -234,6 +234,33 @@ static gboolean decode_ib(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt
 	return TRUE;
 }
 
+/* The 802.1Q priority of the frame (the engine's vlan_pcp): the IBA packet
+ * was decoded from its IP header or GRH on, without the Ethernet header
+ * before it.  When the frame is an Ethernet frame and the engine, given all
+ * of it, reaches the same IBA packet, its VLAN tags are the packet's (in a
+ * tunnel the inner frame's, as the CLI reads them). */
+static int ds_index_of(packet_info *pinfo, tvbuff_t *ds);
+static void frame_pcp(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
+{
+	struct qpt_pkt *whole;
+	struct qpt_decode_opts o;
+	uint16_t port;
+	guint cap, rep;
+
+	if (!pinfo->rec || pinfo->rec->rec_type != REC_TYPE_PACKET ||
+	    pinfo->rec->rec_header.packet_header.pkt_encap != WTAP_ENCAP_ETHERNET ||
+	    ds_index_of(pinfo, ds) != 0)
+		return;
+	cap = tvb_captured_length(ds);
+	rep = tvb_reported_length(ds);
+	decode_opts(&o, &port, pkt->udp_dport);
+	o.no_crc = true;
+	whole = wmem_new(pinfo->pool, struct qpt_pkt);
+	qpt_decode(whole, QPT_LINKTYPE_ETHERNET, tvb_get_ptr(ds, 0, cap), cap, rep, &o);
+	if (whole->transport == pkt->transport && whole->off_iba == (uint32_t)off)
+		pkt->vlan_pcp = whole->vlan_pcp;
+}
+
 /* The protocol the frame had just before proto (-1: none, or proto absent);
  * *quoted: an ICMP layer came before it (proto is inside an ICMP error). */
 static int layer_before(packet_info *pinfo, int proto, gboolean *quoted)
@@ -332,7 +359,9 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 		ok = decode_ib(ds, off, pinfo, pkt);
 	if (!ok)
 		return 0;
-	roce_pfc_vlan(tvb, pinfo, pkt); /* its priority, for the PFC analysis */
+	/* its 802.1Q priority (the PFC and the ECN/CNP analyses) */
+	if (pkt->transport != QPT_TR_IB)
+		frame_pcp(ds, off, pinfo, pkt);
 	return roce_show(tvb_new_subset_remaining(ds, off), pinfo, tree, pkt);
 }
 

@@ -104,9 +104,6 @@ void roce_tree_handoff(void);
 void roce_pfc_register(module_t *m);
 /* A MAC control frame (macc decoded it): the engine's PFC/PAUSE analysis. */
 int roce_pfc_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree);
-/* The frame's 802.1Q tags into pkt (decoded from its IP header on), so
- * that the engine knows the RoCE packet's priority (first pass only). */
-void roce_pfc_vlan(tvbuff_t *tvb, packet_info *pinfo, struct qpt_pkt *pkt);
 
 /* ---- roce-stats.c --------------------------------------------------------- */
 

@@ -12,7 +12,8 @@
  *
  * The RoCE packets' priorities: the post-dissector gives the engine the IBA
  * packet from its IP header on, so the frame's 802.1Q tags are taken from
- * the engine's decode of the whole Ethernet frame (roce_pfc_vlan).
+ * the engine's decode of the whole Ethernet frame (frame_pcp in
+ * packet-roce.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -81,19 +82,6 @@ static gboolean decode_frame(tvbuff_t *tvb, packet_info *pinfo, struct qpt_pkt *
 	qpt_decode(pkt, QPT_LINKTYPE_ETHERNET, tvb_get_ptr(tvb, 0, (gint)cap), cap,
 		   pinfo->fd->pkt_len, &o);
 	return TRUE;
-}
-
-void roce_pfc_vlan(tvbuff_t *tvb, packet_info *pinfo, struct qpt_pkt *pkt)
-{
-	struct qpt_pkt *whole;
-
-	if (pinfo->fd->visited || pkt->vlan_count || !is_ethernet(pinfo))
-		return;
-	whole = wmem_new(pinfo->pool, struct qpt_pkt);
-	if (decode_frame(tvb, pinfo, whole) && whole->vlan_count) {
-		pkt->vlan_count = whole->vlan_count;
-		memcpy(pkt->vlan_tci, whole->vlan_tci, sizeof(pkt->vlan_tci));
-	}
 }
 
 int roce_pfc_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)

@@ -60,6 +60,19 @@ def tshark_ib(path):
     return len(out.stdout.split())
 
 
+def no_pcp(s):
+    """MPLS carries the IP packet without its Ethernet frame: the 802.1Q
+    priorities are not in the wrapped capture, nor what is said of them
+    (the CNPs on an unexpected priority); everything else must be equal."""
+    s = json.loads(json.dumps(s))
+    for c in s["conversations"]:
+        for d in c["directions"]:
+            for k in ("pcp", "ack_pcp", "cnp_pcp", "cnp_unexpected"):
+                d.pop(k, None)
+    s["findings"] = [f for f in s["findings"] if f["kind"] != "cnp_priority"]
+    return s
+
+
 def first_diff(a, b, where=""):
     if type(a) is not type(b):
         return f"{where}: {a!r} != {b!r}"
@@ -190,8 +203,8 @@ def main():
                                check=True, timeout=120)
                 got = summary(qptrace, out)
                 n += 1
-                d = first_diff(no_ethernet(want) if kind == "mpls" else want,
-                               no_ethernet(got) if kind == "mpls" else got, "summary")
+                d = first_diff(no_pcp(no_ethernet(want)) if kind == "mpls" else want,
+                               no_pcp(no_ethernet(got)) if kind == "mpls" else got, "summary")
                 if d:
                     failed.append(f"{rel} in {kind}: {d}")
                     print(f"not ok {n} - {rel} {kind}: {d}")

@@ -775,12 +775,15 @@ static void test_link(gconstpointer p)
 	}
 	g_assert_cmpuint(pkt.ip_dscp, ==, 26);
 	g_assert_cmpuint(pkt.ip_ecn, ==, 3);
+	g_assert_cmpuint(pkt.dscp, ==, 26);
 	if (c->l == L_VLAN)
 		g_assert_cmphex(pkt.vlan_tci[0], ==, 0x2064);
 	if (c->l == L_QINQ) {
 		g_assert_cmphex(pkt.vlan_tci[0], ==, 0x0123);
 		g_assert_cmphex(pkt.vlan_tci[1], ==, 0x0456);
 	}
+	/* the priority of the outer tag (TCI 0x2064: PCP 1; QinQ 0x0123: 0) */
+	g_assert_cmpint(pkt.vlan_pcp, ==, c->l == L_VLAN ? 1 : c->l == L_QINQ ? 0 : -1);
 	if (c->l == L_SLL || c->l == L_SLL2)
 		g_assert_true(pkt.flags & QPT_HAS_SLL);
 	if (c->l <= L_QINQ)

@@ -111,7 +111,14 @@ struct opts {
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
+	/* --cnp-dscp, --cnp-priority (-1: any), --ecn-window (ns): the
+	 * engine's qpt_flow_opts (qpt_ecn.c); set by qptrace.c */
+	gint cnp_dscp, cnp_pcp;
+	gint64 ecn_window_ns;
 };
+/* The engine's options from the command line's (ECN/CNP ones). */
+struct qpt_flow_opts;
+void qpt_flow_opts_from(const struct opts *o, struct qpt_flow_opts *fo);
 
 /* --vxlan-port N (repeatable, or N,M): UDP ports decoded as VXLAN beside
  * 4789; qpt_vxlan_ports_to() puts them into the decoding options (monitor.c). */

@@ -68,6 +68,8 @@ enum kind {
 	K_MIN_QPS,
 	K_OOB_TCP,
 	K_HEADER,
+	K_PRIORITY,   /* the PCP/DSCP of a class of packets (qpt_ecn.c) */
+	K_NO_FINDING, /* the diagnosis has no finding of a kind */
 	K_COUNT
 };
 
@@ -97,6 +99,9 @@ struct check {
 	bool teardown, only, present, all, middle, acks;
 	int by;
 	unsigned header; /* QPT_H_* bit */
+	int qos_class;	 /* priority: enum qpt_qos_class */
+	long pcp, dscp;	 /* priority: -1 not checked */
+	int finding;	 /* no_finding: enum qpt_finding_kind */
 	char *bpf;	 /* oob_tcp */
 	int missing;	 /* MISSING_FAIL or MISSING_SKIP */
 	char *when;	 /* when=: the condition as written, NULL none */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "grade.h"
+#include "qpt_findings.h"
 
 /* The capture starts in the middle of the traffic (its frame 1 continues a
  * message or answers a request): what came before it is not in it. */
@@ -821,6 +822,99 @@ static void check_oob_tcp(const struct check *c, guint idx, const struct capture
 		g_string_append_printf(r->reason, ", expected at least %ld", c->min_frames);
 }
 
+/* Every packet of a class (data, ACK, CNP) on the 802.1Q priority and/or
+ * DSCP asked for (qpt_ecn.c counts them per direction). */
+static void check_priority(const struct check *c, const struct capture *cap, struct result *r)
+{
+	uint64_t all = 0, bad = 0;
+	GString *wrong = g_string_new("");
+	const char *cls = qpt_qos_class_name((unsigned)c->qos_class);
+
+	for (guint i = 0; i < cap->convs->len; i++) {
+		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+
+		if (!grade_tr_match(c, cv->transport))
+			continue;
+		for (int d = 0; d < 2; d++) {
+			const struct qpt_dir_qos *q = cv->dir[d].qos;
+
+			for (guint k = 0; q && q->counts && k < q->counts->len; k++) {
+				const struct qpt_qos_count *e =
+					&g_array_index(q->counts, struct qpt_qos_count, k);
+				long want = e->dscp ? c->dscp : c->pcp;
+
+				if (e->cls != (unsigned)c->qos_class || want < 0)
+					continue;
+				/* a packet is counted once: by its PCP, or by its
+				 * DSCP when only that is asked */
+				if (!e->dscp || c->pcp < 0)
+					all += e->packets;
+				if (e->value != want) {
+					bad += e->packets;
+					g_string_append_printf(wrong, "%s%" PRIu64 " in conversation %d %s on %s %s",
+							       wrong->len ? "; " : "", e->packets, cv->id,
+							       d ? "b->a" : "a->b", e->dscp ? "DSCP" : "priority",
+							       e->value < 0 ? "none (untagged)" : "");
+					if (e->value >= 0)
+						g_string_append_printf(wrong, "%d", e->value);
+				}
+			}
+		}
+	}
+	r->pass = all && !bad;
+	/* no packet of the class: the capture cannot show their priority
+	 * (a lab without congestion has no CNP) */
+	r->missing = !all;
+	if (!all)
+		g_string_append_printf(r->reason, "no %s packets%s%s in the capture", cls,
+				       c->transport[0] ? " of " : "", c->transport);
+	else if (bad)
+		g_string_append_printf(r->reason, "%s packets elsewhere: %s", cls, wrong->str);
+	else
+		g_string_append_printf(r->reason, "%" PRIu64 " %s %s, all on", all, cls,
+				       grade_plural(all, "packet", "packets"));
+	if (all && !bad) {
+		if (c->pcp >= 0)
+			g_string_append_printf(r->reason, " priority %ld", c->pcp);
+		if (c->dscp >= 0)
+			g_string_append_printf(r->reason, "%s DSCP %ld", c->pcp >= 0 ? " and" : "",
+					       c->dscp);
+	} else if (all) {
+		g_string_append(r->reason, "; expected");
+		if (c->pcp >= 0)
+			g_string_append_printf(r->reason, " priority %ld", c->pcp);
+		if (c->dscp >= 0)
+			g_string_append_printf(r->reason, "%s DSCP %ld", c->pcp >= 0 ? " and" : "",
+					       c->dscp);
+	}
+	g_string_free(wrong, TRUE);
+}
+
+/* No finding of a kind in the diagnosis of the capture. */
+static void check_no_finding(const struct check *c, const struct capture *cap, struct result *r)
+{
+	GArray *fs = qpt_findings(cap->fl, cap->convs, NULL, true, NULL);
+	unsigned n = 0;
+
+	for (guint i = 0; i < fs->len; i++) {
+		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+		if ((int)f->kind != c->finding)
+			continue;
+		if (n++ < 2)
+			g_string_append_printf(r->reason, "%s%s", n > 1 ? "; " : "", f->text);
+		for (unsigned k = 0; k < f->nframes; k++)
+			grade_add_frame(r, f->frames[k]);
+	}
+	r->pass = !n;
+	if (!n)
+		g_string_append_printf(r->reason, "no %s finding", qpt_finding_kinds[c->finding].key);
+	else if (n > 2)
+		g_string_append_printf(r->reason, "; %u more %s findings", n - 2,
+				       qpt_finding_kinds[c->finding].key);
+	g_array_free(fs, TRUE);
+}
+
 void grade_run_check(const struct check *c, guint idx, const struct capture *cap,
 		      struct result *r)
 {
@@ -847,6 +941,8 @@ void grade_run_check(const struct check *c, guint idx, const struct capture *cap
 		g_free(what);
 		break;
 	}
+	case K_PRIORITY: check_priority(c, cap, r); break;
+	case K_NO_FINDING: check_no_finding(c, cap, r); break;
 	case K_COUNT: break;
 	}
 	grade_sort_unique(r->frames);

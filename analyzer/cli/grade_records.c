@@ -91,6 +91,7 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	cap->tcp_err = g_new0(char *, nc);
 	for (guint i = 0; i < nc; i++)
 		cap->tcp[i] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	qpt_flow_opts_from(o, &fo);
 	cap->fl = qpt_flow_new(&fo);
 
 	rd = qpt_reader_open(cap->file, o->filter, &rerr);

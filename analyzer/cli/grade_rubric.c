@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grade.h"
+#include "qpt_findings.h"
 
 const struct grade_kind grade_kinds[K_COUNT] = {
 	[K_OPS] = { "ops", "transport op min_count max_count size min_packets_per_message",
@@ -27,6 +28,10 @@ const struct grade_kind grade_kinds[K_COUNT] = {
 	[K_OOB_TCP] = { "oob_tcp", "port min_frames", "port", "out-of-band TCP exchange" },
 	[K_HEADER] = { "header", "header min_count transport", "header",
 		       "packets carrying an extended header" },
+	[K_PRIORITY] = { "priority", "class pcp dscp transport", "",
+			 "the 802.1Q priority / DSCP of data, ACK or CNP packets" },
+	[K_NO_FINDING] = { "no_finding", "finding", "finding",
+			   "no finding of a kind in the diagnosis" },
 };
 
 
@@ -327,6 +332,8 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 	c->middle = true;
 	c->acks = true;
 	c->by = BY_ANY;
+	c->pcp = c->dscp = -1;
+	c->finding = -1;
 	c->missing = rb->missing;
 	if (!*c->name)
 		rerr(L, gline, "[check] needs a name: [check NAME]");
@@ -478,6 +485,40 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 			else
 				rerr(L, kl, "by: '%s' is not cm, traffic or any", v);
 			g_free(v);
+		} else if (!strcmp(key, "pcp")) {
+			get_long(L, kf, group, key, 0, 7, &c->pcp);
+		} else if (!strcmp(key, "dscp")) {
+			get_long(L, kf, group, key, 0, 63, &c->dscp);
+		} else if (!strcmp(key, "class")) {
+			v = get_str(L, kf, group, key);
+			if (!v)
+				continue;
+			c->qos_class = -1;
+			for (unsigned q = 0; q < QPT_QOS_CLASSES; q++)
+				if (!strcmp(v, qpt_qos_class_name(q)))
+					c->qos_class = (int)q;
+			if (c->qos_class < 0) {
+				rerr(L, kl, "class: '%s' is not data, ack or cnp", v);
+				c->qos_class = 0;
+			}
+			g_free(v);
+		} else if (!strcmp(key, "finding")) {
+			GString *names;
+
+			v = get_str(L, kf, group, key);
+			if (!v)
+				continue;
+			names = g_string_new("");
+			for (unsigned f = 0; f < QPT_F_COUNT; f++) {
+				g_string_append_printf(names, "%s%s", f ? ", " : "",
+						       qpt_finding_kinds[f].key);
+				if (!strcmp(v, qpt_finding_kinds[f].key))
+					c->finding = (int)f;
+			}
+			if (c->finding < 0)
+				rerr(L, kl, "finding: unknown finding '%s' (known: %s)", v, names->str);
+			g_string_free(names, TRUE);
+			g_free(v);
 		} else if (!strcmp(key, "header")) {
 			GString *names;
 
@@ -507,6 +548,9 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 				     *r);
 		g_strfreev(req);
 	}
+	if (c->kind == K_PRIORITY && !g_key_file_has_key(kf, group, "pcp", NULL) &&
+	    !g_key_file_has_key(kf, group, "dscp", NULL))
+		rerr(L, gline, "[%s]: kind=priority needs pcp= or dscp=", group);
 	if (c->kind == K_MIN_QPS && !g_key_file_has_key(kf, group, "min_qps", NULL) &&
 	    !g_key_file_has_key(kf, group, "min_conversations", NULL))
 		rerr(L, gline, "[%s]: kind=min_qps needs min_qps= or min_conversations=", group);

@@ -317,7 +317,12 @@ static void renew_engine(struct mon *m)
 		memset(e->cur, 0, sizeof(e->cur));
 	}
 	qpt_flow_free(m->fl);
-	m->fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = m->o->max_qps });
+	{
+		struct qpt_flow_opts fo;
+
+		qpt_flow_opts_from(m->o, &fo);
+		m->fl = qpt_flow_new(&fo);
+	}
 	m->id_base = m->next_base;
 	m->renewals++;
 }
@@ -1196,7 +1201,12 @@ int cmd_monitor(struct opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	m.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
+	{
+		struct qpt_flow_opts fo;
+
+		qpt_flow_opts_from(o, &fo);
+		m.fl = qpt_flow_new(&fo);
+	}
 	m.convs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 	m.out = g_string_sized_new(1 << 16);
 	if (mo->duration > 0)

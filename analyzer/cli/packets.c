@@ -246,7 +246,12 @@ int cmd_packets(struct opts *o)
 		memset(&k.c, 0, sizeof(k.c));
 		k.t0 = -1;
 		k.an = &an;
-		k.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
+		{
+			struct qpt_flow_opts fo;
+
+			qpt_flow_opts_from(o, &fo);
+			k.fl = qpt_flow_new(&fo);
+		}
 		/* the output itself shows progress */
 		rc = qpt_analyse_files(o, one, false, k.fl, &an, on_frame, &k, NULL);
 		status |= rc;

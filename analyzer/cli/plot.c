@@ -539,7 +539,7 @@ static int write_out(const char *name, const GString *svg)
 int cmd_plot(struct opts *o)
 {
 	struct pass ps = { .o = o };
-	struct qpt_flow_opts fo = { .max_halves = o->max_qps };
+	struct qpt_flow_opts fo;
 	GPtrArray *convs, *plots = g_ptr_array_new();
 	bool made = false; /* plots holds struct plot, not conversations */
 	gchar **files = g_strdupv(o->files);
@@ -547,6 +547,7 @@ int cmd_plot(struct opts *o)
 	int status = 0, rc;
 	GPtrArray *quiet;
 
+	qpt_flow_opts_from(o, &fo);
 	if (o->top < 0 || (o->top > 0 && o->conv >= 0)) {
 		g_printerr("qptrace plot: %s\n", o->top < 0 ? "--top needs N >= 1" :
 				   "give --conv ID or --top N, not both");

@@ -224,6 +224,46 @@ static bool parse_jobs(const struct command *cmd, const char *s, gint *out)
 	return true;
 }
 
+/* --cnp-dscp D, --cnp-priority P: the value CNPs are expected on, or -1
+ * (any); --ecn-window US: how long after a mark its CNP may come. */
+static bool parse_qos(const struct command *cmd, const char *dscp, const char *pcp,
+		      const char *win, struct opts *o)
+{
+	gint64 v;
+	gdouble us;
+	char *end;
+
+	o->cnp_dscp = 48;
+	o->cnp_pcp = 6;
+	o->ecn_window_ns = 100000;
+	if (dscp && (!g_ascii_string_to_signed(dscp, 10, -1, 63, &v, NULL))) {
+		g_printerr("qptrace %s: bad --cnp-dscp '%s': a DSCP from 0 to 63, or -1 for any\n",
+			   cmd->name, dscp);
+		return false;
+	} else if (dscp) {
+		o->cnp_dscp = (gint)v;
+	}
+	if (pcp && (!g_ascii_string_to_signed(pcp, 10, -1, 7, &v, NULL))) {
+		g_printerr("qptrace %s: bad --cnp-priority '%s': an 802.1Q priority from 0 to 7, "
+			   "or -1 for any\n", cmd->name, pcp);
+		return false;
+	} else if (pcp) {
+		o->cnp_pcp = (gint)v;
+	}
+	if (win) {
+		us = g_ascii_strtod(win, &end);
+		if (!*win || *end || !(us > 0) || us > 1e9) {
+			g_printerr("qptrace %s: bad --ecn-window '%s': microseconds, more than 0\n",
+				   cmd->name, win);
+			return false;
+		}
+		o->ecn_window_ns = (gint64)(us * 1000 + 0.5);
+		if (o->ecn_window_ns < 1)
+			o->ecn_window_ns = 1;
+	}
+	return true;
+}
+
 /* -r FILE ... come first, then the operands; false when there is none. */
 static bool join_read_files(struct opts *o)
 {
@@ -261,7 +301,7 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	gboolean version = FALSE;
 	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL, *max_qps_s = NULL;
-	gchar *jobs_s = NULL;
+	gchar *jobs_s = NULL, *cnp_dscp_s = NULL, *cnp_pcp_s = NULL, *ecn_window_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
@@ -351,6 +391,12 @@ int main(int argc, char **argv)
 			       "Do not verify ICRC/VCRC", NULL } },
 		{ C_FLOW | C_PACKETS | C_MONITOR, { "max-qps", 0, 0, G_OPTION_ARG_STRING, &max_qps_s,
 			"Track at most N QPs (a QP at one address as another sends to it: a connection is two); the packets of the others are counted as not analysed and the output says so (default: no limit)", "N" } },
+		{ C_SUMMARY | C_EVENTS | C_GRADE, { "cnp-dscp", 0, 0, G_OPTION_ARG_STRING, &cnp_dscp_s,
+			     "The DSCP CNPs are expected on (default 48; -1: any): others are cnp_priority", "D" } },
+		{ C_SUMMARY | C_EVENTS | C_GRADE, { "cnp-priority", 0, 0, G_OPTION_ARG_STRING, &cnp_pcp_s,
+			     "The 802.1Q priority tagged CNPs are expected on (default 6; -1: any)", "P" } },
+		{ C_SUMMARY | C_EVENTS | C_GRADE, { "ecn-window", 0, 0, G_OPTION_ARG_STRING, &ecn_window_s,
+			     "A CNP answers an ECN-CE mark within US microseconds (default 100)", "US" } },
 		{ ~0u, { "version", 'V', 0, G_OPTION_ARG_NONE, &version,
 			 "Print the version and exit", NULL } },
 		{ C_READ, { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.files,
@@ -439,7 +485,8 @@ int main(int argc, char **argv)
 		   !parse_id(cmd, "--conv", conv_s, 0x7fffffff, &o.conv) ||
 		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o) ||
 		   !parse_count(cmd, count_s, &o.count) || !parse_jobs(cmd, jobs_s, &o.jobs) ||
-		   !parse_max_qps(cmd, max_qps_s, &o.max_qps)) {
+		   !parse_max_qps(cmd, max_qps_s, &o.max_qps) ||
+		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
@@ -464,6 +511,9 @@ int main(int argc, char **argv)
 	g_free(count_s);
 	g_free(max_qps_s);
 	g_free(jobs_s);
+	g_free(cnp_dscp_s);
+	g_free(cnp_pcp_s);
+	g_free(ecn_window_s);
 	g_strfreev(o.read_files);
 	g_free(o.write_file);
 	return status;

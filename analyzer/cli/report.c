@@ -452,6 +452,85 @@ static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir 
 	}
 }
 
+/* "3", "3+5" (the most packets first), "none" (untagged), "-" (no packet) */
+static void qos_cell(char *buf, size_t len, const struct qpt_dir *x, unsigned cls, bool dscp)
+{
+	GString *t = g_string_new(NULL);
+	const struct qpt_dir_qos *q = x->qos;
+
+	for (guint i = 0; q && q->counts && i < q->counts->len; i++) {
+		const struct qpt_qos_count *e = &g_array_index(q->counts, struct qpt_qos_count, i);
+
+		if (e->cls != cls || e->dscp != dscp)
+			continue;
+		if (t->len)
+			g_string_append_c(t, '+');
+		if (e->value < 0)
+			g_string_append(t, "none");
+		else
+			g_string_append_printf(t, "%d", e->value);
+	}
+	g_strlcpy(buf, t->len ? t->str : "-", len);
+	g_string_free(t, TRUE);
+}
+
+/* Priorities, ECN reaction and the rate around CNPs (qpt_ecn.c): shown
+ * with -v, or when the conversation has ECN marks or CNPs. */
+static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
+{
+	static const char *const labels[QPT_QOS_CLASSES] = {
+		"data PCP/DSCP:", "ACK/NAK PCP/DSCP:", "CNP PCP/DSCP:"
+	};
+	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	const struct qpt_dir *d2[2] = { a, b };
+
+	if (!verbose && !a->ecn_ce && !b->ecn_ce && !a->cnps && !b->cnps)
+		return;
+	for (unsigned cls = 0; cls < QPT_QOS_CLASSES; cls++) {
+		char cell[2][96];
+
+		if (!qpt_qos_values(a, cls, false, NULL) && !qpt_qos_values(b, cls, false, NULL))
+			continue;
+		for (int d = 0; d < 2; d++) {
+			char pcp[44], dscp[44];
+
+			qos_cell(pcp, sizeof(pcp), d2[d], cls, false);
+			qos_cell(dscp, sizeof(dscp), d2[d], cls, true);
+			if (!strcmp(pcp, "-") && !strcmp(dscp, "-"))
+				g_strlcpy(cell[d], "-", sizeof(cell[d]));
+			else
+				g_snprintf(cell[d], sizeof(cell[d]), "%s/%s", pcp, dscp);
+		}
+		g_string_append_printf(o, "  %-28s %18s %18s\n", labels[cls], cell[0], cell[1]);
+	}
+	if (a->qos || b->qos) {
+		static const struct qpt_lat none;
+
+		row_lat(o, "ECN reaction min/p50/max:", a->qos ? &a->qos->reaction : &none,
+			b->qos ? &b->qos->reaction : &none);
+	}
+	if ((a->qos && a->qos->rate_windows) || (b->qos && b->qos->rate_windows)) {
+		char cell[2][64];
+
+		for (int d = 0; d < 2; d++) {
+			const struct qpt_dir_qos *q = d2[d]->qos;
+			char r0[32], r1[32];
+
+			if (!q || !q->rate_windows) {
+				g_strlcpy(cell[d], "-", sizeof(cell[d]));
+				continue;
+			}
+			qpt_format_rate(q->rate_before_bps, r0, sizeof(r0));
+			qpt_format_rate(q->rate_after_bps, r1, sizeof(r1));
+			g_snprintf(cell[d], sizeof(cell[d]), "%s > %s", r0, r1);
+		}
+		g_string_append_printf(o, "  %-28s", "rate before > after CNPs:");
+		cell_pad(o, cell[0], 19);
+		cell_pad(o, cell[1], 19);
+		g_string_append_c(o, '\n');
+	}
+}
+
 static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool verbose)
 {
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
@@ -506,6 +585,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 	row_lat(o, "ACK RTT min/p50/max:", &a->ack_rtt, &b->ack_rtt);
 	row_lat(o, "READ latency min/p50/max:", &a->read_lat, &b->read_lat);
 	row_lat(o, "atomic latency min/p50/max:", &a->atomic_lat, &b->atomic_lat);
+	text_qos(o, c, verbose);
 	{
 		char ta[32] = "-", tb[32] = "-";
 		double da = secs(a->last_ns - a->first_ns), db = secs(b->last_ns - b->first_ns);
@@ -605,6 +685,55 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 	g_string_append_c(o, '}');
 }
 
+/* Priorities and ECN of a direction (qpt_ecn.c): "pcp":{"3":120}, ... */
+static void json_qos(GString *o, const struct qpt_dir *x)
+{
+	static const char *const keys[QPT_QOS_CLASSES] = { "", "ack_", "cnp_" };
+	const struct qpt_dir_qos *q = x->qos;
+
+	for (unsigned cls = 0; cls < QPT_QOS_CLASSES; cls++)
+		for (int dscp = 0; dscp < 2; dscp++) {
+			bool first = true;
+
+			g_string_append_printf(o, ",\"%s%s\":{", keys[cls], dscp ? "dscp" : "pcp");
+			for (guint i = 0; q && q->counts && i < q->counts->len; i++) {
+				const struct qpt_qos_count *e =
+					&g_array_index(q->counts, struct qpt_qos_count, i);
+
+				if (e->cls != cls || e->dscp != (dscp != 0))
+					continue;
+				if (e->value < 0)
+					g_string_append_printf(o, "%s\"untagged\":%" PRIu64,
+							       first ? "" : ",", e->packets);
+				else
+					g_string_append_printf(o, "%s\"%d\":%" PRIu64, first ? "" : ",",
+							       e->value, e->packets);
+				first = false;
+			}
+			g_string_append_c(o, '}');
+		}
+	if (q) {
+		json_lat(o, "ecn_reaction_us", &q->reaction);
+		g_string_append_printf(o,
+				       ",\"ecn\":{\"ce_answered\":%" PRIu64 ",\"ce_covered\":%" PRIu64
+				       ",\"ce_undecided\":%" PRIu64 ",\"cnps_without_ce\":%" PRIu64
+				       ",\"rate_windows\":%" PRIu64 ",\"rate_windows_cut\":%" PRIu64,
+				       q->ce_answered, q->ce_covered, q->ce_undecided,
+				       q->cnps_without_ce, q->rate_windows, q->rate_windows_cut);
+		if (q->rate_windows) {
+			g_string_append_printf(o, ",\"rate_before_bps\":%.0f,\"rate_after_bps\":%.0f",
+					       q->rate_before_bps, q->rate_after_bps);
+		} else {
+			g_string_append(o, ",\"rate_before_bps\":null,\"rate_after_bps\":null");
+		}
+		g_string_append_printf(o, "},\"max_payload\":%u", q->max_payload);
+		if (q->seg_payload)
+			g_string_append_printf(o, ",\"segment_payload\":%u", q->seg_payload);
+	} else {
+		g_string_append(o, ",\"ecn_reaction_us\":null");
+	}
+}
+
 static void json_dir(GString *o, const struct qpt_dir *x)
 {
 	g_string_append_printf(o, "{\"from\":%u,\"to\":%u", x->from, x->to);
@@ -637,6 +766,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 	json_lat(o, "ack_rtt_us", &x->ack_rtt);
 	json_lat(o, "read_latency_us", &x->read_lat);
 	json_lat(o, "atomic_latency_us", &x->atomic_lat);
+	json_qos(o, x);
 	g_string_append(o, ",\"episodes\":[");
 	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
 		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
@@ -1182,6 +1312,16 @@ bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN])
 	return true;
 }
 
+void qpt_flow_opts_from(const struct opts *o, struct qpt_flow_opts *fo)
+{
+	memset(fo, 0, sizeof(*fo));
+	fo->cnp_qos_set = true;
+	fo->cnp_dscp = o->cnp_dscp;
+	fo->cnp_pcp = o->cnp_pcp;
+	fo->ecn_window_ns = o->ecn_window_ns;
+	fo->max_halves = o->max_qps;
+}
+
 /* One analysis over the files as a single timeline. */
 static int run_one(struct opts *o, gchar **files, bool events)
 {
@@ -1191,8 +1331,13 @@ static int run_one(struct opts *o, gchar **files, bool events)
 
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
-	r.fl = qpt_flow_new(&(struct qpt_flow_opts){ .max_halves = o->max_qps });
-	qpt_pfc_set_link_speed(qpt_flow_pfc(r.fl), qpt_link_bps);
+	{
+		struct qpt_flow_opts fo;
+
+		qpt_flow_opts_from(o, &fo);
+		r.fl = qpt_flow_new(&fo);
+		qpt_pfc_set_link_speed(qpt_flow_pfc(r.fl), qpt_link_bps);
+	}
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));

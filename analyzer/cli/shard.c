@@ -278,7 +278,7 @@ static void shards_start(struct shards *s, unsigned n)
 
 		w->s = s;
 		w->index = k;
-		w->fl = qpt_flow_new(NULL);
+		w->fl = qpt_flow_new(qpt_flow_options(s->fl)); /* the caller's options */
 		w->in = g_async_queue_new();
 		w->ids = g_array_new(FALSE, FALSE, sizeof(int32_t));
 		g_snprintf(name, sizeof(name), "qptrace-an%u", k);
@@ -382,6 +382,16 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 	for (unsigned k = 0; k < s.n; k++) {
 		fls[k] = s.w[k].fl;
 		ids[k] = s.w[k].ids;
+	}
+	/* the end of the capture as one engine sees it (the last packet of
+	 * any conversation): ECN-CE marks near it are undecided, not unanswered */
+	{
+		int64_t end = INT64_MIN;
+
+		for (unsigned k = 0; k < s.n; k++)
+			end = MAX(end, qpt_flow_conv_end(fls[k]));
+		for (unsigned k = 0; k < s.n; k++)
+			qpt_flow_set_conv_end(fls[k], end);
 	}
 	qpt_drain_deliver(fls, s.n, ids, an, fn, user);
 	for (unsigned k = 0; k < s.n; k++) {

@@ -118,14 +118,48 @@ MATCH = [
     ("nccl", "nccl_ring2_node0"),
     ("nccl", "nccl_tree2_node0"),
 ]
+# rubrics graded on made captures (captures/made, tools/qpscen)
+MADE_MATCH = [("lossless", "lossless_ok")]
 shipped = sorted(f[:-4] for f in os.listdir(RUBRICS) if f.endswith(".ini"))
-ok(set(shipped) == set(r for r, _ in MATCH),
+ok(set(shipped) == set(r for r, _ in MATCH) | set(r for r, _ in MADE_MATCH),
    "every shipped rubric has a matching capture in this test",
    "shipped: %s" % shipped)
 for r, c in MATCH:
     rc, out, err = grade(rubric(r), cap(c))
     ok(rc == 0 and "FAIL" not in out and "score" in out,
        "%s passes on %s (exit %d)" % (r, c, rc), out + err)
+
+MADE = os.path.join(ROOT, "captures", "made")
+for r, c in MADE_MATCH:
+    rc, out, err = grade(rubric(r), os.path.join(MADE, c + ".pcap"))
+    ok(rc == 0 and "FAIL" not in out and "score" in out,
+       "%s passes on made %s (exit %d)" % (r, c, rc), out + err)
+# the lossless rubric on the made captures that break it: which checks fail
+# is what the generator made (tools/qpscen/scen_ecn.c)
+for c, want_fail in [("ecn_no_cnp", {"cnps_answered"}),
+                     ("cnp_priority_bad", {"cnp_class", "cnp_priority"}),
+                     ("mtu_mismatch", {"mtu"}),
+                     ("pfc_mismatch", {"pfc_priority"})]:
+    rc, doc, err = graded_json(rubric("lossless"), os.path.join(MADE, c + ".pcap"))
+    res = check_reasons(doc) if doc else {}
+    failed_checks = {k for k, v in res.items() if v[0] == "fail"}
+    ok(rc == 1 and failed_checks == want_fail,
+       "lossless fails on made %s: %s (want %s)" % (c, sorted(failed_checks), sorted(want_fail)),
+       json.dumps(res, indent=1) + err)
+rc, doc, err = graded_json(rubric("lossless"), os.path.join(MADE, "ecn_no_cnp.pcap"))
+res = check_reasons(doc) if doc else {}
+ok(res.get("cnps_answered", ("", "", []))[2][:1] == [151] and
+   "6 of 9 ECN-CE marked packets" in res.get("cnps_answered", ("", "", []))[1],
+   "lossless cnps_answered names the first unanswered mark (frame 151) and counts 6 of 9",
+   json.dumps(res.get("cnps_answered"), indent=1))
+# the expected class is a parameter: CNPs on DSCP 46 pass when 46 is asked
+rc, doc, err = graded_json(rubric("lossless"), os.path.join(MADE, "lossless_ok.pcap"),
+                           extra=["--set", "roce_priority=5"])
+res = check_reasons(doc) if doc else {}
+ok(rc == 1 and res.get("data_priority", ("",))[0] == "fail" and
+   "priority 3" in res.get("data_priority", ("", ""))[1],
+   "lossless with --set roce_priority=5 fails data_priority on the priority-3 capture",
+   json.dumps(res, indent=1) + err)
 
 # ---- 2. mismatched captures fail with the right reasons -------------------
 

@@ -209,7 +209,10 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     d->packets++;
     if (p->opcode != OPC_CNP)
         d->payload_bytes += p->paylen;
-    if (!d->have_psn) {
+    /* a `qos` conversation's first PSN is its first request's (both sides
+     * may send requests, and the first packet of a side can be an ACK) */
+    int resp = (p->opcode & 0x1F) >= OP_READ_RESP_FIRST && (p->opcode & 0x1F) <= OP_ATOMIC_ACK;
+    if (!d->have_psn && (!cv->qos || (p->opcode != OPC_CNP && !resp))) {
         d->have_psn = 1;
         d->first_psn = p->psn;
     }
@@ -228,6 +231,13 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
             d->naks[code]++;
             g_array_append_val(d->f_naks, fno);
         }
+    }
+    {
+        int cls = p->opcode == OPC_CNP ? 2 : (p->opcode & 0x1F) == OP_ACK && p->opcode < 0x80 ? 1
+                : (p->opcode & 0xE0) == TR_XRC && (p->opcode & 0x1F) == OP_ACK ? 1 : 0;
+        d->pcp[cls][p->link == LT_ETH && p->nvlan ? (p->pcp & 7) + 1 : 0]++;
+        if (p->net == NET_IP4 || p->net == NET_IP6 || p->net == NET_GRH)
+            d->dscp[cls][p->tclass >> 2]++;
     }
     if (p->opcode == OPC_CNP) {
         d->cnps++;
@@ -292,7 +302,7 @@ static void j_frames(GString *s, const char *key, GArray *a, int last)
     g_string_append_printf(s, "]%s\n", last ? "" : ",");
 }
 
-static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, int extra)
+static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, int extra, int qos)
 {
     g_string_append_printf(s, "      \"%s\": {\n", key);
     if (extra) {
@@ -306,6 +316,29 @@ static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, in
         g_string_append_printf(s, "        \"new_sequences\": %" G_GUINT64_FORMAT ",\n", d->newseq);
         g_string_append_printf(s, "        \"time_backwards\": %" G_GUINT64_FORMAT ",\n", d->tback);
         g_string_append_printf(s, "        \"episode_triggers\": [%s],\n", d->trig->str);
+    }
+    if (qos) {
+        static const char *const cls[3] = { "", "ack_", "cnp_" };
+        for (int k = 0; k < 3; k++) {
+            int first = 1;
+            g_string_append_printf(s, "        \"%spcp\": {", cls[k]);
+            for (int v = 0; v < 9; v++)
+                if (d->pcp[k][v]) {
+                    if (v)
+                        g_string_append_printf(s, "%s\"%d\": %" G_GUINT64_FORMAT, first ? "" : ", ", v - 1, d->pcp[k][v]);
+                    else
+                        g_string_append_printf(s, "%s\"untagged\": %" G_GUINT64_FORMAT, first ? "" : ", ", d->pcp[k][v]);
+                    first = 0;
+                }
+            g_string_append_printf(s, "},\n        \"%sdscp\": {", cls[k]);
+            first = 1;
+            for (int v = 0; v < 64; v++)
+                if (d->dscp[k][v]) {
+                    g_string_append_printf(s, "%s\"%d\": %" G_GUINT64_FORMAT, first ? "" : ", ", v, d->dscp[k][v]);
+                    first = 0;
+                }
+            g_string_append(s, "},\n");
+        }
     }
     g_string_append_printf(s, "        \"packets\": %" G_GUINT64_FORMAT ",\n", d->packets);
     g_string_append_printf(s, "        \"payload_bytes\": %" G_GUINT64_FORMAT ",\n", d->payload_bytes);
@@ -397,8 +430,10 @@ int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
                                        g_array_index(cv->cm_frames, uint32_t, k),
                                        (const char *)g_ptr_array_index(cv->cm_names, k));
             g_string_append(s, "],\n");
-            j_dir(s, "a_to_b", &cv->d[0], 0, cv->extra);
-            j_dir(s, "b_to_a", &cv->d[1], 1, cv->extra);
+            if (cv->lossless)
+                g_string_append_printf(s, "      \"lossless\": %s,\n", cv->lossless->str);
+            j_dir(s, "a_to_b", &cv->d[0], 0, cv->extra, cv->qos);
+            j_dir(s, "b_to_a", &cv->d[1], 1, cv->extra, cv->qos);
             g_string_append_printf(s, "    }%s\n", i + 1 < c->convs->len ? "," : "");
         }
         g_string_append(s, "  ],\n  \"frame_notes\": [\n");
@@ -425,6 +460,8 @@ int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
         ds_free(&cv->d[1]);
         g_array_free(cv->cm_frames, TRUE);
         g_ptr_array_free(cv->cm_names, TRUE);
+        if (cv->lossless)
+            g_string_free(cv->lossless, TRUE);
         g_free(cv);
     }
     g_ptr_array_free(c->convs, TRUE);

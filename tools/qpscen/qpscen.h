@@ -130,6 +130,10 @@ typedef struct {
     int have_psn;
     uint32_t first_psn;
     GArray *f_retrans, *f_naks, *f_rnr, *f_dups, *f_cnps, *f_ce;
+    /* printed only for a conversation marked `qos` (scen_ecn.c): packets
+     * by class (0 data, 1 ACK/NAK, 2 CNP) and 802.1Q PCP (index 0:
+     * untagged, else PCP + 1) / DSCP */
+    uint64_t pcp[3][9], dscp[3][64];
 } dirstats_t;
 
 typedef struct {
@@ -143,6 +147,8 @@ typedef struct {
     GArray *cm_frames;       /* uint32 frame numbers of the CM exchange */
     GPtrArray *cm_names;     /* message name per cm frame */
     int extra;               /* manifest: also read_retries, psn_gaps, triggers, ... */
+    int qos;                 /* manifest: also the PCP/DSCP counts per class */
+    GString *lossless;       /* manifest: "lossless": {...} the scenario writes (or NULL) */
 } conv_t;
 
 /* emit flags */
@@ -252,6 +258,13 @@ void s_qpn_reuse(ctx_t *c);
 void s_pfc_stall(ctx_t *c);
 void s_pfc_mismatch(ctx_t *c);
 void s_pause_8023x(ctx_t *c);
+
+/* scen_ecn.c: lossless-network scenarios (issue 18) */
+void s_lossless_ok(ctx_t *c);
+void s_ecn_no_cnp(ctx_t *c);
+void s_cnp_priority_bad(ctx_t *c);
+void s_mtu_mismatch(ctx_t *c);
+void s_capture_incomplete(ctx_t *c);
 extern const size_t n_scenarios;
 
 /* bench (main.c) */

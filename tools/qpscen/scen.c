@@ -973,6 +973,12 @@ const scen_t scenarios[] = {
     { "cm_stranger", "a REP between two other hosts carries our REQ's comm ID; our REP/RTU and traffic follow", LT_ETH, s_cm_stranger },
     { "qpn_reuse", "QPNs reused: a second CM connection with PSNs millions back; without CM, a new PSN sequence after 2 s idle", LT_ETH, s_qpn_reuse },
     { "time_backwards", "capture clock steps back 2 s before a timeout resend with the same bytes", LT_ETH, s_time_backwards },
+    /* lossless-network scenarios (scen_ecn.c) */
+    { "lossless_ok", "VLAN 100: data and ACKs on priority 3, CE marks answered by CNPs on priority 6 / DSCP 48 within 3 us, CM path MTU 1024", LT_ETH, s_lossless_ok },
+    { "ecn_no_cnp", "CE marks in three bursts, the receiver's CNPs stop after the first: 6 marks without CNP", LT_ETH, s_ecn_no_cnp },
+    { "cnp_priority_bad", "CNPs on DSCP 46 (one conversation), CNPs on priority 6 and 3 by turns (another)", LT_ETH, s_cnp_priority_bad },
+    { "mtu_mismatch", "CM path MTU 1024 but 2048-byte segments; a conversation whose sides write 4096- and 1024-byte segments", LT_ETH, s_mtu_mismatch },
+    { "capture_incomplete", "requests and never an ACK (one direction missing); PSN gaps both ways, never re-sent", LT_ETH, s_capture_incomplete },
     { "fill_gbn", "tap in the middle: a WRITE lost before it, its NAK not captured; the go-back-N's first resend fills the gap, then the resends of what followed", LT_ETH, s_fill_gbn },
     /* lossless network: PFC / PAUSE (scen_pfc.c) */
     { "pfc_stall", "RoCE on 802.1Q priority 3 and 1; PFC pauses on priority 3 stall the priority-3 conversation, the other sends on", LT_ETH, s_pfc_stall },

@@ -1,0 +1,505 @@
+/* qpt_ecn.c - priorities, ECN-CE marks and the CNPs that answer them
+ *
+ * Per direction of a conversation (struct qpt_dir_qos, qpt_flow.h, where
+ * the rules are written down): the 802.1Q PCP and DSCP of its data, ACK and
+ * CNP packets; its ECN-CE marks matched to the CNPs the receiver sent back
+ * to the sender's QP (the other direction of the same conversation), the
+ * reaction time of each CNP (CNP time - the first unanswered mark's), the
+ * marks no CNP answered; the sender's data rate in a window before and
+ * after each CNP it received (bytes of the IBA packets, from the BTH, or
+ * the GRH/LRH, to the ICRC: the same however a mirror wrapped them); the
+ * payload sizes that show its MTU.
+ *
+ * Work per packet: a few compares, and for a data packet one entry
+ * appended to the rate window's history (bounded by the window: the
+ * packets of the last cnp_rate_window_ns).  No I/O.
+ */
+#include <string.h>
+
+#include "qpt_flow_int.h"
+
+struct rate_open {
+	int64_t ns;	 /* the CNP's time */
+	uint64_t sent;	 /* bytes sent before it */
+	uint64_t before; /* bytes sent in the window before it */
+};
+
+struct hist_ent {
+	int64_t ns;
+	uint64_t sent; /* bytes sent up to and with this packet */
+};
+
+const char *qpt_qos_class_name(unsigned cls)
+{
+	static const char *const n[] = { "data", "ack", "cnp" };
+
+	return cls < G_N_ELEMENTS(n) ? n[cls] : "?";
+}
+
+const struct qpt_flow_opts *qpt_flow_options(const struct qpt_flow *fl)
+{
+	return &fl->o;
+}
+
+void fl_qos_defaults(struct qpt_flow_opts *o)
+{
+	if (!o->cnp_qos_set) {
+		o->cnp_dscp = 48;
+		o->cnp_pcp = 6;
+		o->cnp_qos_set = true;
+	}
+	if (o->ecn_window_ns <= 0)
+		o->ecn_window_ns = 100000;
+	if (o->cnp_rate_window_ns <= 0)
+		o->cnp_rate_window_ns = 100000;
+}
+
+static struct qpt_dir_qos *qos_get(struct qpt_dir *d)
+{
+	if (!d->qos)
+		d->qos = g_new0(struct qpt_dir_qos, 1);
+	return d->qos;
+}
+
+static void qos_count(struct qpt_dir_qos *q, unsigned cls, bool dscp, int value, uint64_t n)
+{
+	struct qpt_qos_count *e;
+
+	if (!q->counts)
+		q->counts = g_array_sized_new(FALSE, TRUE, sizeof(struct qpt_qos_count), 4);
+	for (guint i = 0; i < q->counts->len; i++) {
+		e = &g_array_index(q->counts, struct qpt_qos_count, i);
+		if (e->cls == cls && e->dscp == dscp && e->value == value) {
+			e->packets += n;
+			return;
+		}
+	}
+	g_array_append_val(q->counts, ((struct qpt_qos_count){ .cls = (uint8_t)cls,
+							      .dscp = dscp,
+							      .value = (int16_t)value,
+							      .packets = n }));
+}
+
+unsigned qpt_qos_values(const struct qpt_dir *d, unsigned cls, bool dscp, int *top)
+{
+	unsigned n = 0;
+	uint64_t best = 0;
+
+	for (guint i = 0; d->qos && d->qos->counts && i < d->qos->counts->len; i++) {
+		const struct qpt_qos_count *e =
+			&g_array_index(d->qos->counts, struct qpt_qos_count, i);
+
+		if (e->cls != cls || e->dscp != dscp)
+			continue;
+		n++;
+		if (e->packets > best) {
+			best = e->packets;
+			if (top)
+				*top = e->value;
+		}
+	}
+	return n;
+}
+
+static void frames_keep(uint64_t *slots, uint64_t frame)
+{
+	for (unsigned i = 0; i < QPT_QOS_FRAMES; i++)
+		if (!slots[i]) {
+			slots[i] = frame;
+			return;
+		}
+}
+
+static unsigned pending_len(const struct qpt_dir_qos *q)
+{
+	return q && q->pending ? q->pending->len - q->pending_head : 0;
+}
+
+static void pending_compact(struct qpt_dir_qos *q)
+{
+	if (q->pending_head && q->pending_head * 2 >= q->pending->len) {
+		g_array_remove_range(q->pending, 0, q->pending_head);
+		q->pending_head = 0;
+	}
+}
+
+/* Marks of direction dd older than the window before now: no CNP answered
+ * them.  Each gets an event (an earlier frame's) while the verdict has
+ * room: the counter is exact either way. */
+static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t now,
+		       struct qpt_verdict *v)
+{
+	struct qpt_dir *x = &c->dir[dd];
+	struct qpt_dir_qos *q = x->qos;
+
+	if (!pending_len(q))
+		return;
+	while (q->pending_head < q->pending->len) {
+		const struct qpt_ecn_mark *m =
+			&g_array_index(q->pending, struct qpt_ecn_mark, q->pending_head);
+
+		if (now - m->ns <= fl->o.ecn_window_ns)
+			break;
+		if (m->covered) {
+			q->ce_covered++;
+		} else {
+			x->ce_without_cnp++;
+			frames_keep(q->no_cnp_frames, m->frame);
+			if (v && v->nevents + 2 < QPT_MAX_EVENTS) {
+				struct qpt_event *ev = fl_emit(v, m->frame, m->ns, NULL,
+							       QPT_VB_ECN_NO_CNP, m->psn, 0, 0,
+							       0, 0, "no CNP for this QP within the ECN window");
+
+				if (ev) {
+					ev->conv = c->id;
+					ev->dir = (int8_t)dd;
+				}
+			}
+		}
+		q->pending_head++;
+	}
+	pending_compact(q);
+}
+
+/* Bytes the direction sent in the rate window before now. */
+static uint64_t sent_before(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
+{
+	while (q->hist && q->hist_head < q->hist->len) {
+		const struct hist_ent *h = &g_array_index(q->hist, struct hist_ent, q->hist_head);
+
+		if (h->ns >= now - fl->o.cnp_rate_window_ns)
+			break;
+		q->hist_base = h->sent;
+		q->hist_head++;
+	}
+	if (q->hist && q->hist_head && q->hist_head * 2 >= q->hist->len) {
+		g_array_remove_range(q->hist, 0, q->hist_head);
+		q->hist_head = 0;
+	}
+	return q->sent - q->hist_base;
+}
+
+/* CNP rate windows of q whose after part ended by now. */
+static void rate_close(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
+{
+	while (q->open && q->open_head < q->open->len) {
+		const struct rate_open *o = &g_array_index(q->open, struct rate_open, q->open_head);
+
+		if (now < o->ns + fl->o.cnp_rate_window_ns)
+			break;
+		q->rate_windows++;
+		q->bytes_before += o->before;
+		q->bytes_after += q->sent - o->sent;
+		q->open_head++;
+	}
+	if (q->open && q->open_head && q->open_head * 2 >= q->open->len) {
+		g_array_remove_range(q->open, 0, q->open_head);
+		q->open_head = 0;
+	}
+}
+
+void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v)
+{
+	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
+	struct qpt_conv *c = h->conv;
+	int d = h->dir;
+	struct qpt_dir *x = &c->dir[d];
+	struct qpt_dir_qos *q = qos_get(x);
+	bool has_dscp = p->ip_version || (p->flags & QPT_HAS_GRH);
+	unsigned cls = oi->flags & QPT_O_CNP ? QPT_QOS_CNP :
+		       oi->flags & QPT_O_ACK ? QPT_QOS_ACK : QPT_QOS_DATA;
+
+	qos_count(q, cls, false, p->vlan_pcp, 1);
+	if (has_dscp)
+		qos_count(q, cls, true, p->dscp, 1);
+	qos_expire(fl, c, 0, ns, v);
+	qos_expire(fl, c, 1, ns, v);
+
+	if (cls == QPT_QOS_CNP) {
+		struct qpt_dir_qos *m;
+		struct rate_open o;
+
+		if ((fl->o.cnp_dscp >= 0 && has_dscp && p->dscp != fl->o.cnp_dscp) ||
+		    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
+			x->cnp_unexpected++;
+			frames_keep(q->cnp_unexpected_frames, frame);
+			fl_emit(v, frame, ns, h, QPT_VB_CNP_PRIORITY, p->bth.psn, 0, 0, 0, 0,
+				has_dscp && fl->o.cnp_dscp >= 0 && p->dscp != fl->o.cnp_dscp ?
+					"CNP on another DSCP than expected (--cnp-dscp)" :
+					"CNP on another 802.1Q priority than expected (--cnp-priority)");
+		}
+		/* a CNP to a QP whose data the conversation does not have yet
+		 * (its two halves are paired later): kept for the fold */
+		if (!c->dir[1 - d].packets && q->n_orphans < QPT_QOS_ORPHANS) {
+			q->orphan_cnp_ns[q->n_orphans++] = ns;
+			return;
+		}
+		m = qos_get(&c->dir[1 - d]);
+		o = (struct rate_open){ .ns = ns, .sent = m->sent };
+		/* it answers every unanswered mark of the other direction */
+		if (pending_len(m)) {
+			const struct qpt_ecn_mark *first =
+				&g_array_index(m->pending, struct qpt_ecn_mark, m->pending_head);
+
+			fl_lat_add(&m->reaction, (double)(ns - first->ns) / 1000.0);
+			m->ce_answered += pending_len(m);
+			g_array_set_size(m->pending, 0);
+			m->pending_head = 0;
+		} else {
+			m->cnps_without_ce++;
+		}
+		m->cnp_seen = true;
+		m->last_cnp_ns = ns;
+		/* the sender's rate around it */
+		rate_close(fl, m, ns);
+		o.before = sent_before(fl, m, ns);
+		if (!m->open)
+			m->open = g_array_new(FALSE, FALSE, sizeof(struct rate_open));
+		g_array_append_val(m->open, o);
+		return;
+	}
+	if (ce) {
+		struct qpt_ecn_mark mk = {
+			.ns = ns,
+			.frame = frame,
+			.psn = p->bth.psn,
+			.covered = q->cnp_seen && ns - q->last_cnp_ns <= fl->o.ecn_window_ns,
+		};
+
+		if (!q->pending)
+			q->pending = g_array_new(FALSE, FALSE, sizeof(struct qpt_ecn_mark));
+		g_array_append_val(q->pending, mk);
+	}
+	if (cls != QPT_QOS_DATA)
+		return;
+	/* the sender's rate: windows after CNPs that ended, then this packet */
+	rate_close(fl, q, ns);
+	q->sent += p->iba_len; /* the RoCE/IB packet: the same through any tunnel */
+	if (!q->hist)
+		q->hist = g_array_new(FALSE, FALSE, sizeof(struct hist_ent));
+	g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));
+	(void)sent_before(fl, q, ns); /* trims the history to the window */
+	/* MTU evidence */
+	if (p->payload_len > q->max_payload) {
+		q->max_payload = p->payload_len;
+		q->max_payload_frame = frame;
+	}
+	if (oi->flags & (QPT_O_FIRST | QPT_O_MIDDLE) && !(oi->flags & QPT_O_LAST) &&
+	    p->payload_len) {
+		if (q->seg_payload && q->seg_payload != p->payload_len)
+			q->seg_varies = true;
+		if (!q->seg_frame)
+			q->seg_frame = frame;
+		if (p->payload_len > q->seg_payload)
+			q->seg_payload = p->payload_len;
+	}
+}
+
+/* The CNPs direction d of c carried before the conversation had the other
+ * direction, now that it has: each answers the marks of the other
+ * direction at most a window before it (no rate window: the sender's data
+ * before it is not known to be its). */
+static void orphans_resolve(struct qpt_flow *fl, struct qpt_conv *c, int d)
+{
+	struct qpt_dir_qos *q = c->dir[d].qos, *m;
+
+	if (!q || !q->n_orphans || !c->dir[1 - d].packets)
+		return;
+	m = qos_get(&c->dir[1 - d]);
+	for (unsigned k = 0; k < q->n_orphans; k++) {
+		int64_t t = q->orphan_cnp_ns[k];
+		guint from = m->pending_head, to;
+
+		/* marks older than the window before it stay: they expire */
+		while (m->pending && from < m->pending->len &&
+		       t - g_array_index(m->pending, struct qpt_ecn_mark, from).ns >
+			       fl->o.ecn_window_ns)
+			from++;
+		for (to = from; m->pending && to < m->pending->len &&
+				g_array_index(m->pending, struct qpt_ecn_mark, to).ns <= t;
+		     to++)
+			;
+		if (to > from) {
+			fl_lat_add(&m->reaction,
+				   (double)(t - g_array_index(m->pending, struct qpt_ecn_mark, from).ns) /
+					   1000.0);
+			m->ce_answered += to - from;
+			g_array_remove_range(m->pending, from, to - from);
+		} else {
+			m->cnps_without_ce++;
+		}
+		if (!m->cnp_seen || t > m->last_cnp_ns) {
+			m->cnp_seen = true;
+			m->last_cnp_ns = t;
+		}
+	}
+	q->n_orphans = 0;
+}
+
+void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c)
+{
+	orphans_resolve(fl, c, 0);
+	orphans_resolve(fl, c, 1);
+}
+
+int64_t qpt_flow_conv_end(struct qpt_flow *fl)
+{
+	int64_t end = 0;
+	bool any = false;
+
+	if (fl->conv_end_set)
+		return fl->conv_end_ns;
+
+	for (guint i = 0; i < fl->convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+
+		for (int d = 0; d < 2; d++)
+			if (c->dir[d].packets && (!any || c->dir[d].last_ns > end)) {
+				end = c->dir[d].last_ns;
+				any = true;
+			}
+	}
+	return end;
+}
+
+void qpt_flow_set_conv_end(struct qpt_flow *fl, int64_t ns)
+{
+	fl->conv_end_set = true;
+	fl->conv_end_ns = ns;
+}
+
+void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v)
+{
+	int64_t end = qpt_flow_conv_end(fl);
+
+	for (guint i = 0; i < fl->convs->len; i++) {
+		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+
+		if (c->merged)
+			continue;
+		qos_expire(fl, c, 0, end, v);
+		qos_expire(fl, c, 1, end, v);
+	}
+}
+
+void fl_qos_finish(struct qpt_flow *fl)
+{
+	int64_t end = qpt_flow_conv_end(fl);
+
+	for (guint i = 0; i < fl->convs->len; i++) {
+		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+
+		if (c->merged)
+			continue;
+		for (int d = 0; d < 2; d++) {
+			struct qpt_dir_qos *q = c->dir[d].qos;
+
+			if (!q)
+				continue;
+			/* CNPs whose data never showed: answering nothing seen */
+			if (q->n_orphans) {
+				qos_get(&c->dir[1 - d])->cnps_without_ce += q->n_orphans;
+				q->n_orphans = 0;
+			}
+			qos_expire(fl, c, d, end, NULL);
+			/* the rest: the capture ended inside their window */
+			q->ce_undecided += pending_len(q);
+			if (q->pending)
+				g_array_set_size(q->pending, 0);
+			q->pending_head = 0;
+			rate_close(fl, q, end);
+			if (q->open) {
+				q->rate_windows_cut += q->open->len - q->open_head;
+				g_array_set_size(q->open, 0);
+				q->open_head = 0;
+			}
+			if (q->rate_windows) {
+				double w = (double)q->rate_windows *
+					   (double)fl->o.cnp_rate_window_ns / 1e9;
+
+				q->rate_before_bps = (double)q->bytes_before * 8 / w;
+				q->rate_after_bps = (double)q->bytes_after * 8 / w;
+			}
+		}
+	}
+}
+
+void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s)
+{
+	const struct qpt_dir_qos *b = s->qos;
+	struct qpt_dir_qos *a;
+
+	if (!b)
+		return;
+	a = qos_get(d);
+	for (guint i = 0; b->counts && i < b->counts->len; i++) {
+		const struct qpt_qos_count *e = &g_array_index(b->counts, struct qpt_qos_count, i);
+
+		qos_count(a, e->cls, e->dscp, e->value, e->packets);
+	}
+	fl_lat_merge(&a->reaction, &b->reaction);
+	a->ce_answered += b->ce_answered;
+	a->ce_covered += b->ce_covered;
+	a->ce_undecided += b->ce_undecided;
+	a->cnps_without_ce += b->cnps_without_ce;
+	for (unsigned i = 0; i < QPT_QOS_FRAMES; i++) {
+		if (b->no_cnp_frames[i])
+			frames_keep(a->no_cnp_frames, b->no_cnp_frames[i]);
+		if (b->cnp_unexpected_frames[i])
+			frames_keep(a->cnp_unexpected_frames, b->cnp_unexpected_frames[i]);
+	}
+	a->rate_windows += b->rate_windows;
+	a->bytes_before += b->bytes_before;
+	a->bytes_after += b->bytes_after;
+	a->rate_windows_cut += b->rate_windows_cut;
+	if (b->max_payload > a->max_payload) {
+		a->max_payload = b->max_payload;
+		a->max_payload_frame = b->max_payload_frame;
+	}
+	if (b->seg_payload) {
+		if (a->seg_payload && a->seg_payload != b->seg_payload)
+			a->seg_varies = true;
+		if (!a->seg_frame || (b->seg_frame && b->seg_frame < a->seg_frame))
+			a->seg_frame = b->seg_frame;
+		a->seg_payload = MAX(a->seg_payload, b->seg_payload);
+	}
+	a->seg_varies |= b->seg_varies;
+	/* marks still waiting for a CNP, in time order */
+	for (guint i = b->pending_head; b->pending && i < b->pending->len; i++) {
+		if (!a->pending)
+			a->pending = g_array_new(FALSE, FALSE, sizeof(struct qpt_ecn_mark));
+		g_array_append_val(a->pending, g_array_index(b->pending, struct qpt_ecn_mark, i));
+	}
+	if (b->cnp_seen && (!a->cnp_seen || b->last_cnp_ns > a->last_cnp_ns)) {
+		a->cnp_seen = true;
+		a->last_cnp_ns = b->last_cnp_ns;
+	}
+	for (unsigned i = 0; i < b->n_orphans; i++) {
+		if (a->n_orphans < QPT_QOS_ORPHANS)
+			a->orphan_cnp_ns[a->n_orphans++] = b->orphan_cnp_ns[i];
+		else
+			a->cnps_without_ce++; /* counted where it is: no longer matched */
+	}
+	/* the rate windows of the folded half start again (rare: a fold
+	 * happens when the two halves are paired late) */
+}
+
+void fl_qos_free(struct qpt_dir *d)
+{
+	struct qpt_dir_qos *q = d->qos;
+
+	if (!q)
+		return;
+	if (q->counts)
+		g_array_free(q->counts, TRUE);
+	g_free(q->reaction.bins);
+	if (q->pending)
+		g_array_free(q->pending, TRUE);
+	if (q->hist)
+		g_array_free(q->hist, TRUE);
+	if (q->open)
+		g_array_free(q->open, TRUE);
+	g_free(q);
+	d->qos = NULL;
+}
