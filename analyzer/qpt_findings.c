@@ -227,6 +227,9 @@ static const char *qpt_endpoint_qp_text(const struct qpt_endpoint *e, char *buf,
 struct fb {
 	struct qpt_finding f;
 	GString *t;
+	/* more than one RC conversation seen one way only: one capture-wide
+	 * finding for them all (one_way_wide), not one per conversation */
+	bool one_way_wide;
 };
 
 static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
@@ -489,6 +492,51 @@ static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dsc
 	}
 }
 
+/* The direction an RC conversation has when the capture saw only one of
+ * its two (0 or 1), else -1. */
+static int one_way_dir(const struct qpt_conv *c)
+{
+	if (strcmp(c->transport, "RC") || (!c->dir[0].packets) == (!c->dir[1].packets))
+		return -1;
+	return c->dir[0].packets ? 0 : 1;
+}
+
+/* Many conversations seen one way only (a mirror of one direction of a
+ * port, a one-way filter): one finding about the capture, with the first
+ * ones named, instead of one per conversation. */
+static void one_way_wide(struct fb *b, GArray *out, GPtrArray *convs)
+{
+	uint64_t n = 0, req = 0, resp = 0, packets = 0;
+	GString *ids = g_string_new(NULL);
+
+	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, NULL, -1);
+	for (guint i = 0; i < convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+		int d = one_way_dir(c);
+
+		if (d < 0)
+			continue;
+		if (n < 8)
+			g_string_append_printf(ids, "%s%d", n ? ", " : "", c->id);
+		n++;
+		packets += c->dir[d].packets;
+		if (c->dir[d].req_packets)
+			req++;
+		else
+			resp++;
+	}
+	g_string_append_printf(b->t, "%" PRIu64 " RC conversations seen in one direction only "
+			       "(%" PRIu64 " with requests and nothing back, %" PRIu64 " with ACKs or "
+			       "responses and no request; %" PRIu64 " packets): the capture sees one "
+			       "direction only (a mirror of one port direction, an asymmetric path, "
+			       "a filter); conversations %s%s", n, req, resp, packets, ids->str,
+			       n > 8 ? ", ..." : "");
+	fb_num(b, "conversations", (double)n);
+	fb_num(b, "packets", (double)packets);
+	fb_end(b, out, packets);
+	g_string_free(ids, TRUE);
+}
+
 /* Priorities, ECN and MTU of a conversation (qpt_ecn.c's numbers). */
 static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
@@ -598,8 +646,8 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		fb_end(b, out, 1);
 	}
 	/* an RC conversation whose one direction the capture never saw */
-	if (!strcmp(c->transport, "RC") && (!c->dir[0].packets) != (!c->dir[1].packets)) {
-		int d = c->dir[0].packets ? 0 : 1;
+	if (one_way_dir(c) >= 0 && !b->one_way_wide) {
+		int d = one_way_dir(c);
 		const struct qpt_dir *x = &c->dir[d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 
@@ -958,12 +1006,18 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding));
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	struct fb b = { .t = g_string_sized_new(640) };
+	guint one_way = 0;
 
+	for (guint i = 0; i < convs->len && one_way < 2; i++)
+		one_way += one_way_dir(g_ptr_array_index(convs, i)) >= 0;
+	b.one_way_wide = one_way > 1;
 	for (guint i = 0; i < convs->len; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
 		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id), qpt_flow_options(fl));
 	}
+	if (b.one_way_wide)
+		one_way_wide(&b, out, convs);
 	if (capture_wide)
 		totals_findings(&b, out, fl, attempts);
 	g_array_sort(out, finding_cmp);

@@ -23,6 +23,7 @@ every check passes, 1 otherwise.
 """
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -88,6 +89,18 @@ def main():
             check(totals.get(key) == want, '%s = %s (want %d, from the generator\'s command line)'
                   % (key, totals.get(key), want))
         check('max_qps' not in totals, 'no QP limit in the totals without --max-qps')
+        # every QP is one-way (--one-way): one capture-wide finding names
+        # them all, not one finding per conversation
+        try:
+            with open(out, 'rb') as f:
+                f.seek(max(0, os.path.getsize(out) - 65536))
+                tail = f.read().decode('utf-8', 'replace')
+            one_way = [m for m in re.finditer(r'"kind":"capture_incomplete"[^}]*"numbers":\{([^}]*)\}', tail)]
+        except OSError:
+            one_way = []
+        check(len(one_way) == 1 and '"conversations":%d' % n in one_way[0].group(1),
+              'one capture_incomplete finding for the %d one-way conversations (found %d)'
+              % (n, len(one_way)))
         check(asan or rss <= a.max_rss_mib * 1024,
               'summary --json peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_mib))
         status, rss, secs = run([a.qptrace, 'summary', '-q', cap], os.devnull)
