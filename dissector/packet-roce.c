@@ -456,6 +456,7 @@ void proto_register_roce(void)
 	roce_pfc_register(m); /* after roce_analysis_init: it sets the new file's engine */
 	register_cleanup_routine(roce_analysis_cleanup);
 	roce_stats_register();
+	roce_findings_register();
 }
 
 void proto_reg_handoff_roce(void)

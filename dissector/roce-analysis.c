@@ -353,6 +353,7 @@ void roce_flow_finish(void)
 
 		/* the events still undecided at the end, all of earlier frames */
 		qpt_flow_drain(flow, &v);
+		roce_findings_note(&v);
 		if (slot_chunks)
 			apply_revisions(NULL, &v);
 		qpt_flow_finish(flow);
@@ -401,6 +402,11 @@ static const int pi_severity[] = {
 static gboolean decode_group(enum qpt_group g)
 {
 	return g == QPT_GRP_CHECKSUM || g == QPT_GRP_MALFORMED;
+}
+
+int roce_pi_severity(enum qpt_severity s)
+{
+	return pi_severity[s];
 }
 
 void roce_expert_of_verdict(expert_field_info *e, unsigned kind)
@@ -576,6 +582,7 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 		return fi;
 	qpt_flow_packet(flow, pinfo->num,
 			(int64_t)pinfo->abs_ts.secs * 1000000000 + pinfo->abs_ts.nsecs, pkt, &v);
+	roce_findings_note(&v);
 	fi = &rec;
 	memset(fi, 0, sizeof(*fi));
 	fi->conv = v.conv;

@@ -81,6 +81,14 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 /* The file's engine (NULL before the first file), finished once asked. */
 struct qpt_flow *roce_flow(void);
 void roce_flow_finish(void);
+/* Wireshark's expert severity of an engine severity. */
+int roce_pi_severity(enum qpt_severity s);
+/* roce-findings.c: the engine's findings on the frames they name, after
+ * the first sequential pass; the verdicts of the first pass note their
+ * events' frames. */
+void roce_findings_register(void);
+void roce_findings_note(const struct qpt_verdict *v);
+void roce_show_findings(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree);
 /* The id conversation conv has now (it may have been folded into another). */
 gint32 roce_conv_id(gint32 conv);
 /* Where frame num's IBA packet is (packet-roce.c), stored in its slot for

@@ -133,6 +133,7 @@ int roce_pfc_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
 		if (roce && (fi->xoff >> p) & 1)
 			expert_add_info(pinfo, pi, &ei_pfc_roce);
 	}
+	roce_show_findings(tvb, pinfo, proto_item_get_subtree(top));
 	return 1;
 }
 

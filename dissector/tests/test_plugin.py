@@ -741,6 +741,60 @@ def check_pfc(env, qptrace, made):
                f"times at {bps / 1e9:g} Gbit/s, {sum(w[4] for w in want.values())} pause_roce expert infos")
 
 
+FINDING_CAPTURES = ("pfc_mismatch", "pfc_stall", "pause_8023x", "mtu_mismatch", "ecn_no_cnp",
+                    "cnp_priority_bad", "capture_incomplete", "lossless_ok", "naks", "nak_gbn",
+                    "cm_full", "bad_icrc", "dup_capture", "time_backwards", "timeout_resend",
+                    "rnr_multi")
+
+
+def check_findings(env, qptrace, made):
+    """The diagnosis on its frames (roce-findings.c): in two passes every
+    frame a finding of `qptrace summary --json` names has a roce.finding of
+    that kind, and no other frame has one; without -2 there is none (the
+    findings need the whole capture); -z expert has one row per kind with
+    the kind's constant title, as many as the frames named."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analyzer",
+                           "qpt_findings.h")) as f:
+        titles = {r[1]: r[3] for r in macro_rows(f.read(), "QPT_FINDINGS")}
+    if len(titles) < 10:
+        fail("findings table", "could not read QPT_FINDINGS in analyzer/qpt_findings.h")
+        return
+    for cap, label in made:
+        if label[5:-5] not in FINDING_CAPTURES:
+            continue
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        want, per_kind = set(), {}
+        for f in json.loads(out)["findings"]:
+            want |= {(n, f["kind"]) for n in f["frames"]}
+            per_kind[f["kind"]] = per_kind.get(f["kind"], 0) + len(set(f["frames"]))
+        rc, out, err = env.tshark(["-2", "-r", cap, "-Y", "roce.finding", "-T", "fields",
+                                   "-E", "occurrence=a", "-E", "aggregator=,",
+                                   "-e", "frame.number", "-e", "roce.finding.kind"])
+        got = set()
+        for line in out.splitlines():
+            n, kinds = (line.split("\t") + [""])[:2]
+            got |= {(int(n), k) for k in kinds.split(",") if k}
+        rc1, out1, _ = env.tshark(["-r", cap, "-Y", "roce.finding"])
+        if rc != 0:
+            fail(f"{label}: roce.finding", err.strip()[-200:])
+        elif got != want:
+            fail(f"{label}: roce.finding", f"plugin-only {sorted(got - want)[:4]}, "
+                 f"qptrace-only {sorted(want - got)[:4]}")
+        elif out1.strip():
+            fail(f"{label}: roce.finding in one pass", out1.strip().splitlines()[0])
+        else:
+            ok(f"{label}: roce.finding on the {len(got)} (frame, kind) pairs qptrace names, none in one pass")
+        rows = expert_rows(env, cap)
+        for k, cnt in sorted(per_kind.items()):
+            if not cnt:
+                continue
+            hits = [v for (grp, summ), v in rows.items() if summ == titles.get(k)]
+            if hits == [cnt]:
+                ok(f"{label}: -z expert: one row for finding {k} ({cnt})")
+            else:
+                fail(f"{label}: -z expert row of finding {k}", f"{hits} (want [{cnt}])")
+
+
 def check_gbn_trigger(env, qptrace, made, values):
     """roce.analysis.gbn_trigger on each episode's first resent frame names
     the trigger of qptrace summary --json (episodes[].trigger); its value
@@ -1429,6 +1483,7 @@ def main():
         check_verdicts(env, a.qptrace, made, have)
         check_gbn_trigger(env, a.qptrace, made, values)
         check_pfc(env, a.qptrace, made)
+        check_findings(env, a.qptrace, made)
         multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
