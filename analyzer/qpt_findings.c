@@ -919,6 +919,17 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 		fb_num(b, "malformed", (double)t->malformed);
 		fb_end(b, out, t->malformed);
 	}
+	if (t->interface_drops + t->os_drops) {
+		fb_start(b, QPT_F_CAPTURE_INCOMPLETE, NULL, -1);
+		g_string_append_printf(b->t, "the capture file's interface statistics (pcapng) count "
+				       "%" PRIu64 " %s dropped by the interface and %" PRIu64 " by the "
+				       "operating system: the capture missed them (PSN gaps here may "
+				       "be the capture's, not the network's)", t->interface_drops,
+				       plural(t->interface_drops, "packet", "packets"), t->os_drops);
+		fb_num(b, "interface_drops", (double)t->interface_drops);
+		fb_num(b, "os_drops", (double)t->os_drops);
+		fb_end(b, out, t->interface_drops + t->os_drops);
+	}
 	if (t->time_backwards) {
 		fb_start(b, QPT_F_TIME_BACKWARDS, NULL, -1);
 		g_string_append_printf(b->t, "%" PRIu64 " %s stamped before the previous frame "

@@ -238,6 +238,13 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	fl_qos_packet(fl, h, p, frame, ns, p->ip_version && p->ip_ecn == 3, v);
 }
 
+void qpt_flow_add_capture_drops(struct qpt_flow *fl, uint64_t interface_drops, uint64_t os_drops)
+{
+	fl->t.drops_known = true;
+	fl->t.interface_drops += interface_drops;
+	fl->t.os_drops += os_drops;
+}
+
 void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		       const struct qpt_pkt *p, const struct qpt_verdict *v)
 {

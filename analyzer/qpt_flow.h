@@ -224,6 +224,10 @@ struct qpt_totals {
 	 * the largest captured length among them. */
 	uint64_t cut_by_snaplen;
 	uint32_t snaplen;
+	/* pcapng Interface Statistics (isb_ifdrop, isb_osdrop) of the inputs
+	 * (qpt_flow_add_capture_drops): packets the capture itself lost */
+	bool drops_known;
+	uint64_t interface_drops, os_drops;
 	/* the limit on tracked halves asked for (qpt_flow_opts.max_halves, 0:
 	 * none); limit_reached: a packet of a new half came with the limit
 	 * reached (its packets are the untracked ones) */
@@ -301,6 +305,9 @@ void qpt_flow_set_previous_time(struct qpt_flow *fl, int64_t ns);
  * several engines (-j N) the caller sets each one's to the latest of all
  * before draining them, so that they judge as one engine would. */
 int64_t qpt_flow_conv_end(struct qpt_flow *fl);
+/* Packets a capture file's interface statistics say it dropped (the
+ * reader's pcapng ISB counters: the engine sees no bytes of them). */
+void qpt_flow_add_capture_drops(struct qpt_flow *fl, uint64_t interface_drops, uint64_t os_drops);
 void qpt_flow_set_conv_end(struct qpt_flow *fl, int64_t ns);
 void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		       const struct qpt_pkt *p, const struct qpt_verdict *v);

@@ -826,3 +826,115 @@ void qpt_input_close(struct qpt_input *in)
 	g_aligned_free(in->c.linktypes);
 	g_aligned_free(in);
 }
+
+/* ---- pcapng interface statistics ------------------------------------------ */
+
+/* A pcapng block: type, total length, body, total length again.  The
+ * Interface Statistics Blocks dumpcap and tcpdump write at the end of a
+ * capture hold the interface's drop counters; libpcap skips them, so they
+ * are read here, walking back from the end of the file over the blocks
+ * after its last packet (a plain file only: no seeking in a compressed
+ * stream). */
+#define NG_SHB 0x0A0D0D0Au
+#define NG_ISB 5u
+#define NG_TAIL_BLOCKS 4096 /* blocks looked at, at the most */
+#define NG_MAX_BLOCK 65536  /* an ISB larger than this is not one */
+#define NG_IFACES 256	    /* interfaces counted, at the most */
+
+static uint32_t ng32(const uint8_t *b, bool be)
+{
+	return be ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+		  : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+static uint64_t ng64(const uint8_t *b, bool be)
+{
+	uint64_t hi = ng32(be ? b : b + 4, be), lo = ng32(be ? b + 4 : b, be);
+
+	return hi << 32 | lo;
+}
+
+/* The options of one ISB body (len bytes): its drop counters added; true
+ * when it has either. */
+static bool isb_drops(const uint8_t *body, uint32_t len, bool be, uint64_t *ifdrop,
+		      uint64_t *osdrop)
+{
+	uint32_t at = 12; /* interface id, timestamp (high, low) */
+	bool any = false;
+
+	while (at + 4 <= len) {
+		uint16_t code = (uint16_t)(be ? body[at] << 8 | body[at + 1] : body[at + 1] << 8 | body[at]);
+		uint16_t olen = (uint16_t)(be ? body[at + 2] << 8 | body[at + 3] :
+						body[at + 3] << 8 | body[at + 2]);
+
+		if (code == 0 || at + 4 + olen > len)
+			break;
+		if ((code == 5 || code == 7) && olen == 8) {
+			*(code == 5 ? ifdrop : osdrop) += ng64(body + at + 4, be);
+			any = true;
+		}
+		at += 4 + ((olen + 3u) & ~3u);
+	}
+	return any;
+}
+
+bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop)
+{
+	uint8_t h[12], *body = NULL;
+	uint32_t ifaces[NG_IFACES];
+	unsigned nifaces = 0;
+	struct stat st;
+	bool be, found = false;
+	off_t pos;
+	int fd;
+
+	*ifdrop = *osdrop = 0;
+	/* a regular file only (never open a FIFO: that waits for a writer) */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || pread(fd, h, 12, 0) != 12 ||
+	    ng32(h, false) != NG_SHB)
+		goto out;
+	if (ng32(h + 8, false) == 0x1A2B3C4Du)
+		be = false;
+	else if (ng32(h + 8, true) == 0x1A2B3C4Du)
+		be = true;
+	else
+		goto out;
+	body = g_malloc(NG_MAX_BLOCK);
+	pos = st.st_size;
+	for (unsigned n = 0; n < NG_TAIL_BLOCKS && pos >= 12; n++) {
+		uint32_t len, type;
+
+		if (pread(fd, h, 4, pos - 4) != 4)
+			break;
+		len = ng32(h, be);
+		if (len < 12 || len % 4 || (off_t)len > pos || pread(fd, h, 8, pos - len) != 8 ||
+		    ng32(h + 4, be) != len)
+			break; /* not a block boundary: stop, count nothing more */
+		type = ng32(h, be);
+		if (type == NG_SHB || type == 2 || type == 3 || type == 6)
+			break; /* a packet (or the section's start): the end's statistics are read */
+		if (type == NG_ISB && len - 12 >= 12 && len <= NG_MAX_BLOCK &&
+		    pread(fd, body, len - 12, pos - len + 8) == (ssize_t)(len - 12)) {
+			uint32_t id = ng32(body, be);
+			bool seen = false;
+
+			/* walking back: an interface's first ISB met is its latest */
+			for (unsigned i = 0; i < nifaces; i++)
+				seen |= ifaces[i] == id;
+			if (!seen && nifaces < NG_IFACES) {
+				ifaces[nifaces++] = id;
+				found |= isb_drops(body, len - 12, be, ifdrop, osdrop);
+			}
+		}
+		pos -= len;
+	}
+out:
+	g_free(body);
+	close(fd);
+	return found;
+}

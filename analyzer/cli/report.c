@@ -303,6 +303,13 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	qpt_drain_deliver(&fl, 1, NULL, an, fn, user);
 	qpt_flow_finish(fl);
 analysed:
+	/* what each plain pcapng file's interface statistics say it dropped */
+	for (gchar **fp = files; fp && *fp; fp++) {
+		uint64_t ifd = 0, osd = 0;
+
+		if (qpt_pcapng_drops(*fp, &ifd, &osd))
+			qpt_flow_add_capture_drops(fl, ifd, osd);
+	}
 	if (qpt_interrupted)
 		an->interrupted = true; /* what was read before Ctrl-C */
 	if (keep_errors)
@@ -1207,6 +1214,10 @@ static void summary_out(struct run *r, const char *file)
 		if (t->cut_by_snaplen)
 			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
 					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
+		/* pcapng interface statistics: only when a file had them */
+		if (t->drops_known)
+			g_string_append_printf(o, ",\"interface_drops\":%" PRIu64
+					       ",\"os_drops\":%" PRIu64, t->interface_drops, t->os_drops);
 		/* --max-qps: the limit, and whether it was reached */
 		if (t->max_halves)
 			g_string_append_printf(o, ",\"max_qps\":%u,\"qp_limit_reached\":%s",
@@ -1248,6 +1259,11 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
 				       "ICRC not checked\n", t->cut_by_snaplen,
 				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
+	if (t->interface_drops + t->os_drops)
+		g_string_append_printf(o, "warning: the capture dropped %" PRIu64 " packets "
+				       "(pcapng interface statistics: %" PRIu64 " by the interface, %"
+				       PRIu64 " by the OS)\n", t->interface_drops + t->os_drops,
+				       t->interface_drops, t->os_drops);
 	if (t->limit_reached)
 		g_string_append_printf(o, "warning: %" PRIu64 " packet%s not analysed: more QPs than "
 				       "--max-qps %u\n", t->untracked, t->untracked == 1 ? "" : "s",
