@@ -374,12 +374,6 @@ enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
 /* True when linktype is one qpt_decode() understands. */
 bool qpt_linktype_supported(uint32_t linktype);
 
-/* The 802.1Q priority (PCP) of the outermost VLAN tag, -1 when untagged. */
-static inline int qpt_pkt_pcp(const struct qpt_pkt *pkt)
-{
-	return pkt->vlan_pcp;
-}
-
 /* IBA MTU code (1..5) to bytes, 0 when reserved. */
 unsigned qpt_mtu_bytes(unsigned code);
 

@@ -257,7 +257,7 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (!(p->flags & QPT_HAS_BTH) || v->conv < 0 || v->dir < 0 ||
 	    (qpt_opcodes[p->bth.opcode].flags & QPT_O_CNP))
 		return;
-	qpt_pfc_data(fl->pfc, ns, qpt_pkt_pcp(p), v->conv, v->dir);
+	qpt_pfc_data(fl->pfc, ns, p->vlan_pcp, v->conv, v->dir);
 }
 
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,

@@ -70,7 +70,7 @@ static void test_pfc_qinq(void)
 	qpt_decode(&pkt, QPT_LINKTYPE_ETHERNET, f, len, len, NULL);
 	g_assert_true(pkt.flags & QPT_HAS_MACC);
 	g_assert_cmpuint(pkt.vlan_count, ==, 2);
-	g_assert_cmpint(qpt_pkt_pcp(&pkt), ==, 5);
+	g_assert_cmpint(pkt.vlan_pcp, ==, 5);
 	g_assert_cmpuint(pkt.macc.cev, ==, 1);
 	g_assert_cmpuint(pkt.macc.quanta[0], ==, 7);
 }
