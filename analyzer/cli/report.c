@@ -238,6 +238,7 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 	struct qpt_frame f;
 	struct qpt_pkt pkt;
 	const struct qpt_pkt *p;
+	int64_t ns;
 	struct qpt_verdict v;
 	GPtrArray *errors;
 	int status = 0;
@@ -270,33 +271,15 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 		qpt_shard_analyse(o, in, errors, (unsigned)o->jobs, fl, an, fn, user);
 		goto analysed;
 	}
-	while (!an->stop && qpt_input_next(in, &f, errors) > 0) {
-		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
-
-		an->frames_read++;
-		if (!an->have_t0) {
-			an->t0 = ns;
-			an->have_t0 = true;
-		}
-		if (!f.matched)
-			continue;
-		an->frames_matched++;
-		p = f.pkt; /* decoded by the reading thread, or here */
-		if (!p) {
-			qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
-			p = &pkt;
-		}
+	while ((p = qpt_analysis_next(o, in, errors, an, &f, &ns, &pkt))) {
 		/* each file is a capture point of its own: merged captures of
 		 * both hosts show every packet twice, copies, not resends */
 		qpt_flow_set_tap(fl, f.file_index);
 		qpt_flow_packet(fl, f.number, ns, p, &v);
 		if (fn)
 			fn(user, &f, ns, p, &v);
-		/* -c N (packets counts what it shows itself) */
-		if (o->count > 0 && !an->own_count && an->frames_matched >= (uint64_t)o->count) {
-			an->count_reached = true;
+		if (qpt_analysis_counted(o, an))
 			break;
-		}
 	}
 	qpt_input_close(in);
 	/* the events still undecided at the end (of earlier frames), by frame */

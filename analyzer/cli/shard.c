@@ -313,12 +313,45 @@ static void shards_stop(struct shards *s)
 	g_hash_table_destroy(s->req_owner);
 }
 
+const struct qpt_pkt *qpt_analysis_next(const struct opts *o, struct qpt_input *in,
+					GPtrArray *errors, struct qpt_analysis *an,
+					struct qpt_frame *f, int64_t *ns,
+					struct qpt_pkt *pkt)
+{
+	while (!an->stop && qpt_input_next(in, f, errors) > 0) {
+		*ns = f->ts_sec * 1000000000 + f->ts_nsec;
+		an->frames_read++;
+		if (!an->have_t0) {
+			an->t0 = *ns;
+			an->have_t0 = true;
+		}
+		if (!f->matched)
+			continue;
+		an->frames_matched++;
+		if (f->pkt) /* decoded by the reading thread, or here */
+			return f->pkt;
+		qpt_decode(pkt, f->linktype, f->data, f->caplen, f->wirelen, &o->dec);
+		return pkt;
+	}
+	return NULL;
+}
+
+bool qpt_analysis_counted(const struct opts *o, struct qpt_analysis *an)
+{
+	if (o->count <= 0 || an->own_count || an->frames_matched < (uint64_t)o->count)
+		return false;
+	an->count_reached = true;
+	return true;
+}
+
 void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *errors,
 		       unsigned jobs, struct qpt_flow *fl, struct qpt_analysis *an,
 		       qpt_frame_fn fn, void *user)
 {
 	struct shards s = { .fl = fl, .an = an, .fn = fn, .user = user };
 	struct qpt_frame f;
+	const struct qpt_pkt *p;
+	int64_t ns;
 	struct round *r;
 	struct qpt_flow **fls;
 	GArray **ids;
@@ -328,24 +361,13 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 
 	shards_start(&s, MIN(jobs, (unsigned)QPT_MAX_JOBS));
 	r = next_round(&s);
-	while (!an->stop && qpt_input_next(in, &f, errors) > 0) {
-		int64_t ns = f.ts_sec * 1000000000 + f.ts_nsec;
-		struct entry *e;
+	/* r->n < ROUND_FRAMES here: the entry to fill is the decoding's */
+	while ((p = qpt_analysis_next(o, in, errors, an, &f, &ns, &r->e[r->n].pkt))) {
+		struct entry *e = &r->e[r->n];
 		unsigned shard;
 
-		an->frames_read++;
-		if (!an->have_t0) {
-			an->t0 = ns;
-			an->have_t0 = true;
-		}
-		if (!f.matched)
-			continue;
-		an->frames_matched++;
-		e = &r->e[r->n];
-		if (f.pkt) /* decoded by the reading thread, or here */
-			e->pkt = *f.pkt;
-		else
-			qpt_decode(&e->pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
+		if (p != &e->pkt)
+			e->pkt = *p;
 		e->f = f;
 		e->f.data = NULL;
 		e->f.pkt = &e->pkt;
@@ -365,11 +387,8 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 			send(&s, r);
 			r = next_round(&s);
 		}
-		/* -c N (packets counts what it shows itself) */
-		if (o->count > 0 && !an->own_count && an->frames_matched >= (uint64_t)o->count) {
-			an->count_reached = true;
+		if (qpt_analysis_counted(o, an))
 			break;
-		}
 	}
 	if (r->n)
 		send(&s, r);

@@ -20,6 +20,21 @@
 #define QPT_SHARD_MIN_CORES 4
 unsigned qpt_default_jobs(void);
 
+/* The next frame the analysis takes, for the reading loops of
+ * qpt_analyse_files() (one thread) and qpt_shard_analyse(): counts every
+ * frame read in an (frames_read; t0 from the first), passes over those
+ * -f/--from/--to did not match, counts the matched one (frames_matched)
+ * and returns its packet: f->pkt as the reading thread decoded it, or the
+ * frame decoded into *pkt.  *ns is the frame's time.  NULL at the end of
+ * in, or once an->stop. */
+const struct qpt_pkt *qpt_analysis_next(const struct opts *o, struct qpt_input *in,
+					GPtrArray *errors, struct qpt_analysis *an,
+					struct qpt_frame *f, int64_t *ns,
+					struct qpt_pkt *pkt);
+/* After a frame: has -c N been reached (then an->count_reached)?  Not
+ * with an->own_count (packets counts what it shows itself). */
+bool qpt_analysis_counted(const struct opts *o, struct qpt_analysis *an);
+
 /* The reading loop of qpt_analyse_files() with jobs analysis threads:
  * reads in to its end (or -c, or an->stop), gives fn every frame's verdict
  * in frame order as one engine would, closes in, gives fn the events the
