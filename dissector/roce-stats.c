@@ -191,54 +191,58 @@ static void roce_et_init(void)
 }
 
 /* The two endpoints of a tapped frame's stream, sender first: RoCEv2's IP
- * addresses (the frame has that IP layer), else the engine's address text;
- * the QPNs as ports.  FALSE when the frame has no stream. */
-static gboolean roce_ct_endpoints(packet_info *pinfo, const roce_frame_t *fi, address *src,
-				  address *dst, guint32 *sport, guint32 *dport, gint32 *stream,
-				  char text[2][QPT_ADDR_STRLEN])
+ * addresses (the frame has that IP layer), else the engine's address text
+ * (in text: the addresses point into the struct); the QPNs as ports. */
+typedef struct {
+	address src, dst;
+	guint32 sport, dport;
+	gint32 stream;
+	char text[2][QPT_ADDR_STRLEN];
+} roce_ct_ends_t;
+
+/* The endpoints of the frame a conversation or endpoint tap was given
+ * (data, a roce_frame_t); FALSE when the frame has no stream. */
+static gboolean roce_ct_endpoints(packet_info *pinfo, const void *data, roce_ct_ends_t *ends)
 {
+	const roce_frame_t *fi = (const roce_frame_t *)data;
 	const struct qpt_conv *c;
 	const struct qpt_endpoint *e[2];
 
 	if (!fi || fi->conv < 0 || fi->dir < 0 || fi->dir > 1 || !roce_flow())
 		return FALSE;
-	*stream = roce_conv_id(fi->conv);
-	c = qpt_flow_conv(roce_flow(), *stream);
+	ends->stream = roce_conv_id(fi->conv);
+	c = qpt_flow_conv(roce_flow(), ends->stream);
 	if (!c)
 		return FALSE;
 	e[0] = &c->ep[fi->dir];
 	e[1] = &c->ep[1 - fi->dir];
 	for (int i = 0; i < 2; i++) {
-		address *a = i ? dst : src;
+		address *a = i ? &ends->dst : &ends->src;
 
 		if (e[i]->family == 4 && proto_is_frame_protocol(pinfo->layers, "ip")) {
 			set_address(a, AT_IPv4, 4, e[i]->addr + 12);
 		} else if (e[i]->family == 6 && proto_is_frame_protocol(pinfo->layers, "ipv6")) {
 			set_address(a, AT_IPv6, 16, e[i]->addr);
 		} else {
-			qpt_endpoint_addr(e[i], text[i]);
-			set_address(a, AT_STRINGZ, (int)strlen(text[i]) + 1, text[i]);
+			qpt_endpoint_addr(e[i], ends->text[i]);
+			set_address(a, AT_STRINGZ, (int)strlen(ends->text[i]) + 1, ends->text[i]);
 		}
 	}
-	*sport = e[0]->qpn;
-	*dport = e[1]->qpn;
+	ends->sport = e[0]->qpn;
+	ends->dport = e[1]->qpn;
 	return TRUE;
 }
 
 static tap_packet_status roce_conv_packet(void *pct, packet_info *pinfo, epan_dissect_t *edt _U_,
 					  const void *data, tap_flags_t flags _U_)
 {
-	conv_hash_t *hash = (conv_hash_t *)pct;
-	address src, dst;
-	guint32 sport, dport;
-	gint32 stream;
-	char text[2][QPT_ADDR_STRLEN];
+	roce_ct_ends_t t;
 
-	if (!roce_ct_endpoints(pinfo, (const roce_frame_t *)data, &src, &dst, &sport, &dport,
-			       &stream, text))
+	if (!roce_ct_endpoints(pinfo, data, &t))
 		return TAP_PACKET_DONT_REDRAW;
-	add_conversation_table_data_with_conv_id(hash, &src, &dst, sport, dport, (conv_id_t)stream,
-						 1, (int)pinfo->fd->pkt_len, &pinfo->rel_ts,
+	add_conversation_table_data_with_conv_id((conv_hash_t *)pct, &t.src, &t.dst, t.sport,
+						 t.dport, (conv_id_t)t.stream, 1,
+						 (int)pinfo->fd->pkt_len, &pinfo->rel_ts,
 						 &pinfo->abs_ts, &roce_ct_info, CONVERSATION_IBQP);
 	return TAP_PACKET_REDRAW;
 }
@@ -248,19 +252,15 @@ static tap_packet_status roce_endpoint_packet(void *pit, packet_info *pinfo,
 					      tap_flags_t flags _U_)
 {
 	conv_hash_t *hash = (conv_hash_t *)pit;
-	address src, dst;
-	guint32 sport, dport;
-	gint32 stream;
-	char text[2][QPT_ADDR_STRLEN];
+	roce_ct_ends_t t;
 
-	if (!roce_ct_endpoints(pinfo, (const roce_frame_t *)data, &src, &dst, &sport, &dport,
-			       &stream, text))
+	if (!roce_ct_endpoints(pinfo, data, &t))
 		return TAP_PACKET_DONT_REDRAW;
-	roce_et_note(&src, sport, stream);
-	roce_et_note(&dst, dport, stream);
-	add_endpoint_table_data(hash, &src, sport, TRUE, 1, (int)pinfo->fd->pkt_len,
+	roce_et_note(&t.src, t.sport, t.stream);
+	roce_et_note(&t.dst, t.dport, t.stream);
+	add_endpoint_table_data(hash, &t.src, t.sport, TRUE, 1, (int)pinfo->fd->pkt_len,
 				&roce_et_info, ENDPOINT_IBQP);
-	add_endpoint_table_data(hash, &dst, dport, FALSE, 1, (int)pinfo->fd->pkt_len,
+	add_endpoint_table_data(hash, &t.dst, t.dport, FALSE, 1, (int)pinfo->fd->pkt_len,
 				&roce_et_info, ENDPOINT_IBQP);
 	return TAP_PACKET_REDRAW;
 }
