@@ -251,6 +251,15 @@ static void truth(ln_t *l, uint64_t end, const char *present, const char *absent
     l->cv->lossless = s;
 }
 
+/* The end of a conversation whose A->B stream ended at end: its packets
+ * written in time order, its "lossless" object (truth()), the model freed. */
+static void ln_finish(ln_t *l, uint64_t end, const char *present, const char *absent)
+{
+    flush(l->c);
+    truth(l, end, present, absent);
+    ln_free(l);
+}
+
 /* ---- CM (path MTU 1024, as cm_req writes it) ---- */
 static void cm_open(ctx_t *c, ln_t *l, madctx_t *m, uint32_t lcid, uint32_t rcid)
 {
@@ -281,9 +290,8 @@ void s_lossless_ok(ctx_t *c)
     ln_init(c, &l, 0x31, 0x32, "cm");
     cm_open(c, &l, &m, 0x1000C001, 0x2000D001);
     uint64_t end = stream(&l, 240, 1024, 2, marks_two, NULL);
-    flush(c);
-    truth(&l, end, "", "\"ecn_no_cnp\", \"cnp_priority\", \"mtu_mismatch\", \"capture_incomplete\"");
-    ln_free(&l);
+    ln_finish(&l, end, "",
+              "\"ecn_no_cnp\", \"cnp_priority\", \"mtu_mismatch\", \"capture_incomplete\"");
 }
 
 /* B stops answering marks after the first burst: 6 marks without CNP. */
@@ -292,9 +300,8 @@ void s_ecn_no_cnp(ctx_t *c)
     ln_t l;
     ln_init(c, &l, 0x41, 0x42, "traffic");
     uint64_t end = stream(&l, 300, 1024, 1, marks_three, off_after_first);
-    flush(c);
-    truth(&l, end, "\"ecn_no_cnp\"", "\"cnp_priority\", \"mtu_mismatch\", \"capture_incomplete\"");
-    ln_free(&l);
+    ln_finish(&l, end, "\"ecn_no_cnp\"",
+              "\"cnp_priority\", \"mtu_mismatch\", \"capture_incomplete\"");
 }
 
 /* Conversation 0: CNPs on DSCP 46 (expected 48); conversation 1: CNPs on
@@ -305,15 +312,13 @@ void s_cnp_priority_bad(ctx_t *c)
     ln_init(c, &l, 0x51, 0x52, "traffic");
     l.cnp_dscp = 46;
     uint64_t end = stream(&l, 200, 1024, 1, marks_two, NULL);
-    flush(c);
-    truth(&l, end, "\"cnp_priority\"", "\"ecn_no_cnp\", \"mtu_mismatch\", \"capture_incomplete\"");
-    ln_free(&l);
+    ln_finish(&l, end, "\"cnp_priority\"",
+              "\"ecn_no_cnp\", \"mtu_mismatch\", \"capture_incomplete\"");
     ln_init(c, &k, 0x53, 0x54, "traffic");
     k.cnp_pcp[1] = 3;
     end = stream(&k, 200, 1024, 1, marks_two, NULL);
-    flush(c);
-    truth(&k, end, "\"cnp_priority\"", "\"ecn_no_cnp\", \"mtu_mismatch\", \"capture_incomplete\"");
-    ln_free(&k);
+    ln_finish(&k, end, "\"cnp_priority\"",
+              "\"ecn_no_cnp\", \"mtu_mismatch\", \"capture_incomplete\"");
 }
 
 /* Conversation 0: CM path MTU 1024, A sends 2048-byte segments;
@@ -325,9 +330,8 @@ void s_mtu_mismatch(ctx_t *c)
     ln_init(c, &l, 0x61, 0x62, "cm");
     cm_open(c, &l, &m, 0x1000E001, 0x2000F001);
     uint64_t end = stream(&l, 40, 2048, 2, NULL, NULL);
-    flush(c);
-    truth(&l, end, "\"mtu_mismatch\"", "\"ecn_no_cnp\", \"cnp_priority\", \"capture_incomplete\"");
-    ln_free(&l);
+    ln_finish(&l, end, "\"mtu_mismatch\"",
+              "\"ecn_no_cnp\", \"cnp_priority\", \"capture_incomplete\"");
 
     ln_init(c, &k, 0x63, 0x64, "traffic");
     end = stream(&k, 40, 4096, 2, NULL, NULL);
@@ -349,9 +353,8 @@ void s_mtu_mismatch(ctx_t *c)
         }
         k.psn_b = psn_add(k.psn_b, 1);
     }
-    flush(c);
-    truth(&k, end, "\"mtu_mismatch\"", "\"ecn_no_cnp\", \"cnp_priority\", \"capture_incomplete\"");
-    ln_free(&k);
+    ln_finish(&k, end, "\"mtu_mismatch\"",
+              "\"ecn_no_cnp\", \"cnp_priority\", \"capture_incomplete\"");
 }
 
 /* Conversation 0: A's requests, never an ACK in the capture (a mirror of
