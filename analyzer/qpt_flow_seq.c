@@ -522,9 +522,15 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		/* A go-back-N episode starts with its first resent packet.  A
 		 * NAK's requester resends from the NAK's PSN (rxe_comp.c: it
 		 * goes back to it): a resend from below it means the NAK was
-		 * lost after the capture point, one from above it is not the
-		 * NAK's go-back-N. */
-		bool nak = h->nak_pending && qpt_psn_diff(psn, h->x->nak_psn) == 0;
+		 * lost after the capture point.  One from above it, before a
+		 * timeout could have passed, is the NAK's go-back-N whose first
+		 * resends were lost again before the capture point (a capture
+		 * at the requester behind a lossy egress: the PSN gap that the
+		 * NAK answered showed that loss once already). */
+		int32_t above = h->nak_pending ? qpt_psn_diff(psn, h->x->nak_psn) : -1;
+		bool nak = above == 0 ||
+			   (above > 0 && silence < fl->o.timeout_gap_ns &&
+			    qpt_psn_diff(h->expected, psn) > 0);
 
 		h->rnr_resend = false;
 		h->in_episode = true;

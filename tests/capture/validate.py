@@ -305,9 +305,31 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
                       and nak.get("src") == other and nak.get("dst") == me):
                 errs.append(f"episode at frame {e['frame']}: trigger frame {e.get('original_frame')} is not "
                             f"a NAK PSN_SEQ_ERR from {other}")
-            elif nak["bth"]["psn"] != e.get("psn") or ep.get("from_psn") != e.get("psn"):
-                errs.append(f"episode at frame {e['frame']} resends from PSN {e.get('psn')} "
-                            f"(summary {ep.get('from_psn')}), NAK frame {nak['frame']} asks for {nak['bth']['psn']}")
+            elif ep.get("from_psn") != e.get("psn"):
+                errs.append(f"episode at frame {e['frame']} resends from PSN {e.get('psn')}, "
+                            f"summary from_psn {ep.get('from_psn')}")
+            elif nak["bth"]["psn"] != e.get("psn"):
+                # The requester goes back to the NAK's PSN (rxe_comp.c); a
+                # first resend above it is the NAK's go-back-N only when
+                # the resends of the PSNs from the NAK's up to it are not in
+                # this capture (lost again before the capture point), and
+                # it is one the requester sent before the NAK.
+                lo, first = nak["bth"]["psn"], e.get("psn")
+                ahead = (first - lo) & 0xFFFFFF
+                seen = [f for f, p in pk.items() if nak["frame"] < f < e["frame"] and
+                        p.get("src") == me and p.get("dst") == other and "bth" in p and
+                        0 <= ((p["bth"]["psn"] - lo) & 0xFFFFFF) < ahead]
+                sent_before = [f for f, p in pk.items() if f < nak["frame"] and p.get("src") == me
+                               and "bth" in p and p["bth"]["psn"] == first]
+                if not 0 < ahead < 65536 or seen or not sent_before:
+                    errs.append(f"episode at frame {e['frame']} resends from PSN {first}, NAK frame "
+                                f"{nak['frame']} asks for {lo}: "
+                                + (f"frames {seen} resend PSNs in between" if seen else
+                                   f"PSN {first} was not sent before the NAK" if not sent_before else
+                                   "not ahead of the NAK's PSN"))
+                else:
+                    notes.append(f"episode at frame {e['frame']}: NAK frame {nak['frame']}'s go-back-N "
+                                 f"from PSN {lo}, its first {ahead} resent PSN(s) not captured")
         first = pk.get(ep["first_resent_frame"])
         if not first or first.get("src") != me or first["bth"]["psn"] != ep.get("from_psn"):
             errs.append(f"episode first_resent_frame {ep['first_resent_frame']} does not carry PSN "
@@ -344,6 +366,26 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
                            and "RESPONSE" in q["bth"].get("opcode_name", "").upper() for g, q in pk.items())
             if not resend and not during and not answered:
                 errs.append(f"NAK PSN_SEQ_ERR frame {f} (PSN {p['bth']['psn']}) has no episode and no resend")
+            # The requester's next request after the NAK, within 10 ms (a
+            # NAK's go-back-N follows at once; rxe's local ACK timeouts
+            # here are seconds), going back (a PSN not past its request
+            # before the NAK) to one from the NAK's PSN up: the NAK's
+            # go-back-N, even when its first resends were lost again
+            # before the capture point.  (A requester that goes on
+            # forward, e.g. with an RNR retry of a long message, is not
+            # going back for this NAK.)
+            reqs = [(g, q) for g, q in sorted(pk.items()) if q.get("src") == p["dst"]
+                    and q.get("dst") == p["src"] and "bth" in q and not q.get("aeth")
+                    and "RESPONSE" not in q["bth"].get("opcode_name", "").upper()]
+            nxt = next(((g, q) for g, q in reqs if g > f), None)
+            prev = next(((g, q) for g, q in reversed(reqs) if g < f), None)
+            if nxt and prev and not during and nxt[1].get("time", 0) - p.get("time", 0) < 0.010:
+                ahead = (nxt[1]["bth"]["psn"] - p["bth"]["psn"]) & 0xFFFFFF
+                back = (prev[1]["bth"]["psn"] - nxt[1]["bth"]["psn"]) & 0xFFFFFF
+                if ahead < 65536 and back < 65536 and f not in triggers:
+                    errs.append(f"NAK PSN_SEQ_ERR frame {f} (PSN {p['bth']['psn']}) is followed by the "
+                                f"resend frame {nxt[0]} (PSN {nxt[1]['bth']['psn']}), but no episode "
+                                f"names it as trigger")
     nak_count = sum((d.get("naks") or {}).get("PSN_SEQ_ERR", 0)
                     for c in convs.values() for d in c.get("directions", []))
     if nak_count != naks:
