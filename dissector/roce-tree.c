@@ -619,8 +619,8 @@ void roce_tree_register(void)
 		{ &hf_bth_padcnt, { "Pad Count", "roce.bth.padcnt", FT_UINT8, BASE_DEC, NULL, 0x30, NULL, HFILL } },
 		{ &hf_bth_tver, { "Header Version", "roce.bth.tver", FT_UINT8, BASE_DEC, NULL, 0x0f, NULL, HFILL } },
 		{ &hf_bth_pkey, { "Partition Key", "roce.bth.pkey", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL } },
-		{ &hf_bth_fecn, { "FECN", "roce.bth.r->fecn", FT_BOOLEAN, 8, NULL, 0x80, NULL, HFILL } },
-		{ &hf_bth_becn, { "BECN", "roce.bth.r->becn", FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL } },
+		{ &hf_bth_fecn, { "FECN", "roce.bth.fecn", FT_BOOLEAN, 8, NULL, 0x80, NULL, HFILL } },
+		{ &hf_bth_becn, { "BECN", "roce.bth.becn", FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL } },
 		{ &hf_bth_resv6a, { "Reserved", "roce.bth.resv6a", FT_UINT8, BASE_HEX, NULL, 0x3f, NULL, HFILL } },
 		{ &hf_bth_dqpn, { "Destination Queue Pair", "roce.bth.dqpn", FT_UINT24, BASE_HEX, NULL, 0, NULL, HFILL } },
 		{ &hf_bth_ackreq, { "Acknowledge Request", "roce.bth.ackreq", FT_BOOLEAN, 8, NULL, 0x80, NULL, HFILL } },
@@ -713,7 +713,7 @@ void roce_tree_register(void)
 	static ei_register_info ei[] = {
 		/* first: its group, severity and text are set from the verdict table below */
 		{ &ei_icrc_bad, { "roce.icrc.bad.expert", PI_CHECKSUM, PI_ERROR, "Bad ICRC", EXPFILL } },
-		{ &ei_malformed, { "roce.r->malformed", PI_MALFORMED, PI_ERROR, "Malformed RoCE/IB packet", EXPFILL } },
+		{ &ei_malformed, { "roce.malformed", PI_MALFORMED, PI_ERROR, "Malformed RoCE/IB packet", EXPFILL } },
 		{ &ei_truncated, { "roce.truncated", PI_MALFORMED, PI_WARN, "Truncated RoCE/IB packet", EXPFILL } },
 		{ &ei_vcrc_bad, { "roce.vcrc.bad.expert", PI_CHECKSUM, PI_ERROR, "Bad VCRC", EXPFILL } },
 	};
