@@ -80,8 +80,8 @@ int64_t qpt_dir_time_lost(const struct qpt_dir *d)
 {
 	int64_t t = 0;
 
-	for (guint i = 0; d->episodes && i < d->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(d->episodes, struct qpt_episode, i);
+	for (guint i = 0; d->r->episodes && i < d->r->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(d->r->episodes, struct qpt_episode, i);
 
 		if (e->end_ns > e->start_ns)
 			t += e->end_ns - e->start_ns;
@@ -118,12 +118,12 @@ void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n)
 
 		n->packets += x->packets;
 		n->bytes += x->payload_bytes;
-		n->resent += x->retransmitted_packets;
-		n->episodes += x->gbn_episodes;
-		n->cnps += x->cnps;
-		n->ecn_ce += x->ecn_ce;
+		n->resent += x->r->retransmitted_packets;
+		n->episodes += x->r->gbn_episodes;
+		n->cnps += x->r->cnps;
+		n->ecn_ce += x->r->ecn_ce;
 		n->time_lost_ns += qpt_dir_time_lost(x);
-		if (x->episodes && x->gbn_episodes > x->episodes->len)
+		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
 			n->episodes_truncated = true;
 		if (x->ack_rtt.n && (!rtt || x->ack_rtt.n > rtt->n))
 			rtt = &x->ack_rtt;
@@ -330,9 +330,9 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 {
 	const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
 	char sa[QPT_ADDR_STRLEN], ra[QPT_ADDR_STRLEN], tl[48];
-	uint64_t gaps = x->psn_gaps + x->response_gaps;
-	uint64_t missing = x->missing_psns + x->missing_responses;
-	uint64_t naks = y->naks[0], trig[4] = { 0 };
+	uint64_t gaps = x->r->psn_gaps + x->r->response_gaps;
+	uint64_t missing = x->r->missing_psns + x->r->missing_responses;
+	uint64_t naks = y->r->naks[0], trig[4] = { 0 };
 	int64_t lost = qpt_dir_time_lost(x);
 	bool reliable = strcmp(c->transport, "UC") && strcmp(c->transport, "UD");
 	enum qpt_finding_kind kind;
@@ -340,13 +340,13 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 
 	qpt_endpoint_addr(&c->ep[x->from], sa);
 	qpt_endpoint_addr(&c->ep[x->to], ra);
-	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
 
 		if (e->trigger < 4)
 			trig[e->trigger]++;
 	}
-	if (!x->retransmitted_packets) {
+	if (!x->r->retransmitted_packets) {
 		if (!gaps)
 			return;
 		/* PSNs missing, never re-sent */
@@ -373,27 +373,27 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 		return;
 	}
 	/* resends that RNR NAKs explain are the RNR finding's */
-	if (!x->gbn_episodes && x->rnr_retries && y->rnr_naks && !gaps)
+	if (!x->r->gbn_episodes && x->r->rnr_retries && y->r->rnr_naks && !gaps)
 		return;
 	if (gaps)
 		kind = QPT_F_LOSS_BEFORE_TAP;
 	else if (naks || trig[QPT_TRIGGER_NAK])
 		kind = QPT_F_LOSS_AFTER_TAP;
-	else if (trig[QPT_TRIGGER_TIMEOUT] || x->timeouts)
+	else if (trig[QPT_TRIGGER_TIMEOUT] || x->r->timeouts)
 		kind = QPT_F_TIMEOUTS;
 	else
 		kind = QPT_F_RESENDS;
 	fb_start(b, kind, c, d);
 	t = b->t;
 	g_string_append_printf(t, "%" PRIu64 " of %" PRIu64 " packets re-sent (",
-			       x->retransmitted_packets, x->packets);
-	pct_text(t, pct(x->retransmitted_packets, x->packets));
+			       x->r->retransmitted_packets, x->packets);
+	pct_text(t, pct(x->r->retransmitted_packets, x->packets));
 	g_string_append_c(t, ')');
-	if (x->gbn_episodes) {
-		bool floor = x->episodes && x->gbn_episodes > x->episodes->len;
+	if (x->r->gbn_episodes) {
+		bool floor = x->r->episodes && x->r->gbn_episodes > x->r->episodes->len;
 
-		g_string_append_printf(t, ", %" PRIu64 " go-back-N %s cost %s%s", x->gbn_episodes,
-				       plural(x->gbn_episodes, "episode", "episodes"),
+		g_string_append_printf(t, ", %" PRIu64 " go-back-N %s cost %s%s", x->r->gbn_episodes,
+				       plural(x->r->gbn_episodes, "episode", "episodes"),
 				       floor ? "at least " : "",
 				       qpt_format_duration(lost, tl, sizeof(tl)));
 		if (conv_ns > 0) {
@@ -402,8 +402,8 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 			g_string_append(t, " of its duration)");
 		}
 	}
-	if (x->rnr_retries)
-		g_string_append_printf(t, ", %" PRIu64 " after RNR NAKs", x->rnr_retries);
+	if (x->r->rnr_retries)
+		g_string_append_printf(t, ", %" PRIu64 " after RNR NAKs", x->r->rnr_retries);
 	/* what started the resends */
 	if (naks)
 		g_string_append_printf(t, "; %" PRIu64 " %s from %s", naks,
@@ -436,7 +436,7 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 				       "point and %s, or their ACKs lost on the way back", ra);
 		break;
 	default:
-		if (trig[QPT_TRIGGER_READ_RETRY] && (y->response_gaps || y->retransmitted_packets))
+		if (trig[QPT_TRIGGER_READ_RETRY] && (y->r->response_gaps || y->r->retransmitted_packets))
 			g_string_append_printf(t, "; READ responses from %s were missing "
 					       "(see %s -> %s)", ra, ra, sa);
 		else
@@ -444,12 +444,12 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 		break;
 	}
 	/* a large share, or much time lost, is an error */
-	if (pct(x->retransmitted_packets, x->packets) >= 5 ||
+	if (pct(x->r->retransmitted_packets, x->packets) >= 5 ||
 	    (conv_ns > 0 && (double)lost >= 0.1 * (double)conv_ns))
 		b->f.severity = QPT_SEV_ERROR;
-	fb_num(b, "resent_packets", (double)x->retransmitted_packets);
+	fb_num(b, "resent_packets", (double)x->r->retransmitted_packets);
 	fb_num(b, "packets", (double)x->packets);
-	fb_num(b, "gbn_episodes", (double)x->gbn_episodes);
+	fb_num(b, "gbn_episodes", (double)x->r->gbn_episodes);
 	fb_num(b, "time_lost_us", (double)lost / 1000.0);
 	fb_num(b, "duration_us", (double)conv_ns / 1000.0);
 	fb_num(b, "psn_gaps", (double)gaps);
@@ -457,14 +457,14 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	fb_num(b, "timeouts", (double)trig[QPT_TRIGGER_TIMEOUT]);
 	fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
 	fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
-	for (guint i = 0; x->episodes && i < x->episodes->len && i < 2; i++) {
-		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+	for (guint i = 0; x->r->episodes && i < x->r->episodes->len && i < 2; i++) {
+		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
 
 		fb_frame(b, e->trigger_frame);
 		fb_frame(b, e->first_resent_frame);
 	}
 	fb_frames_of(b, cf, d, QPT_VB_RETRANSMISSION);
-	fb_end(b, out, x->retransmitted_packets);
+	fb_end(b, out, x->r->retransmitted_packets);
 }
 
 /* "48 (30 CNPs), 46 (25)": the values of a class, as the direction saw them */
@@ -550,10 +550,10 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		/* the CNPs this direction carries (sa's NIC sends them to ra) */
-		if (x->cnps && (nd > 1 || np > 1 || x->cnp_unexpected)) {
+		if (x->r->cnps && (nd > 1 || np > 1 || x->cnp_unexpected)) {
 			fb_start(b, QPT_F_CNP_PRIORITY, c, d);
-			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->cnps,
-					       plural(x->cnps, "CNP", "CNPs"), sa, ra);
+			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->r->cnps,
+					       plural(x->r->cnps, "CNP", "CNPs"), sa, ra);
 			qos_list(b->t, x, QPT_QOS_CNP, true, "CNP");
 			g_string_append(b->t, ", 802.1Q priority ");
 			qos_list(b->t, x, QPT_QOS_CNP, false, "CNP");
@@ -574,7 +574,7 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 			g_string_append(b->t, " (the switches queue them in another class than the "
 					      "CNP class: check the NIC's CNP DSCP/priority and the "
 					      "switches' DSCP-to-priority map)");
-			fb_num(b, "cnps", (double)x->cnps);
+			fb_num(b, "cnps", (double)x->r->cnps);
 			fb_num(b, "cnp_unexpected", (double)x->cnp_unexpected);
 			fb_num(b, "cnp_dscps", nd);
 			fb_num(b, "cnp_priorities", np);
@@ -582,7 +582,7 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 				fb_frame(b, x->qos->cnp_unexpected_frames[i]);
 			if (!x->cnp_unexpected)
 				fb_frames_of(b, cf, d, QPT_VB_CNP);
-			fb_end(b, out, x->cnps);
+			fb_end(b, out, x->r->cnps);
 		}
 		/* marks on this direction that no CNP answered */
 		if (x->ce_without_cnp) {
@@ -595,12 +595,12 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 					       "the congestion (ECN notification point disabled for "
 					       "this priority?) or its CNPs were lost or filtered "
 					       "before the capture point",
-					       x->ce_without_cnp, x->ecn_ce, ra, sa,
+					       x->ce_without_cnp, x->r->ecn_ce, ra, sa,
 					       qpt_format_duration(fo->ecn_window_ns, w, sizeof(w)),
-					       y->cnps, plural(y->cnps, "CNP", "CNPs"), ra, ra);
+					       y->r->cnps, plural(y->r->cnps, "CNP", "CNPs"), ra, ra);
 			fb_num(b, "ce_without_cnp", (double)x->ce_without_cnp);
-			fb_num(b, "ecn_ce", (double)x->ecn_ce);
-			fb_num(b, "cnps", (double)y->cnps);
+			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
+			fb_num(b, "cnps", (double)y->r->cnps);
 			fb_num(b, "window_us", (double)fo->ecn_window_ns / 1000.0);
 			for (unsigned i = 0; x->qos && i < QPT_QOS_FRAMES; i++)
 				fb_frame(b, x->qos->no_cnp_frames[i]);
@@ -694,8 +694,8 @@ static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struc
 	for (int d = 0; d < 2; d++) {
 		const struct qpt_dir *x = &c->dir[d];
 
-		missing += x->missing_psns + x->missing_responses;
-		gaps += x->psn_gaps + x->response_gaps;
+		missing += x->r->missing_psns + x->r->missing_responses;
+		gaps += x->r->psn_gaps + x->r->response_gaps;
 	}
 	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, c, -1);
 	g_string_append_printf(b->t, "%" PRIu64 " %s missing in %" PRIu64 " %s in both "
@@ -727,7 +727,7 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		dir_loss(b, out, c, d, cf, conv_ns);
 		for (unsigned k = 1; k < QPT_NAK_KINDS; k++)
-			errs += y->naks[k];
+			errs += y->r->naks[k];
 		if (errs) {
 			bool first_k = true;
 
@@ -735,10 +735,10 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			g_string_append_printf(b->t, "%s refused %" PRIu64 " %s with an error NAK (",
 					       ra, errs, plural(errs, "request", "requests"));
 			for (unsigned k = 1; k < QPT_NAK_KINDS; k++) {
-				if (!y->naks[k])
+				if (!y->r->naks[k])
 					continue;
 				g_string_append_printf(b->t, "%s%" PRIu64 " %s", first_k ? "" : ", ",
-						       y->naks[k], qpt_nak_name(k));
+						       y->r->naks[k], qpt_nak_name(k));
 				first_k = false;
 			}
 			g_string_append(b->t, "): the operation failed at the responder, and the QP "
@@ -747,58 +747,58 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
 			fb_end(b, out, errs);
 		}
-		if (y->rnr_naks) {
+		if (y->r->rnr_naks) {
 			fb_start(b, QPT_F_RNR, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " RNR %s from %s (receiver not ready: "
 					       "no receive buffer posted in time), %" PRIu64 " %s after them",
-					       y->rnr_naks, plural(y->rnr_naks, "NAK", "NAKs"), ra,
-					       x->rnr_retries, plural(x->rnr_retries, "retry", "retries"));
-			if (!x->gbn_episodes && x->retransmitted_packets)
+					       y->r->rnr_naks, plural(y->r->rnr_naks, "NAK", "NAKs"), ra,
+					       x->r->rnr_retries, plural(x->r->rnr_retries, "retry", "retries"));
+			if (!x->r->gbn_episodes && x->r->retransmitted_packets)
 				g_string_append_printf(b->t, " (%" PRIu64 " %s re-sent)",
-						       x->retransmitted_packets,
-						       plural(x->retransmitted_packets, "packet", "packets"));
-			fb_num(b, "rnr_naks", (double)y->rnr_naks);
-			fb_num(b, "rnr_retries", (double)x->rnr_retries);
+						       x->r->retransmitted_packets,
+						       plural(x->r->retransmitted_packets, "packet", "packets"));
+			fb_num(b, "rnr_naks", (double)y->r->rnr_naks);
+			fb_num(b, "rnr_retries", (double)x->r->rnr_retries);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_RNR_NAK);
-			fb_end(b, out, y->rnr_naks);
+			fb_end(b, out, y->r->rnr_naks);
 		}
-		if (x->ecn_ce || y->cnps) {
-			double share = pct(x->ecn_ce, x->packets);
+		if (x->r->ecn_ce || y->r->cnps) {
+			double share = pct(x->r->ecn_ce, x->packets);
 
 			fb_start(b, QPT_F_CONGESTION, c, d);
 			g_string_append_printf(b->t, "congestion on the way to %s: %" PRIu64
 					       " of %" PRIu64 " packets ECN-CE marked (", ra,
-					       x->ecn_ce, x->packets);
+					       x->r->ecn_ce, x->packets);
 			pct_text(b->t, share);
-			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->cnps,
-					       plural(y->cnps, "CNP", "CNPs"), ra, sa);
+			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->r->cnps,
+					       plural(y->r->cnps, "CNP", "CNPs"), ra, sa);
 			if (share >= 10)
 				b->f.severity = QPT_SEV_WARN;
-			fb_num(b, "ecn_ce", (double)x->ecn_ce);
+			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
 			fb_num(b, "packets", (double)x->packets);
-			fb_num(b, "cnps", (double)y->cnps);
+			fb_num(b, "cnps", (double)y->r->cnps);
 			fb_frames_of(b, cf, d, QPT_VB_ECN_CE);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_CNP);
-			fb_end(b, out, x->ecn_ce + y->cnps);
+			fb_end(b, out, x->r->ecn_ce + y->r->cnps);
 		}
-		if (x->bad_icrc) {
+		if (x->r->bad_icrc) {
 			fb_start(b, QPT_F_BAD_ICRC, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets with a bad "
 					       "ICRC: corrupted on the way to the capture point (or "
 					       "changed by the capture: a NIC offload, a rewrite)",
-					       x->bad_icrc, x->packets);
-			fb_num(b, "bad_icrc", (double)x->bad_icrc);
+					       x->r->bad_icrc, x->packets);
+			fb_num(b, "bad_icrc", (double)x->r->bad_icrc);
 			fb_frames_of(b, cf, d, QPT_VB_BAD_ICRC);
-			fb_end(b, out, x->bad_icrc);
+			fb_end(b, out, x->r->bad_icrc);
 		}
-		if (x->duplicates) {
+		if (x->r->duplicates) {
 			fb_start(b, QPT_F_CAPTURE_COPIES, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " %s seen twice by the capture "
 					       "(mirrored both ways, or captures merged): not re-sent",
-					       x->duplicates, plural(x->duplicates, "packet", "packets"));
-			fb_num(b, "duplicates", (double)x->duplicates);
+					       x->r->duplicates, plural(x->r->duplicates, "packet", "packets"));
+			fb_num(b, "duplicates", (double)x->r->duplicates);
 			fb_frames_of(b, cf, d, QPT_VB_DUPLICATE);
-			fb_end(b, out, x->duplicates);
+			fb_end(b, out, x->r->duplicates);
 		}
 	}
 	fold_capture_gaps(b, out, from, c);

@@ -199,7 +199,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		d = fl_dir_of(h);
 		if (oi->flags & QPT_O_CNP) {
 			v->flags |= QPT_V(CNP);
-			d->cnps++;
+			fl_dr(d)->cnps++;
 			fl_emit(v, frame, ns, h, QPT_VB_CNP, p->bth.psn, 0, 0, 0, 0,
 			     "congestion notification for this QP");
 		} else {
@@ -209,7 +209,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	}
 	d = fl_dir_of(h);
 	if (back) {
-		d->time_backwards++;
+		fl_dr(d)->time_backwards++;
 		fl_emit(v, frame, ns, h, QPT_VB_TIME_BACKWARDS, p->bth.psn, 0, 0, 0, back_ns,
 			"timestamp before the previous frame's");
 	}
@@ -222,16 +222,16 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		d->payload_bytes += p->payload_len;
 	}
 	if (p->bth.fecn)
-		d->fecn++;
+		fl_dr(d)->fecn++;
 	if (p->bth.becn)
-		d->becn++;
+		fl_dr(d)->becn++;
 	if (v->flags & QPT_V(BAD_ICRC))
-		d->bad_icrc++;
+		fl_dr(d)->bad_icrc++;
 	if (v->flags & QPT_V(MALFORMED))
-		d->malformed++;
+		fl_dr(d)->malformed++;
 	if (p->ip_version && p->ip_ecn == 3) {
 		v->flags |= QPT_V(ECN_CE);
-		d->ecn_ce++;
+		fl_dr(d)->ecn_ce++;
 		fl_emit(v, frame, ns, h, QPT_VB_ECN_CE, p->bth.psn, 0, 0, 0, 0,
 		     "IP ECN Congestion Experienced");
 	}

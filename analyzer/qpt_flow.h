@@ -132,6 +132,26 @@ struct qpt_dir_qos {
 	unsigned n_orphans;
 };
 
+/* What a direction counts only once something out of the ordinary happened
+ * (a loss, a resend, a NAK, a CNP, a READ or atomic): struct qpt_dir.r
+ * points to qpt_dir_rare_none (all zero, never written) until the engine
+ * writes one of these, then to the direction's own (issue 17: a million
+ * healthy or one-packet QPs do not pay for them). */
+struct qpt_dir_rare {
+	uint64_t dup_acks;
+	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
+		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
+	uint64_t naks[QPT_NAK_KINDS];
+	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t response_gaps, missing_responses; /* READ responses skipped */
+	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
+	uint64_t time_backwards; /* frames stamped before the previous frame */
+	struct qpt_lat read_lat, atomic_lat;
+	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
+	uint64_t gbn_episodes;
+};
+extern const struct qpt_dir_rare qpt_dir_rare_none;
+
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {
 	uint8_t from, to; /* indexes into conv->ep */
@@ -140,24 +160,18 @@ struct qpt_dir {
 	uint16_t op_mask;
 	struct qpt_opstat *opv;
 	uint64_t packets, payload_bytes, bytes;
-	uint64_t req_packets, resp_packets, acks, coalesced_acks, dup_acks;
-	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
-		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
-	uint64_t naks[QPT_NAK_KINDS];
-	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t req_packets, resp_packets, acks, coalesced_acks;
 	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
 	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
 	struct qpt_dir_qos *qos; /* NULL before its first packet */
-	uint64_t response_gaps, missing_responses; /* READ responses skipped */
-	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
-	uint64_t time_backwards; /* frames stamped before the previous frame */
+	/* never NULL in a conversation the engine made: its rare counters, or
+	 * qpt_dir_rare_none */
+	const struct qpt_dir_rare *r;
 	int64_t first_ns, last_ns;
 	bool psn_seen;
 	uint32_t first_psn, last_psn; /* request PSN range */
 	uint64_t psn_span;	      /* distinct PSNs advanced, with wrap */
-	struct qpt_lat ack_rtt, read_lat, atomic_lat;
-	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
-	uint64_t gbn_episodes;
+	struct qpt_lat ack_rtt;
 };
 
 G_STATIC_ASSERT(QPT_OP_COUNT <= 16);

@@ -209,7 +209,7 @@ static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, const struct half 
 {
 	v->original_frame = orig;
 	if (d)
-		d->duplicates++;
+		fl_dr(d)->duplicates++;
 	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig, 0, 0, 0, why);
 	return true;
 }

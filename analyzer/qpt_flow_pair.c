@@ -86,10 +86,12 @@ static void conv_free(gpointer p)
 	for (int d = 0; d < 2; d++) {
 		g_free(c->dir[d].opv);
 		g_free(c->dir[d].ack_rtt.bins);
-		g_free(c->dir[d].read_lat.bins);
-		g_free(c->dir[d].atomic_lat.bins);
-		if (c->dir[d].episodes)
-			g_array_free(c->dir[d].episodes, TRUE);
+		g_free(c->dir[d].r->read_lat.bins);
+		g_free(c->dir[d].r->atomic_lat.bins);
+		if (c->dir[d].r->episodes)
+			g_array_free(c->dir[d].r->episodes, TRUE);
+		if (c->dir[d].r != &qpt_dir_rare_none)
+			g_free((gpointer)(uintptr_t)c->dir[d].r);
 		fl_qos_free(&c->dir[d]);
 	}
 	g_free(c);
@@ -180,6 +182,7 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 	c->dir[0].to = 1;
 	c->dir[1].from = 1;
 	c->dir[1].to = 0;
+	c->dir[0].r = c->dir[1].r = &qpt_dir_rare_none;
 	h->conv = c;
 	h->dir = 0;
 	return c;
@@ -262,12 +265,25 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	bool had_packets = d->packets != 0;
 
 	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
-		uint64_t *dv = (uint64_t *)(void *)((char *)d + qpt_counters[k].offset);
+		uint64_t v = qpt_counter(s, k);
+		char *base = qpt_counters[k].rare ? (v ? (char *)fl_dr(d) : NULL) : (char *)d;
 
-		*dv += qpt_counter(s, k);
+		if (base)
+			*(uint64_t *)(void *)(base + qpt_counters[k].offset) += v;
 	}
-	for (int i = 0; i < QPT_NAK_KINDS; i++)
-		d->naks[i] += s->naks[i];
+	if (s->r != &qpt_dir_rare_none) {
+		struct qpt_dir_rare *dr = fl_dr(d);
+
+		for (int i = 0; i < QPT_NAK_KINDS; i++)
+			dr->naks[i] += s->r->naks[i];
+		fl_lat_merge(&dr->read_lat, &s->r->read_lat);
+		fl_lat_merge(&dr->atomic_lat, &s->r->atomic_lat);
+		if (s->r->episodes) {
+			if (!dr->episodes)
+				dr->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+			g_array_append_vals(dr->episodes, s->r->episodes->data, s->r->episodes->len);
+		}
+	}
 	for (int i = 0; i < QPT_OP_COUNT; i++) {
 		const struct qpt_opstat *b = qpt_dir_op(s, (unsigned)i);
 		struct qpt_opstat *a;
@@ -293,13 +309,6 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 		d->psn_span = s->psn_span;
 	}
 	fl_lat_merge(&d->ack_rtt, &s->ack_rtt);
-	fl_lat_merge(&d->read_lat, &s->read_lat);
-	fl_lat_merge(&d->atomic_lat, &s->atomic_lat);
-	if (s->episodes) {
-		if (!d->episodes)
-			d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
-		g_array_append_vals(d->episodes, s->episodes->data, s->episodes->len);
-	}
 	fl_qos_merge(d, s);
 }
 

@@ -68,10 +68,10 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 	h->x->cur.end_ns = ns;
 	if (!d)
 		return;
-	if (!d->episodes)
-		d->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
-	if (d->episodes->len < QPT_MAX_EPISODES)
-		g_array_append_val(d->episodes, h->x->cur);
+	if (!d->r->episodes)
+		fl_dr(d)->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+	if (d->r->episodes->len < QPT_MAX_EPISODES)
+		g_array_append_val(d->r->episodes, h->x->cur);
 }
 
 /* The most PSNs a READ of unknown span can take: its length over the
@@ -178,8 +178,8 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 	g->first = psn;
 	g->count = (uint32_t)before;
 	g->ns = ns;
-	td->psn_gaps++;
-	td->missing_psns += (uint32_t)before;
+	fl_dr(td)->psn_gaps++;
+	fl_dr(td)->missing_psns += (uint32_t)before;
 	td->first_psn = psn;
 	fl_emit(v, frame, ns, t, QPT_VB_PSN_GAP, psn, 0, (uint32_t)before, 0, 0,
 		"PSNs before the first request captured, asked for by a NAK: lost before "
@@ -270,8 +270,8 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 			0, 0, "fills a PSN gap without a resend trigger");
 		return;
 	}
-	d->out_of_order--;
-	d->retransmitted_packets++;
+	fl_dr(d)->out_of_order--;
+	fl_dr(d)->retransmitted_packets++;
 	fs = fl_slot_of(&h->win, h->x->fill_psn, false);
 	if (fs)
 		fs->resent = true;
@@ -286,9 +286,9 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	h->x->cur.resent_packets = 1;
 	h->x->episode_top = qpt_psn_add(h->expected, -1);
 	h->x->episode_resent_top = false;
-	d->gbn_episodes++;
+	fl_dr(d)->gbn_episodes++;
 	fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_GBN_START, h->x->fill_psn, h->x->fill_frame,
-		(uint32_t)d->gbn_episodes, 0, 0,
+		(uint32_t)d->r->gbn_episodes, 0, 0,
 		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
 	fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_RETRANSMISSION, h->x->fill_psn, 0, 0, 0, 0,
 		"PSN sent before (original not captured): the first resend of a go-back-N");
@@ -353,7 +353,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (h->req_started && silence >= NEW_SEQ_IDLE_NS &&
 	    ABS(qpt_psn_diff(psn, h->expected)) > NEW_SEQ_DISTANCE) {
 		seq_restart(h, fl_twin_of(fl, h), psn);
-		d->new_sequences++;
+		fl_dr(d)->new_sequences++;
 		fl_emit(v, frame, ns, h, QPT_VB_NEW_SEQUENCE, psn, prev_frame, 0, 0, silence,
 			"PSN far outside the window after a silence: a new sequence");
 	}
@@ -414,8 +414,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			v->flags |= QPT_V(PSN_GAP);
 			v->gap_psns = skipped;
 			v->gap_first_psn = h->expected;
-			d->psn_gaps++;
-			d->missing_psns += skipped;
+			fl_dr(d)->psn_gaps++;
+			fl_dr(d)->missing_psns += skipped;
 			if (h->ngaps == MAX_GAPS) {
 				memmove(h->x->gaps, h->x->gaps + 1, sizeof(h->x->gaps[0]) * (MAX_GAPS - 1));
 				h->ngaps--;
@@ -485,7 +485,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			 * resends what followed the gap (a go-back-N whose NAK
 			 * the capture missed, begun by this packet).  Counted
 			 * now, decided and reported then (fl_fill_resolve). */
-			d->out_of_order++;
+			fl_dr(d)->out_of_order++;
 			h->fill_pending = true;
 			h->x->fill_psn = psn;
 			h->x->fill_frame = frame;
@@ -495,14 +495,14 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->resent = true;
 	}
 	v->flags |= QPT_V(RETRANSMISSION);
-	d->retransmitted_packets++;
+	fl_dr(d)->retransmitted_packets++;
 	if (s) {
 		v->original_frame = s->frame;
 		s->resent = true;
 	}
 	if (rr) { /* re-issued from inside the first READ's range */
 		v->original_frame = rr->frame;
-		d->read_retries++;
+		fl_dr(d)->read_retries++;
 		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
 			"READ re-issued inside its response range");
 	}
@@ -515,7 +515,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_rare(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = h->x->rnr_frame;
-		d->rnr_retries++;
+		fl_dr(d)->rnr_retries++;
 		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->x->rnr_frame, 0,
 		     h->x->rnr_timer, ns - h->x->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
@@ -557,7 +557,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			h->x->cur.timeout = true;
 			h->x->cur.trigger_frame = prev_frame;
 			h->x->cur.start_ns = ns - silence;
-			d->timeouts++;
+			fl_dr(d)->timeouts++;
 		} else {
 			h->x->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
 						 QPT_TRIGGER_READ_RETRY :
@@ -566,10 +566,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			h->x->cur.start_ns = ns;
 		}
 		h->nak_pending = false;
-		d->gbn_episodes++;
+		fl_dr(d)->gbn_episodes++;
 		v->trigger = h->x->cur.trigger;
 		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, h->x->cur.trigger_frame,
-		     (uint32_t)d->gbn_episodes, 0, ns - h->x->cur.start_ns,
+		     (uint32_t)d->r->gbn_episodes, 0, ns - h->x->cur.start_ns,
 		     qpt_name_of(qpt_trigger_descr, h->x->cur.trigger, "?"));
 		if (h->x->cur.trigger == QPT_TRIGGER_TIMEOUT)
 			fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0,
@@ -577,7 +577,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	if (h->in_episode) {
 		h->x->cur.resent_packets++;
-		v->episode = (uint32_t)d->gbn_episodes;
+		v->episode = (uint32_t)d->r->gbn_episodes;
 		if (h->x->episode_resent_top &&
 		    qpt_psn_diff(request_end(h, p), h->x->episode_top) > 0)
 			h->x->episode_top = request_end(h, p);
@@ -685,7 +685,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 		if (a->kind == QPT_AETH_NAK) {
 			v->flags |= QPT_V(NAK);
-			d->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
+			fl_dr(d)->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
 			fl_emit(v, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
 			     qpt_nak_name(a->value));
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
@@ -709,7 +709,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		if (a->kind == QPT_AETH_RNR) {
 			v->flags |= QPT_V(RNR_NAK);
-			d->rnr_naks++;
+			fl_dr(d)->rnr_naks++;
 			fl_emit(v, frame, ns, h, QPT_VB_RNR_NAK, psn, 0, 0, a->value,
 			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
 			if (t) {
@@ -728,7 +728,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (h->ack_valid && h->ack_psn == psn && h->ack_msn == p->aeth.msn &&
 		    h->ack_synd == p->aeth.syndrome) {
 			v->flags |= QPT_V(DUP_ACK);
-			d->dup_acks++;
+			fl_dr(d)->dup_acks++;
 			fl_emit(v, frame, ns, h, QPT_VB_DUP_ACK, psn, 0, 0, 0, 0,
 			     "same PSN and MSN as the previous ACK");
 		}
@@ -750,7 +750,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		struct slot *s = fl_slot_of(&h->rwin, psn, false);
 
 		v->flags |= QPT_V(RETRANSMISSION);
-		d->retransmitted_packets++;
+		fl_dr(d)->retransmitted_packets++;
 		if (s) {
 			v->original_frame = s->frame;
 		} else {
@@ -776,8 +776,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			int32_t miss = qpt_psn_diff(psn, next);
 
 			if (miss > 0) {
-				d->response_gaps++;
-				d->missing_responses += (uint32_t)miss;
+				fl_dr(d)->response_gaps++;
+				fl_dr(d)->missing_responses += (uint32_t)miss;
 				fl_emit(v, frame, ns, h, QPT_VB_RESPONSE_GAP, psn, 0,
 					(uint32_t)miss, 0, 0,
 					"READ response PSNs skipped: lost before the capture point");
@@ -793,7 +793,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			v->read_request_frame = r->frame;
 			if (!r->answered && psn == r->psn) {
 				r->answered = true;
-				fl_lat_add(&fl_dir_of(t)->read_lat, (double)(ns - r->ns) / 1000.0);
+				fl_lat_add(&fl_dr(fl_dir_of(t))->read_lat, (double)(ns - r->ns) / 1000.0);
 			}
 			if (oi->flags & QPT_O_LAST && !r->span) {
 				r->span = (uint32_t)qpt_psn_diff(psn, r->psn) + 1;
@@ -806,7 +806,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			struct slot *s = fl_slot_of(&t->win, psn, false);
 
 			if (s && !s->resent)
-				fl_lat_add(&fl_dir_of(t)->atomic_lat, (double)(ns - s->ns) / 1000.0);
+				fl_lat_add(&fl_dr(fl_dir_of(t))->atomic_lat, (double)(ns - s->ns) / 1000.0);
 		}
 		/* Responses carrying an AETH acknowledge up to their PSN. */
 		if (p->flags & QPT_H_AETH)

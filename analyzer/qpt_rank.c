@@ -10,9 +10,9 @@ uint64_t qpt_conv_trouble(const struct qpt_conv *c)
 	for (int d = 0; d < 2; d++) {
 		const struct qpt_dir *x = &c->dir[d];
 
-		t += x->retransmitted_packets + x->psn_gaps + x->rnr_naks + x->duplicates;
+		t += x->r->retransmitted_packets + x->r->psn_gaps + x->r->rnr_naks + x->r->duplicates;
 		for (int i = 0; i < QPT_NAK_KINDS; i++)
-			t += x->naks[i];
+			t += x->r->naks[i];
 	}
 	return t;
 }

@@ -31,10 +31,16 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	return NULL;
 }
 
+const struct qpt_dir_rare qpt_dir_rare_none;
+
 const struct qpt_counter_info qpt_counters[QPT_C_COUNT] = {
-#define QPT_C_ROW(f, k, l, col, alw)                                                   \
-	[QPT_C_##f] = { .key = k, .label = l, .column = col,                           \
-			.offset = offsetof(struct qpt_dir, f), .always = alw },
+#define QPT_C_OFF_dir(f) offsetof(struct qpt_dir, f)
+#define QPT_C_OFF_rare(f) offsetof(struct qpt_dir_rare, f)
+#define QPT_C_RARE_dir false
+#define QPT_C_RARE_rare true
+#define QPT_C_ROW(f, k, l, col, alw, w)                                                \
+	[QPT_C_##f] = { .key = k, .label = l, .column = col, .offset = QPT_C_OFF_##w(f), \
+			.always = alw, .rare = QPT_C_RARE_##w },
 	QPT_DIR_COUNTERS(QPT_C_ROW)
 #undef QPT_C_ROW
 };
@@ -45,7 +51,8 @@ uint64_t qpt_counter(const struct qpt_dir *d, unsigned c)
 
 	if (c >= QPT_C_COUNT)
 		return 0;
-	memcpy(&v, (const char *)d + qpt_counters[c].offset, sizeof(v));
+	memcpy(&v, (qpt_counters[c].rare ? (const char *)d->r : (const char *)d) +
+			   qpt_counters[c].offset, sizeof(v));
 	return v;
 }
 

@@ -202,45 +202,49 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 /* ---- per-direction counters -------------------------------------------- */
 
 /* X(field, JSON key, text row label, -z roce,qp column, text: shown even
- * when zero in both directions) in the order they print; a NULL key or
+ * when zero in both directions, where: dir (struct qpt_dir) or rare
+ * (struct qpt_dir_rare: zero in a healthy conversation)) in the order they
+ * print; a NULL key or
  * label is not printed there (the counter is still merged and kept). */
 #define QPT_DIR_COUNTERS(X)                                                                \
-	X(packets, "packets", "packets:", "Packets", true)                                 \
-	X(payload_bytes, "payload_bytes", "payload bytes:", "Bytes", true)                 \
-	X(bytes, NULL, NULL, NULL, false) /* wire bytes: not printed */                    \
-	X(req_packets, "request_packets", "request packets:", NULL, true)                  \
-	X(resp_packets, "response_packets", "response/ack packets:", NULL, true)           \
+	X(packets, "packets", "packets:", "Packets", true, dir)                                 \
+	X(payload_bytes, "payload_bytes", "payload bytes:", "Bytes", true, dir)                 \
+	X(bytes, NULL, NULL, NULL, false, dir) /* wire bytes: not printed */                    \
+	X(req_packets, "request_packets", "request packets:", NULL, true, dir)                  \
+	X(resp_packets, "response_packets", "response/ack packets:", NULL, true, dir)           \
 	X(retransmitted_packets, "retransmitted_packets", "retransmitted packets:",        \
-	  "Retrans", true)                                                                 \
-	X(psn_gaps, "psn_gaps", "PSN gaps:", "Gaps", true)                                 \
-	X(missing_psns, "missing_psns", "missing PSNs:", NULL, true)                       \
-	X(duplicates, "duplicates", "duplicates (capture):", NULL, true)                   \
-	X(out_of_order, "out_of_order", "out of order:", NULL, true)                       \
-	X(rnr_naks, "rnr_naks", "RNR NAKs:", "RNR", true)                                  \
-	X(rnr_retries, "rnr_retries", "RNR retries:", NULL, false)                         \
-	X(read_retries, "read_retries", "READ retries:", NULL, false)                      \
-	X(gbn_episodes, "gbn_episodes", "go-back-N episodes:", "GBN", true)                \
-	X(timeouts, "timeouts", "  of them timeouts:", NULL, true)                         \
-	X(acks, "acks", NULL, NULL, false)                                              \
-	X(coalesced_acks, "coalesced_acks", "coalesced ACKs:", NULL, true)                 \
-	X(dup_acks, "dup_acks", "duplicate ACKs:", NULL, true)                             \
-	X(cnps, "cnps", "CNPs sent:", "CNPs", true)                                        \
-	X(ecn_ce, "ecn_ce", "ECN-CE packets:", "ECN-CE", true)                             \
-	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", "No CNP", false)        \
-	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false)   \
-	X(fecn, "fecn", "FECN packets:", NULL, false)                                      \
-	X(becn, "becn", "BECN packets:", NULL, false)                                      \
-	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false)                             \
-	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false)              \
-	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false)  \
-	X(new_sequences, "new_sequences", "new PSN sequences:", NULL, false)               \
-	X(time_backwards, "time_backwards", "timestamps backwards:", NULL, false)          \
-	X(malformed, NULL, NULL, NULL, false)
+	  "Retrans", true, rare)                                                                 \
+	X(psn_gaps, "psn_gaps", "PSN gaps:", "Gaps", true, rare)                                 \
+	X(missing_psns, "missing_psns", "missing PSNs:", NULL, true, rare)                       \
+	X(duplicates, "duplicates", "duplicates (capture):", NULL, true, rare)                   \
+	X(out_of_order, "out_of_order", "out of order:", NULL, true, rare)                       \
+	X(rnr_naks, "rnr_naks", "RNR NAKs:", "RNR", true, rare)                                  \
+	X(rnr_retries, "rnr_retries", "RNR retries:", NULL, false, rare)                         \
+	X(read_retries, "read_retries", "READ retries:", NULL, false, rare)                      \
+	X(gbn_episodes, "gbn_episodes", "go-back-N episodes:", "GBN", true, rare)                \
+	X(timeouts, "timeouts", "  of them timeouts:", NULL, true, rare)                         \
+	X(acks, "acks", NULL, NULL, false, dir)                                              \
+	X(coalesced_acks, "coalesced_acks", "coalesced ACKs:", NULL, true, dir)                 \
+	X(dup_acks, "dup_acks", "duplicate ACKs:", NULL, true, rare)                             \
+	X(cnps, "cnps", "CNPs sent:", "CNPs", true, rare)                                        \
+	X(ecn_ce, "ecn_ce", "ECN-CE packets:", "ECN-CE", true, rare)                             \
+	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", "No CNP", false, dir)        \
+	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false, dir)   \
+	X(fecn, "fecn", "FECN packets:", NULL, false, rare)                                      \
+	X(becn, "becn", "BECN packets:", NULL, false, rare)                                      \
+	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false, rare)                             \
+	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false, rare)              \
+	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false, rare)  \
+	X(new_sequences, "new_sequences", "new PSN sequences:", NULL, false, rare)               \
+	X(time_backwards, "time_backwards", "timestamps backwards:", NULL, false, rare)          \
+	X(malformed, NULL, NULL, NULL, false, rare)
 
 struct qpt_counter_info {
 	const char *key, *label, *column;
-	size_t offset; /* of the uint64_t in struct qpt_dir */
+	size_t offset; /* of the uint64_t in struct qpt_dir, or with rare in
+			* struct qpt_dir_rare (the row's last argument) */
 	bool always;
+	bool rare;
 };
 enum {
 #define QPT_C_IDX(f, ...) QPT_C_##f,

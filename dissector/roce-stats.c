@@ -387,7 +387,7 @@ static guint64 dir_naks(const struct qpt_dir *d)
 	guint64 n = 0;
 
 	for (int i = 0; i < QPT_NAK_KINDS; i++)
-		n += d->naks[i];
+		n += d->r->naks[i];
 	return n;
 }
 
@@ -397,12 +397,12 @@ static void fmt_time_lost(const struct qpt_dir *d, char *buf, size_t len)
 {
 	gint64 ns = 0;
 
-	if (!d->episodes || !d->episodes->len) {
+	if (!d->r->episodes || !d->r->episodes->len) {
 		g_strlcpy(buf, "-", len);
 		return;
 	}
-	for (guint i = 0; i < d->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(d->episodes, struct qpt_episode, i);
+	for (guint i = 0; i < d->r->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(d->r->episodes, struct qpt_episode, i);
 
 		if (e->end_ns >= e->start_ns) /* closed (the GUI's table may see an open one) */
 			ns += e->end_ns - e->start_ns;

@@ -222,7 +222,7 @@ static void test_wrap_in_order(void)
 	v = feed(&f, true, 0x0a, 0, 5000);
 	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	g_assert_cmpuint(v->original_frame, ==, 4);
-	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 2);
+	g_assert_cmpuint(dir0(&f)->r->retransmitted_packets, ==, 2);
 	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 6); /* counted once */
 	qpt_flow_free(f.fl);
 }
@@ -251,7 +251,7 @@ static void test_gap_across_wrap(void)
 	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	g_assert_true(v->flags & QPT_V(TIMEOUT_RESEND));
 	g_assert_cmpuint(v->original_frame, ==, 0);
-	g_assert_cmpuint(dir0(&f)->missing_psns, ==, 2);
+	g_assert_cmpuint(dir0(&f)->r->missing_psns, ==, 2);
 	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 4);
 	qpt_flow_free(f.fl);
 }
@@ -302,8 +302,8 @@ static void test_copy_interleaved(void)
 	v = feed(&f, true, 0x0a, 6, 1000);
 	g_assert_true(v->flags & QPT_V(DUPLICATE));
 	g_assert_cmpuint(v->original_frame, ==, 2);
-	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 0);
-	g_assert_cmpuint(dir0(&f)->gbn_episodes, ==, 0);
+	g_assert_cmpuint(dir0(&f)->r->retransmitted_packets, ==, 0);
+	g_assert_cmpuint(dir0(&f)->r->gbn_episodes, ==, 0);
 	feed(&f, true, 0x0a, 8, 1000); /* frame 6, new */
 	{ /* a NAK (sequence error at 7), then 7 and 8 again: resends */
 		struct qpt_pkt n = mk(false, 0x11, 7);
@@ -492,10 +492,10 @@ static void test_read_retry_episode_end(void)
 	feed_len(&f, true, 0x0a, 7, 64, 64);	 /* 12 new WRITE */
 	qpt_flow_finish(f.fl);
 	d = dir0(&f);
-	g_assert_cmpuint(d->gbn_episodes, ==, 1);
-	g_assert_nonnull(d->episodes);
-	g_assert_cmpuint(d->episodes->len, ==, 1);
-	e = &g_array_index(d->episodes, struct qpt_episode, 0);
+	g_assert_cmpuint(d->r->gbn_episodes, ==, 1);
+	g_assert_nonnull(d->r->episodes);
+	g_assert_cmpuint(d->r->episodes->len, ==, 1);
+	e = &g_array_index(d->r->episodes, struct qpt_episode, 0);
 	g_assert_cmpuint(e->trigger, ==, QPT_TRIGGER_READ_RETRY);
 	g_assert_cmpuint(e->trigger_frame, ==, 9);
 	g_assert_cmpuint(e->end_frame, ==, 11);

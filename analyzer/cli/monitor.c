@@ -161,18 +161,18 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 
 		v[MV_PACKETS] += x->packets;
 		v[MV_PAYLOAD] += x->payload_bytes;
-		v[MV_RETRANS] += x->retransmitted_packets;
-		v[MV_GAPS] += x->psn_gaps;
-		v[MV_GBN] += x->gbn_episodes;
-		v[MV_RNR] += x->rnr_naks;
-		v[MV_CNPS] += x->cnps;
-		v[MV_ECN_CE] += x->ecn_ce;
-		v[MV_DUPS] += x->duplicates;
+		v[MV_RETRANS] += x->r->retransmitted_packets;
+		v[MV_GAPS] += x->r->psn_gaps;
+		v[MV_GBN] += x->r->gbn_episodes;
+		v[MV_RNR] += x->r->rnr_naks;
+		v[MV_CNPS] += x->r->cnps;
+		v[MV_ECN_CE] += x->r->ecn_ce;
+		v[MV_DUPS] += x->r->duplicates;
 		for (int k = 0; k < QPT_NAK_KINDS; k++)
-			v[MV_NAKS + k] += x->naks[k];
-		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+			v[MV_NAKS + k] += x->r->naks[k];
+		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
 			const struct qpt_episode *e =
-				&g_array_index(x->episodes, struct qpt_episode, i);
+				&g_array_index(x->r->episodes, struct qpt_episode, i);
 
 			if (e->end_ns > e->start_ns)
 				v[MV_GBN_LOST_NS] += (uint64_t)(e->end_ns - e->start_ns);

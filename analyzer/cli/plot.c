@@ -404,7 +404,7 @@ static void map_ids(struct pass *ps, GPtrArray *plots)
 
 static uint64_t conv_rexmit(const struct qpt_conv *c)
 {
-	return c->dir[0].retransmitted_packets + c->dir[1].retransmitted_packets;
+	return c->dir[0].r->retransmitted_packets + c->dir[1].r->retransmitted_packets;
 }
 
 static gchar *out_name(const char *output, int32_t id)

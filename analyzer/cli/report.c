@@ -435,10 +435,10 @@ static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir 
 	for (unsigned i = 0; i < QPT_NAK_KINDS; i++) {
 		char label[64];
 
-		if (!a->naks[i] && !b->naks[i] && (i || !verbose))
+		if (!a->r->naks[i] && !b->r->naks[i] && (i || !verbose))
 			continue;
 		g_snprintf(label, sizeof(label), "NAK %s:", qpt_nak_name(i));
-		row(o, label, a->naks[i], b->naks[i]);
+		row(o, label, a->r->naks[i], b->r->naks[i]);
 	}
 }
 
@@ -474,7 +474,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
 	const struct qpt_dir *d2[2] = { a, b };
 
-	if (!verbose && !a->ecn_ce && !b->ecn_ce && !a->cnps && !b->cnps)
+	if (!verbose && !a->r->ecn_ce && !b->r->ecn_ce && !a->r->cnps && !b->r->cnps)
 		return;
 	for (unsigned cls = 0; cls < QPT_QOS_CLASSES; cls++) {
 		char cell[2][96];
@@ -573,8 +573,8 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			text_naks(o, a, b, verbose);
 	}
 	row_lat(o, "ACK RTT min/p50/max:", &a->ack_rtt, &b->ack_rtt);
-	row_lat(o, "READ latency min/p50/max:", &a->read_lat, &b->read_lat);
-	row_lat(o, "atomic latency min/p50/max:", &a->atomic_lat, &b->atomic_lat);
+	row_lat(o, "READ latency min/p50/max:", &a->r->read_lat, &b->r->read_lat);
+	row_lat(o, "atomic latency min/p50/max:", &a->r->atomic_lat, &b->r->atomic_lat);
 	text_qos(o, c, verbose);
 	{
 		char ta[32] = "-", tb[32] = "-";
@@ -605,9 +605,9 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 	for (int d = 0; d < 2; d++) {
 		const struct qpt_dir *x = &c->dir[d];
 
-		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
 			const struct qpt_episode *e =
-				&g_array_index(x->episodes, struct qpt_episode, i);
+				&g_array_index(x->r->episodes, struct qpt_episode, i);
 
 			char lost[32];
 
@@ -622,11 +622,11 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 					       qpt_format_duration(e->end_ns - e->start_ns, lost,
 								   sizeof(lost)));
 		}
-		if (x->episodes && x->gbn_episodes > x->episodes->len)
+		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
 			g_string_append_printf(o, "  %s: %" PRIu64 " more go-back-N episodes, "
 					       "not kept (at most %u per direction)\n",
 					       d ? "b->a" : "a->b",
-					       x->gbn_episodes - x->episodes->len, x->episodes->len);
+					       x->r->gbn_episodes - x->r->episodes->len, x->r->episodes->len);
 	}
 	g_string_append_c(o, '\n');
 }
@@ -737,7 +737,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 			g_string_append(o, ",\"naks\":{");
 			for (unsigned i = 0; i < QPT_NAK_KINDS; i++)
 				g_string_append_printf(o, "%s\"%s\":%" PRIu64, i ? "," : "",
-						       qpt_nak_name(i), x->naks[i]);
+						       qpt_nak_name(i), x->r->naks[i]);
 			g_string_append_c(o, '}');
 		}
 	}
@@ -754,12 +754,12 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 	}
 	g_string_append_printf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
 	json_lat(o, "ack_rtt_us", &x->ack_rtt);
-	json_lat(o, "read_latency_us", &x->read_lat);
-	json_lat(o, "atomic_latency_us", &x->atomic_lat);
+	json_lat(o, "read_latency_us", &x->r->read_lat);
+	json_lat(o, "atomic_latency_us", &x->r->atomic_lat);
 	json_qos(o, x);
 	g_string_append(o, ",\"episodes\":[");
-	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
+	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
 
 		g_string_append_printf(o,
 				       "%s{\"trigger\":\"%s\",\"trigger_frame\":%" PRIu64
@@ -771,7 +771,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       (double)(e->end_ns - e->start_ns) / 1000.0);
 	}
 	g_string_append_printf(o, "],\"episodes_truncated\":%s}",
-			       x->episodes && x->gbn_episodes > x->episodes->len ? "true" : "false");
+			       x->r->episodes && x->r->gbn_episodes > x->r->episodes->len ? "true" : "false");
 }
 
 static void json_conv(GString *o, const struct qpt_conv *c)
@@ -1149,14 +1149,14 @@ static void summary_out(struct run *r, const char *file)
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_dir *x = &c->dir[d];
 
-			rexmit += x->retransmitted_packets;
-			gaps += x->psn_gaps;
-			rnr += x->rnr_naks;
-			gbn += x->gbn_episodes;
-			cnps += x->cnps;
-			ce += x->ecn_ce;
+			rexmit += x->r->retransmitted_packets;
+			gaps += x->r->psn_gaps;
+			rnr += x->r->rnr_naks;
+			gbn += x->r->gbn_episodes;
+			cnps += x->r->cnps;
+			ce += x->r->ecn_ce;
 			for (int k = 0; k < QPT_NAK_KINDS; k++)
-				naks += x->naks[k];
+				naks += x->r->naks[k];
 		}
 	}
 	/* the findings of what is shown; the capture's own with no selection */
@@ -1270,10 +1270,10 @@ static void summary_out(struct run *r, const char *file)
 				       "  conv %d: %" PRIu64 "+%" PRIu64 " retransmitted, %" PRIu64
 				       "+%" PRIu64 " PSN gaps, %" PRIu64 "+%" PRIu64
 				       " go-back-N (a->b + b->a)\n",
-				       c->id, c->dir[0].retransmitted_packets,
-				       c->dir[1].retransmitted_packets, c->dir[0].psn_gaps,
-				       c->dir[1].psn_gaps, c->dir[0].gbn_episodes,
-				       c->dir[1].gbn_episodes);
+				       c->id, c->dir[0].r->retransmitted_packets,
+				       c->dir[1].r->retransmitted_packets, c->dir[0].r->psn_gaps,
+				       c->dir[1].r->psn_gaps, c->dir[0].r->gbn_episodes,
+				       c->dir[1].r->gbn_episodes);
 	}
 out:
 	g_array_free(fs, TRUE);
