@@ -645,7 +645,10 @@ int cmd_plot(struct opts *o)
 	/* pass 2: the packets of those conversations (errors were reported) */
 	ps.fl = qpt_flow_new(&fo);
 	ps.second = true;
+	/* the same frames again: -c N counts from the start */
 	ps.an.have_t0 = false;
+	ps.an.frames_read = ps.an.frames_matched = 0;
+	ps.an.count_reached = false;
 	quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 	read_pass(&ps, false, quiet); /* reported by the first pass */
 	g_ptr_array_free(quiet, TRUE);

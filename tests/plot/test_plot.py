@@ -216,6 +216,21 @@ def main():
                               ("naks", ["naks", "rnr_naks"])]:
             check_scenario(qptrace, os.path.join(made, name + ".pcap"), tmp, name, nonzero)
 
+        # -c N: both reads of the input stop at the same frame, and the
+        # plot shows the requests summary -c N counts
+        cap = os.path.join(made, "lossless_ok.pcap")
+        for n in (200, 40):
+            r = run(qptrace, "plot", "-c", str(n), cap)
+            s = run(qptrace, "summary", "--json", "-q", "-c", str(n), cap)
+            ok = r.returncode == 0 and s.returncode == 0
+            check(ok, f"plot -c {n}: exit {r.returncode} ({r.stderr.strip()})")
+            if ok:
+                got = series_counts(ET.fromstring(r.stdout)).get("requests", (0, 0, 0))[1]
+                want = sum(d["request_packets"] for c in json.loads(s.stdout)["conversations"]
+                           for d in c["directions"])
+                check(got == want and got > 0,
+                      f"plot -c {n}: {got} request packets drawn, summary -c {n} counts {want}")
+
         # timeout episode is shaded as such, NAK episode as such
         for name, cls in [("timeout_resend", "timeout"), ("nak_gbn", "nak")]:
             svg = ET.parse(os.path.join(tmp, name + ".svg")).getroot()
