@@ -13,6 +13,16 @@
  * Work per packet: a few compares, and for a data packet one entry
  * appended to the rate window's history (bounded by the window: the
  * packets of the last cnp_rate_window_ns).  No I/O.
+ *
+ * Memory: a direction starts with what struct qpt_qos_inline (in struct
+ * qpt_dir) holds: one PCP and one DSCP per class data and ACK with their
+ * counts, the last QPT_QOS_INLINE_HIST data packets of the rate window, the
+ * MTU evidence.  qos_get() allocates struct qpt_dir_qos when more is needed
+ * and moves the counts and the history into it; from then on the direction
+ * is counted there only (the MTU evidence stays inline).  Both ways give
+ * the same numbers: the history keeps the same packets, and the bytes sent
+ * are only ever taken as differences, so the allocated one counts them
+ * from its first packet kept.
  */
 #include <string.h>
 
@@ -54,14 +64,71 @@ void fl_qos_defaults(struct qpt_flow_opts *o)
 		o->cnp_rate_window_ns = 100000;
 }
 
-static struct qpt_dir_qos *qos_get(struct qpt_dir *d)
+/* Inline priority slots in use (the ones with packets). */
+static unsigned inline_slots(const struct qpt_qos_inline *l)
 {
-	if (!d->qos)
-		d->qos = g_new0(struct qpt_dir_qos, 1);
-	return d->qos;
+	return (l->n[0] != 0) + (l->n[1] != 0) + (l->n[2] != 0) + (l->n[3] != 0);
 }
 
-static void qos_count(struct qpt_dir_qos *q, unsigned cls, bool dscp, int value, uint64_t n)
+static void qos_count_full(struct qpt_dir_qos *q, unsigned cls, bool dscp, int value,
+			   uint64_t n);
+
+static struct qpt_dir_qos *qos_get(struct qpt_dir *d)
+{
+	struct qpt_qos_inline *l = &d->qos_in;
+	struct qpt_dir_qos *q;
+	unsigned ns;
+
+	if (d->qos)
+		return d->qos;
+	q = d->qos = g_new0(struct qpt_dir_qos, 1);
+	l->seen = true;
+	/* what the direction kept inline moves here, in the same order */
+	ns = inline_slots(l);
+	for (unsigned i = 0; i < ns; i++) {
+		unsigned slot = (l->order >> (2 * i)) & 3;
+
+		qos_count_full(q, slot >> 1, slot & 1, l->value[slot], l->n[slot]);
+	}
+	if (l->nhist) {
+		q->hist = g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent),
+					    2 * QPT_QOS_INLINE_HIST);
+		for (unsigned i = 0; i < l->nhist; i++) {
+			q->sent += l->hist_len[i];
+			g_array_append_val(q->hist, ((struct hist_ent){ l->hist_ns[i], q->sent }));
+		}
+	}
+	memset(l->n, 0, sizeof(l->n));
+	l->order = 0;
+	l->nhist = 0;
+	return q;
+}
+
+/* n more packets of that class carried that PCP (dscp false) or DSCP */
+static void qos_count(struct qpt_dir *d, unsigned cls, bool dscp, int value, uint64_t n)
+{
+	struct qpt_qos_inline *l = &d->qos_in;
+
+	l->seen = true;
+	if (!d->qos && cls <= QPT_QOS_ACK) {
+		unsigned slot = cls * 2 + dscp;
+
+		if (!l->n[slot] && n <= UINT16_MAX) {
+			l->order |= (uint8_t)(slot << (2 * inline_slots(l)));
+			l->value[slot] = (int8_t)value;
+			l->n[slot] = (uint16_t)n;
+			return;
+		}
+		if (l->n[slot] && l->value[slot] == value && n <= (uint64_t)(UINT16_MAX - l->n[slot])) {
+			l->n[slot] += (uint16_t)n;
+			return;
+		}
+	}
+	qos_count_full(qos_get(d), cls, dscp, value, n);
+}
+
+static void qos_count_full(struct qpt_dir_qos *q, unsigned cls, bool dscp, int value,
+			   uint64_t n)
 {
 	struct qpt_qos_count *e;
 
@@ -80,15 +147,41 @@ static void qos_count(struct qpt_dir_qos *q, unsigned cls, bool dscp, int value,
 							      .packets = n }));
 }
 
+const struct qpt_qos_count *qpt_qos_count_at(const struct qpt_dir *d, unsigned i,
+					     struct qpt_qos_count *tmp)
+{
+	const struct qpt_qos_inline *l = &d->qos_in;
+	unsigned slot;
+
+	if (d->qos)
+		return d->qos->counts && i < d->qos->counts->len ?
+			       &g_array_index(d->qos->counts, struct qpt_qos_count, i) :
+			       NULL;
+	if (i >= inline_slots(l))
+		return NULL;
+	slot = (l->order >> (2 * i)) & 3;
+	*tmp = (struct qpt_qos_count){ .cls = (uint8_t)(slot >> 1),
+				       .dscp = slot & 1,
+				       .value = l->value[slot],
+				       .packets = l->n[slot] };
+	return tmp;
+}
+
+const struct qpt_dir_qos *qpt_dir_qos(const struct qpt_dir *d)
+{
+	static const struct qpt_dir_qos none;
+
+	return d->qos ? d->qos : d->qos_in.seen ? &none : NULL;
+}
+
 unsigned qpt_qos_values(const struct qpt_dir *d, unsigned cls, bool dscp, int *top)
 {
 	unsigned n = 0;
 	uint64_t best = 0;
+	const struct qpt_qos_count *e;
+	struct qpt_qos_count tmp;
 
-	for (guint i = 0; d->qos && d->qos->counts && i < d->qos->counts->len; i++) {
-		const struct qpt_qos_count *e =
-			&g_array_index(d->qos->counts, struct qpt_qos_count, i);
-
+	for (unsigned i = 0; (e = qpt_qos_count_at(d, i, &tmp)); i++) {
 		if (e->cls != cls || e->dscp != dscp)
 			continue;
 		n++;
@@ -198,6 +291,36 @@ static void rate_close(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
 	}
 }
 
+/* A data packet of len bytes at ns into the rate window's history of a
+ * direction without struct qpt_dir_qos, as sent_before() keeps it: the
+ * oldest entries before the window go; when more are left than fit, the
+ * direction gets its struct qpt_dir_qos. */
+static void hist_inline(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_t len)
+{
+	struct qpt_qos_inline *l = &x->qos_in;
+	struct qpt_dir_qos *q;
+	unsigned k = 0;
+
+	while (k < l->nhist && l->hist_ns[k] < ns - fl->o.cnp_rate_window_ns)
+		k++;
+	if (k) {
+		for (unsigned i = k; i < l->nhist; i++) {
+			l->hist_ns[i - k] = l->hist_ns[i];
+			l->hist_len[i - k] = l->hist_len[i];
+		}
+		l->nhist = (uint8_t)(l->nhist - k);
+	}
+	if (l->nhist < QPT_QOS_INLINE_HIST) {
+		l->hist_ns[l->nhist] = ns;
+		l->hist_len[l->nhist] = len;
+		l->nhist++;
+		return;
+	}
+	q = qos_get(x);
+	q->sent += len;
+	g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));
+}
+
 void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v)
 {
@@ -205,14 +328,15 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	struct qpt_conv *c = h->conv;
 	int d = h->dir;
 	struct qpt_dir *x = &c->dir[d];
-	struct qpt_dir_qos *q = qos_get(x);
+	struct qpt_dir_qos *q;
+	struct qpt_qos_inline *l;
 	bool has_dscp = p->ip_version || (p->flags & QPT_HAS_GRH);
 	unsigned cls = oi->flags & QPT_O_CNP ? QPT_QOS_CNP :
 		       oi->flags & QPT_O_ACK ? QPT_QOS_ACK : QPT_QOS_DATA;
 
-	qos_count(q, cls, false, p->vlan_pcp, 1);
+	qos_count(x, cls, false, p->vlan_pcp, 1);
 	if (has_dscp)
-		qos_count(q, cls, true, p->dscp, 1);
+		qos_count(x, cls, true, p->dscp, 1);
 	qos_expire(fl, c, 0, ns, v);
 	qos_expire(fl, c, 1, ns, v);
 
@@ -220,6 +344,7 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		struct qpt_dir_qos *m;
 		struct rate_open o;
 
+		q = qos_get(x);
 		if ((fl->o.cnp_dscp >= 0 && has_dscp && p->dscp != fl->o.cnp_dscp) ||
 		    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
 			x->cnp_unexpected++;
@@ -260,39 +385,48 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		return;
 	}
 	if (ce) {
-		struct qpt_ecn_mark mk = {
+		struct qpt_ecn_mark mk;
+
+		q = qos_get(x);
+		mk = (struct qpt_ecn_mark){
 			.ns = ns,
 			.frame = frame,
 			.psn = p->bth.psn,
 			.covered = q->cnp_seen && ns - q->last_cnp_ns <= fl->o.ecn_window_ns,
 		};
-
 		if (!q->pending)
 			q->pending = g_array_new(FALSE, FALSE, sizeof(struct qpt_ecn_mark));
 		g_array_append_val(q->pending, mk);
 	}
 	if (cls != QPT_QOS_DATA)
 		return;
-	/* the sender's rate: windows after CNPs that ended, then this packet */
-	rate_close(fl, q, ns);
-	q->sent += p->iba_len; /* the RoCE/IB packet: the same through any tunnel */
-	if (!q->hist)
-		q->hist = g_array_new(FALSE, FALSE, sizeof(struct hist_ent));
-	g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));
-	(void)sent_before(fl, q, ns); /* trims the history to the window */
+	/* the sender's rate: windows after CNPs that ended, then this packet
+	 * (the RoCE/IB packet: the same through any tunnel) */
+	q = x->qos;
+	if (q) {
+		rate_close(fl, q, ns);
+		q->sent += p->iba_len;
+		if (!q->hist)
+			q->hist = g_array_new(FALSE, FALSE, sizeof(struct hist_ent));
+		g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));
+		(void)sent_before(fl, q, ns); /* trims the history to the window */
+	} else {
+		hist_inline(fl, x, ns, p->iba_len);
+	}
 	/* MTU evidence */
-	if (p->payload_len > q->max_payload) {
-		q->max_payload = p->payload_len;
-		q->max_payload_frame = frame;
+	l = &x->qos_in;
+	if (p->payload_len > l->max_payload) {
+		l->max_payload = p->payload_len;
+		l->max_payload_frame = frame;
 	}
 	if (oi->flags & (QPT_O_FIRST | QPT_O_MIDDLE) && !(oi->flags & QPT_O_LAST) &&
 	    p->payload_len) {
-		if (q->seg_payload && q->seg_payload != p->payload_len)
-			q->seg_varies = true;
-		if (!q->seg_frame)
-			q->seg_frame = frame;
-		if (p->payload_len > q->seg_payload)
-			q->seg_payload = p->payload_len;
+		if (l->seg_payload && l->seg_payload != p->payload_len)
+			l->seg_varies = true;
+		if (!l->seg_frame)
+			l->seg_frame = frame;
+		if (p->payload_len > l->seg_payload)
+			l->seg_payload = p->payload_len;
 	}
 }
 
@@ -385,8 +519,13 @@ void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 
 void fl_qos_finish(struct qpt_flow *fl)
 {
-	int64_t end = qpt_flow_conv_end(fl);
+	int64_t end;
 
+	/* an engine that absorbed others' conversations was fed no frame
+	 * (qpt_flow_absorb): each was finished in its own engine already */
+	if (fl->absorbed)
+		return;
+	end = qpt_flow_conv_end(fl);
 	for (guint i = 0; i < fl->convs->len; i++) {
 		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
 
@@ -428,16 +567,34 @@ void fl_qos_finish(struct qpt_flow *fl)
 void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s)
 {
 	const struct qpt_dir_qos *b = s->qos;
+	const struct qpt_qos_inline *bl = &s->qos_in;
+	struct qpt_qos_inline *al = &d->qos_in;
+	const struct qpt_qos_count *e;
+	struct qpt_qos_count tmp;
 	struct qpt_dir_qos *a;
 
+	if (!qpt_dir_qos(s))
+		return;
+	al->seen = true;
+	for (unsigned i = 0; (e = qpt_qos_count_at(s, i, &tmp)); i++)
+		qos_count(d, e->cls, e->dscp, e->value, e->packets);
+	if (bl->max_payload > al->max_payload) {
+		al->max_payload = bl->max_payload;
+		al->max_payload_frame = bl->max_payload_frame;
+	}
+	if (bl->seg_payload) {
+		if (al->seg_payload && al->seg_payload != bl->seg_payload)
+			al->seg_varies = true;
+		if (!al->seg_frame || (bl->seg_frame && bl->seg_frame < al->seg_frame))
+			al->seg_frame = bl->seg_frame;
+		al->seg_payload = MAX(al->seg_payload, bl->seg_payload);
+	}
+	al->seg_varies |= bl->seg_varies;
+	/* the rest is all zero without b (the rate history of the folded half
+	 * is not taken: below) */
 	if (!b)
 		return;
 	a = qos_get(d);
-	for (guint i = 0; b->counts && i < b->counts->len; i++) {
-		const struct qpt_qos_count *e = &g_array_index(b->counts, struct qpt_qos_count, i);
-
-		qos_count(a, e->cls, e->dscp, e->value, e->packets);
-	}
 	fl_lat_merge(&a->reaction, &b->reaction);
 	a->ce_answered += b->ce_answered;
 	a->ce_covered += b->ce_covered;
@@ -453,18 +610,6 @@ void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	a->bytes_before += b->bytes_before;
 	a->bytes_after += b->bytes_after;
 	a->rate_windows_cut += b->rate_windows_cut;
-	if (b->max_payload > a->max_payload) {
-		a->max_payload = b->max_payload;
-		a->max_payload_frame = b->max_payload_frame;
-	}
-	if (b->seg_payload) {
-		if (a->seg_payload && a->seg_payload != b->seg_payload)
-			a->seg_varies = true;
-		if (!a->seg_frame || (b->seg_frame && b->seg_frame < a->seg_frame))
-			a->seg_frame = b->seg_frame;
-		a->seg_payload = MAX(a->seg_payload, b->seg_payload);
-	}
-	a->seg_varies |= b->seg_varies;
 	/* marks still waiting for a CNP, in time order */
 	for (guint i = b->pending_head; b->pending && i < b->pending->len; i++) {
 		if (!a->pending)

@@ -472,11 +472,10 @@ static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dsc
 		     const char *noun)
 {
 	bool first = true, one = qpt_qos_values(x, cls, dscp, NULL) == 1;
+	const struct qpt_qos_count *e;
+	struct qpt_qos_count tmp;
 
-	for (guint i = 0; x->qos && x->qos->counts && i < x->qos->counts->len; i++) {
-		const struct qpt_qos_count *e =
-			&g_array_index(x->qos->counts, struct qpt_qos_count, i);
-
+	for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
 		if (e->cls != cls || e->dscp != dscp)
 			continue;
 		if (!first)
@@ -578,8 +577,8 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 			fb_num(b, "cnp_unexpected", (double)x->cnp_unexpected);
 			fb_num(b, "cnp_dscps", nd);
 			fb_num(b, "cnp_priorities", np);
-			for (unsigned i = 0; x->qos && i < QPT_QOS_FRAMES; i++)
-				fb_frame(b, x->qos->cnp_unexpected_frames[i]);
+			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
+				fb_frame(b, qpt_dir_qos(x)->cnp_unexpected_frames[i]);
 			if (!x->cnp_unexpected)
 				fb_frames_of(b, cf, d, QPT_VB_CNP);
 			fb_end(b, out, x->r->cnps);
@@ -602,8 +601,8 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
 			fb_num(b, "cnps", (double)y->r->cnps);
 			fb_num(b, "window_us", (double)fo->ecn_window_ns / 1000.0);
-			for (unsigned i = 0; x->qos && i < QPT_QOS_FRAMES; i++)
-				fb_frame(b, x->qos->no_cnp_frames[i]);
+			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
+				fb_frame(b, qpt_dir_qos(x)->no_cnp_frames[i]);
 			fb_end(b, out, x->ce_without_cnp);
 		}
 	}
@@ -612,8 +611,8 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		const struct qpt_dir *x = &c->dir[d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 
-		if (!x->qos || !c->has_cm || !c->cm->path_mtu ||
-		    x->qos->max_payload <= c->cm->path_mtu)
+		if (!qpt_dir_qos(x) || !c->has_cm || !c->cm->path_mtu ||
+		    x->qos_in.max_payload <= c->cm->path_mtu)
 			continue;
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
@@ -621,15 +620,14 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		g_string_append_printf(b->t, "packets from %s to %s carry up to %u payload bytes, "
 				       "more than the path MTU %u the CM REQ set: %s's MTU is larger "
 				       "than the connection's (the packets are dropped where the "
-				       "path MTU holds)", sa, ra, x->qos->max_payload, c->cm->path_mtu, sa);
-		fb_num(b, "max_payload", x->qos->max_payload);
+				       "path MTU holds)", sa, ra, x->qos_in.max_payload, c->cm->path_mtu, sa);
+		fb_num(b, "max_payload", x->qos_in.max_payload);
 		fb_num(b, "path_mtu", c->cm->path_mtu);
-		fb_frame(b, x->qos->max_payload_frame);
+		fb_frame(b, x->qos_in.max_payload_frame);
 		fb_end(b, out, 1);
 	}
-	if (c->dir[0].qos && c->dir[1].qos && c->dir[0].qos->seg_payload &&
-	    c->dir[1].qos->seg_payload &&
-	    c->dir[0].qos->seg_payload != c->dir[1].qos->seg_payload) {
+	if (c->dir[0].qos_in.seg_payload && c->dir[1].qos_in.seg_payload &&
+	    c->dir[0].qos_in.seg_payload != c->dir[1].qos_in.seg_payload) {
 		char a0[QPT_ADDR_STRLEN], a1[QPT_ADDR_STRLEN];
 
 		qpt_endpoint_addr(&c->ep[c->dir[0].from], a0);
@@ -638,11 +636,11 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		g_string_append_printf(b->t, "the two sides' MTUs differ: %s sends FIRST/MIDDLE "
 				       "packets of %u payload bytes, %s of %u (each side's QP has "
 				       "its own path MTU: set the same on both)", a0,
-				       c->dir[0].qos->seg_payload, a1, c->dir[1].qos->seg_payload);
-		fb_num(b, "mtu_a", c->dir[0].qos->seg_payload);
-		fb_num(b, "mtu_b", c->dir[1].qos->seg_payload);
-		fb_frame(b, c->dir[0].qos->seg_frame);
-		fb_frame(b, c->dir[1].qos->seg_frame);
+				       c->dir[0].qos_in.seg_payload, a1, c->dir[1].qos_in.seg_payload);
+		fb_num(b, "mtu_a", c->dir[0].qos_in.seg_payload);
+		fb_num(b, "mtu_b", c->dir[1].qos_in.seg_payload);
+		fb_frame(b, c->dir[0].qos_in.seg_frame);
+		fb_frame(b, c->dir[1].qos_in.seg_frame);
 		fb_end(b, out, 1);
 	}
 	/* an RC conversation whose one direction the capture never saw */

@@ -315,6 +315,7 @@ void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *
 		fl->convs->pdata[ids[i]] = c;
 	}
 	g_ptr_array_set_free_func(part->convs, NULL); /* fl's now */
+	fl->absorbed = true;
 	/* CM requests by comm ID.  One engine keeps the first REQ of an ID and
 	 * takes a later one as resent, whoever sent it: the caller sends a
 	 * REQ whose comm ID an earlier REQ took to that REQ's engine (as

@@ -108,11 +108,7 @@ struct qpt_dir_qos {
 	uint64_t rate_windows, bytes_before, bytes_after;
 	uint64_t rate_windows_cut; /* the capture ended inside the after window */
 	double rate_before_bps, rate_after_bps; /* their means (at the end) */
-	/* MTU evidence: the largest payload; the payload of FIRST/MIDDLE
-	 * packets (one MTU each), the largest and whether they differed */
-	uint32_t max_payload, seg_payload;
-	bool seg_varies;
-	uint64_t max_payload_frame, seg_frame; /* ... and where (the first) */
+	/* (the MTU evidence is in struct qpt_qos_inline) */
 	/* matching state */
 	GArray *pending; /* struct qpt_ecn_mark not yet answered, oldest first */
 	guint pending_head;
@@ -152,6 +148,36 @@ struct qpt_dir_rare {
 };
 extern const struct qpt_dir_rare qpt_dir_rare_none;
 
+/* What a direction keeps of its priorities and MTU in struct qpt_dir
+ * itself (qpt_ecn.c): 64 bytes, enough for most directions, whose data
+ * and ACK packets carry one PCP and one DSCP each.  struct qpt_dir_qos is
+ * allocated once one needs more: a second PCP or DSCP of a class, more than
+ * 65,535 packets of one, a CNP, an ECN-CE mark, more data packets in the
+ * CNP rate window than QPT_QOS_INLINE_HIST; what is kept here of counts and
+ * history moves into it then.  Read the counts with qpt_qos_count_at() and
+ * the rest with qpt_dir_qos(). */
+#define QPT_QOS_INLINE_HIST 2
+struct qpt_qos_inline {
+	/* MTU evidence (always here): the largest payload; the payload of
+	 * FIRST/MIDDLE packets (one MTU each), the largest and whether they
+	 * differed, and where (the first frame) */
+	uint64_t max_payload_frame, seg_frame;
+	/* the rest: qpt_ecn.c's own, in use while struct qpt_dir.qos is NULL.
+	 * The rate window's history: the data packets of the last window */
+	int64_t hist_ns[QPT_QOS_INLINE_HIST];
+	uint32_t hist_len[QPT_QOS_INLINE_HIST];
+	uint32_t max_payload, seg_payload;
+	/* packets per slot (class data or ACK x PCP or DSCP: cls * 2 + dscp),
+	 * 0: none; its value; the slots in the order first seen, 2 bits each */
+	uint16_t n[4];
+	int8_t value[4];
+	uint8_t order;
+	uint8_t nhist;
+	bool seen; /* a packet or a CNP about it: qpt_dir_qos() not NULL */
+	bool seg_varies;
+};
+G_STATIC_ASSERT(sizeof(struct qpt_qos_inline) == 64);
+
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {
 	uint8_t from, to; /* indexes into conv->ep */
@@ -163,7 +189,8 @@ struct qpt_dir {
 	uint64_t req_packets, resp_packets, acks, coalesced_acks;
 	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
 	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
-	struct qpt_dir_qos *qos; /* NULL before its first packet */
+	struct qpt_dir_qos *qos; /* NULL until needed: read qpt_dir_qos() */
+	struct qpt_qos_inline qos_in;
 	/* never NULL in a conversation the engine made: its rare counters, or
 	 * qpt_dir_rare_none */
 	const struct qpt_dir_rare *r;
@@ -294,6 +321,13 @@ const struct qpt_flow_opts *qpt_flow_options(const struct qpt_flow *fl);
 /* How many distinct values of that class and kind the direction saw; the
  * value with the most packets in *top (may be NULL). */
 unsigned qpt_qos_values(const struct qpt_dir *d, unsigned cls, bool dscp, int *top);
+/* The direction's priority counts in the order first seen: the i-th, NULL
+ * past the last (it may be *tmp, filled). */
+const struct qpt_qos_count *qpt_qos_count_at(const struct qpt_dir *d, unsigned i,
+					     struct qpt_qos_count *tmp);
+/* Its ECN and rate state (all zero when none was needed), NULL before its
+ * first packet; its priority counts are read with qpt_qos_count_at(). */
+const struct qpt_dir_qos *qpt_dir_qos(const struct qpt_dir *d);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);

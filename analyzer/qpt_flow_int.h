@@ -219,6 +219,8 @@ struct qpt_flow {
 	bool conv_end_set; /* qpt_flow_set_conv_end() */
 	int64_t conv_end_ns;
 	struct qpt_pfc *pfc; /* PFC/PAUSE per priority (qpt_pfc.c) */
+	bool absorbed; /* has conversations of other engines, finished there
+			* (qpt_flow_absorb): the ECN finish skips them */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its

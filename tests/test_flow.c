@@ -503,6 +503,152 @@ static void test_read_retry_episode_end(void)
 	qpt_flow_free(f.fl);
 }
 
+/* ---- priorities and the CNP rate window (qpt_ecn.c) --------------------- */
+
+static void feed_qos(struct feed *f, bool from_a, uint8_t op, uint32_t psn, int pcp,
+		     int dscp, uint32_t iba_len, int64_t at_ns)
+{
+	struct qpt_pkt p = mk(from_a, op, psn);
+
+	p.vlan_pcp = pcp;
+	p.dscp = (uint8_t)dscp;
+	p.iba_len = iba_len;
+	f->ns = at_ns;
+	qpt_flow_packet(f->fl, ++f->frame, f->ns, &p, &f->v);
+}
+
+/* The i-th priority count of d, which must exist. */
+static struct qpt_qos_count count_at(const struct qpt_dir *d, unsigned i)
+{
+	struct qpt_qos_count tmp;
+	const struct qpt_qos_count *e = qpt_qos_count_at(d, i, &tmp);
+
+	g_assert_nonnull(e);
+	return *e;
+}
+
+/* Data on one PCP and DSCP costs no struct qpt_dir_qos; 70,000 packets of
+ * one value (more than its inline count holds), then a second PCP, then
+ * ACK-class packets from b: every count as fed, in the order first seen. */
+static void test_qos_counts(void)
+{
+	struct feed f;
+	const struct qpt_dir *a, *b;
+	struct qpt_qos_count e;
+	GPtrArray *cs;
+	const struct qpt_conv *c;
+	struct qpt_qos_count tmp;
+	int top = -2;
+
+	setup(&f);
+	for (uint32_t i = 0; i < 10; i++)
+		feed_qos(&f, true, 0x0a, i, 3, 26, 100, f.ns + 200000);
+	feed_qos(&f, false, 0x11, 9, 3, 26, 20, f.ns + 1000);
+	cs = qpt_flow_conversations(f.fl);
+	g_assert_cmpuint(cs->len, ==, 1);
+	c = g_ptr_array_index(cs, 0);
+	a = &c->dir[0];
+	b = &c->dir[1];
+	g_assert_null(a->qos); /* the memory asked for: none allocated */
+	g_assert_null(b->qos);
+	g_assert_nonnull(qpt_dir_qos(a));
+	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, false, &top), ==, 1);
+	g_assert_cmpint(top, ==, 3);
+	e = count_at(a, 0);
+	g_assert_cmpuint(e.cls, ==, QPT_QOS_DATA);
+	g_assert_false(e.dscp);
+	g_assert_cmpint(e.value, ==, 3);
+	g_assert_cmpuint(e.packets, ==, 10);
+	e = count_at(a, 1);
+	g_assert_true(e.dscp);
+	g_assert_cmpint(e.value, ==, 26);
+	g_assert_cmpuint(e.packets, ==, 10);
+	g_assert_null(qpt_qos_count_at(a, 2, &tmp));
+	for (uint32_t i = 10; i < 70000; i++)
+		feed_qos(&f, true, 0x0a, i, 3, 26, 100, f.ns + 200000);
+	feed_qos(&f, true, 0x0a, 70000, 5, 26, 100, f.ns + 200000);
+	feed_qos(&f, false, 0x11, 70000, -1, 10, 20, f.ns + 1000);
+	feed_qos(&f, false, 0x11, 70000, -1, 12, 20, f.ns + 1000);
+	qpt_flow_finish(f.fl);
+	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, false, &top), ==, 2);
+	g_assert_cmpint(top, ==, 3);
+	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, true, &top), ==, 1);
+	g_assert_cmpint(top, ==, 26);
+	g_assert_cmpuint(count_at(a, 0).packets, ==, 70000);
+	g_assert_cmpint(count_at(a, 1).value, ==, 26);
+	g_assert_cmpuint(count_at(a, 1).packets, ==, 70001);
+	g_assert_cmpint(count_at(a, 2).value, ==, 5);
+	g_assert_cmpuint(count_at(a, 2).packets, ==, 1);
+	g_assert_null(qpt_qos_count_at(a, 3, &tmp));
+	/* b: PCP 3 then untagged; DSCP 26, 10, 12 */
+	g_assert_cmpuint(qpt_qos_values(b, QPT_QOS_ACK, false, NULL), ==, 2);
+	g_assert_cmpuint(qpt_qos_values(b, QPT_QOS_ACK, true, NULL), ==, 3);
+	e = count_at(b, 2);
+	g_assert_false(e.dscp);
+	g_assert_cmpint(e.value, ==, -1);
+	g_assert_cmpuint(e.packets, ==, 2);
+	g_assert_cmpint(count_at(b, 3).value, ==, 10);
+	g_assert_cmpint(count_at(b, 4).value, ==, 12);
+	g_assert_null(qpt_qos_count_at(b, 5, &tmp));
+	g_assert_cmpuint(qpt_qos_values(b, QPT_QOS_DATA, false, NULL), ==, 0);
+	g_ptr_array_free(cs, TRUE);
+	qpt_flow_free(f.fl);
+}
+
+/* The sender's bytes in the 100 us before and after a CNP (the default
+ * window): packets at the times given (us after t0) with their IBA
+ * lengths, a CNP back at cnp_us; the sums worked out by hand. */
+static void rate_case(const int64_t *at_us, const uint32_t *len, unsigned n, int64_t cnp_us,
+		      uint64_t before, uint64_t after)
+{
+	struct feed f;
+	const struct qpt_dir *a;
+	const struct qpt_dir_qos *q;
+	const int64_t t0 = 2000000000;
+	bool cnp_sent = false;
+
+	setup(&f);
+	feed_qos(&f, true, 0x0a, 0, 3, 26, 100, t0 - 1000000000);
+	feed_qos(&f, false, 0x11, 0, 3, 26, 20, t0 - 999000000);
+	for (unsigned i = 0; i < n; i++) {
+		if (!cnp_sent && at_us[i] > cnp_us) {
+			feed_qos(&f, false, 0x81, 0, 6, 48, 60, t0 + cnp_us * 1000);
+			cnp_sent = true;
+		}
+		feed_qos(&f, true, 0x0a, 1 + i, 3, 26, len[i], t0 + at_us[i] * 1000);
+	}
+	g_assert_true(cnp_sent);
+	qpt_flow_finish(f.fl);
+	a = dir0(&f);
+	q = qpt_dir_qos(a);
+	g_assert_nonnull(q);
+	g_assert_cmpuint(q->rate_windows, ==, 1);
+	g_assert_cmpuint(q->bytes_before, ==, before);
+	g_assert_cmpuint(q->bytes_after, ==, after);
+	g_assert_cmpfloat(q->rate_before_bps, ==, (double)before * 8 / 100e-6);
+	qpt_flow_free(f.fl);
+}
+
+static void test_qos_rate_window(void)
+{
+	/* two packets in the window before (one older); the after window
+	 * [130, 230) has 800, the packet at 240 closes it */
+	static const int64_t t1[] = { 0, 50, 120, 150, 240 };
+	static const uint32_t l1[] = { 100, 200, 400, 800, 1600 };
+	/* four in the window: more than a direction keeps inline */
+	static const int64_t t2[] = { 5, 10, 20, 30, 35, 100, 300 };
+	static const uint32_t l2[] = { 50, 100, 200, 400, 1000, 3000, 7 };
+	/* the history before the window, with a frame stamped earlier in
+	 * between (times back): kept in the order fed, the older entries go
+	 * only from the front */
+	static const int64_t t3[] = { 10, 300, 20, 310, 320, 400, 500 };
+	static const uint32_t l3[] = { 1, 2, 4, 8, 16, 32, 64 };
+
+	rate_case(t1, l1, G_N_ELEMENTS(t1), 130, 600, 800);
+	rate_case(t2, l2, G_N_ELEMENTS(t2), 40, 1750, 3000);
+	rate_case(t3, l3, G_N_ELEMENTS(t3), 330, 30, 32);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -518,5 +664,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/bounded_halves_not_reached", test_bounded_halves_not_reached);
 	g_test_add_func("/flow/unbounded_halves", test_unbounded_halves);
 	g_test_add_func("/flow/cm_failed", test_cm_failed);
+	g_test_add_func("/flow/qos_counts", test_qos_counts);
+	g_test_add_func("/flow/qos_rate_window", test_qos_rate_window);
 	return g_test_run();
 }

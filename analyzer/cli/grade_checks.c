@@ -836,11 +836,10 @@ static void check_priority(const struct check *c, const struct capture *cap, str
 		if (!grade_tr_match(c, cv->transport))
 			continue;
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir_qos *q = cv->dir[d].qos;
+			const struct qpt_qos_count *e;
+			struct qpt_qos_count tmp;
 
-			for (guint k = 0; q && q->counts && k < q->counts->len; k++) {
-				const struct qpt_qos_count *e =
-					&g_array_index(q->counts, struct qpt_qos_count, k);
+			for (unsigned k = 0; (e = qpt_qos_count_at(&cv->dir[d], k, &tmp)); k++) {
 				long want = e->dscp ? c->dscp : c->pcp;
 
 				if (e->cls != (unsigned)c->qos_class || want < 0)

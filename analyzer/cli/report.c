@@ -446,11 +446,10 @@ static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir 
 static void qos_cell(char *buf, size_t len, const struct qpt_dir *x, unsigned cls, bool dscp)
 {
 	GString *t = g_string_new(NULL);
-	const struct qpt_dir_qos *q = x->qos;
+	const struct qpt_qos_count *e;
+	struct qpt_qos_count tmp;
 
-	for (guint i = 0; q && q->counts && i < q->counts->len; i++) {
-		const struct qpt_qos_count *e = &g_array_index(q->counts, struct qpt_qos_count, i);
-
+	for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
 		if (e->cls != cls || e->dscp != dscp)
 			continue;
 		if (t->len)
@@ -473,6 +472,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 	};
 	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
 	const struct qpt_dir *d2[2] = { a, b };
+	const struct qpt_dir_qos *aq = qpt_dir_qos(a), *bq = qpt_dir_qos(b);
 
 	if (!verbose && !a->r->ecn_ce && !b->r->ecn_ce && !a->r->cnps && !b->r->cnps)
 		return;
@@ -493,17 +493,17 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 		}
 		g_string_append_printf(o, "  %-28s %18s %18s\n", labels[cls], cell[0], cell[1]);
 	}
-	if (a->qos || b->qos) {
+	if (aq || bq) {
 		static const struct qpt_lat none;
 
-		row_lat(o, "ECN reaction min/p50/max:", a->qos ? &a->qos->reaction : &none,
-			b->qos ? &b->qos->reaction : &none);
+		row_lat(o, "ECN reaction min/p50/max:", aq ? &aq->reaction : &none,
+			bq ? &bq->reaction : &none);
 	}
-	if ((a->qos && a->qos->rate_windows) || (b->qos && b->qos->rate_windows)) {
+	if ((aq && aq->rate_windows) || (bq && bq->rate_windows)) {
 		char cell[2][64];
 
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir_qos *q = d2[d]->qos;
+			const struct qpt_dir_qos *q = qpt_dir_qos(d2[d]);
 			char r0[32], r1[32];
 
 			if (!q || !q->rate_windows) {
@@ -679,17 +679,16 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 static void json_qos(GString *o, const struct qpt_dir *x)
 {
 	static const char *const keys[QPT_QOS_CLASSES] = { "", "ack_", "cnp_" };
-	const struct qpt_dir_qos *q = x->qos;
+	const struct qpt_dir_qos *q = qpt_dir_qos(x);
 
 	for (unsigned cls = 0; cls < QPT_QOS_CLASSES; cls++)
 		for (int dscp = 0; dscp < 2; dscp++) {
+			const struct qpt_qos_count *e;
+			struct qpt_qos_count tmp;
 			bool first = true;
 
 			g_string_append_printf(o, ",\"%s%s\":{", keys[cls], dscp ? "dscp" : "pcp");
-			for (guint i = 0; q && q->counts && i < q->counts->len; i++) {
-				const struct qpt_qos_count *e =
-					&g_array_index(q->counts, struct qpt_qos_count, i);
-
+			for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
 				if (e->cls != cls || e->dscp != (dscp != 0))
 					continue;
 				if (e->value < 0)
@@ -716,9 +715,9 @@ static void json_qos(GString *o, const struct qpt_dir *x)
 		} else {
 			g_string_append(o, ",\"rate_before_bps\":null,\"rate_after_bps\":null");
 		}
-		g_string_append_printf(o, "},\"max_payload\":%u", q->max_payload);
-		if (q->seg_payload)
-			g_string_append_printf(o, ",\"segment_payload\":%u", q->seg_payload);
+		g_string_append_printf(o, "},\"max_payload\":%u", x->qos_in.max_payload);
+		if (x->qos_in.seg_payload)
+			g_string_append_printf(o, ",\"segment_payload\":%u", x->qos_in.seg_payload);
 	} else {
 		g_string_append(o, ",\"ecn_reaction_us\":null");
 	}
