@@ -524,20 +524,24 @@ static void qp_draw(void *tapdata _U_)
 	}
 	roce_flow_finish();
 	convs = seen_conversations(qp_seen);
-	cell = g_new0(qp_row_t, convs->len ? convs->len : 1);
+	/* one row's cells at a time: formatted once for the column widths and
+	 * again to print (a row's cells are 3.4 KB: a million conversations'
+	 * would be 3.4 GB at once) */
+	cell = g_new0(qp_row_t, 1);
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		cells[col] = qp_text_title(col);
 		width[col] = (unsigned)strlen(cells[col]);
 	}
 	for (guint i = 0; i < convs->len; i++) {
-		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell[i]);
+		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell[0]);
 		for (unsigned col = 0; col < qp_ncols; col++)
-			width[col] = MAX(width[col], (unsigned)strlen(cell[i][col]));
+			width[col] = MAX(width[col], (unsigned)strlen(cell[0][col]));
 	}
 	qp_print_row(cells, width);
 	for (guint i = 0; i < convs->len; i++) {
+		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell[0]);
 		for (unsigned col = 0; col < qp_ncols; col++)
-			cells[col] = cell[i][col];
+			cells[col] = cell[0][col];
 		qp_print_row(cells, width);
 	}
 	printf("%u conversation(s)\n", convs->len);
