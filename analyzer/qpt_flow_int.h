@@ -201,10 +201,27 @@ static inline struct qpt_dir_rare *fl_dr(struct qpt_dir *d)
 	return (struct qpt_dir_rare *)(uintptr_t)d->r;
 }
 
+/* The halves from one address to another (src,dst), for pairing by
+ * traffic: every one in order of creation, and the two lists the pairing
+ * lookups scan, in the same order: all but those found unable ever to be
+ * an answer again (a half paired, or that sent requests, drops out as the
+ * scans meet it), so a lookup among thousands of QPs between two hosts
+ * meets the few unpaired ones, not all. */
+struct addr_halves {
+	GPtrArray *all;
+	GPtrArray *req;	 /* may be an unpaired requester (fl_find_requester) */
+	GPtrArray *resp; /* may be an unpaired responder (fl_join_responder) */
+	bool stale;	 /* a fold moved halves: req and resp are copied from all */
+};
+
 struct qpt_flow {
 	struct qpt_flow_opts o;
 	GHashTable *halves;  /* half_key -> struct half */
-	GHashTable *by_addr; /* "src,dst" -> GPtrArray of halves */
+	GHashTable *by_addr; /* "src,dst" -> struct addr_halves */
+	/* conversations a fold went into (NULL before the first): as a fold
+	 * gives all the halves it moves one direction, a later pairing in one
+	 * can unpair a half, so it makes the pairing lookups' lists stale */
+	GHashTable *folded;
 	GHashTable *cm;	     /* REQ local comm ID -> struct cm_rec */
 	GHashTable *cm_rep;  /* REP local comm ID -> the same struct cm_rec */
 	GPtrArray *convs;

@@ -42,6 +42,16 @@ static gboolean pair_equal(gconstpointer a, gconstpointer b)
 	return !memcmp(a, b, 32);
 }
 
+static void addr_halves_free(gpointer p)
+{
+	struct addr_halves *a = p;
+
+	g_ptr_array_unref(a->all);
+	g_ptr_array_unref(a->req);
+	g_ptr_array_unref(a->resp);
+	g_free(a);
+}
+
 static void half_free(gpointer p)
 {
 	struct half *h = p;
@@ -113,8 +123,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	fl_qos_defaults(&fl->o);
 	/* a set: the key is the half's first member */
 	fl->halves = g_hash_table_new_full(key_hash, key_equal, half_free, NULL);
-	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free,
-					    (GDestroyNotify)g_ptr_array_unref);
+	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free, addr_halves_free);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
 	fl->convs = g_ptr_array_new_with_free_func(conv_free);
@@ -128,6 +137,8 @@ void qpt_flow_free(struct qpt_flow *fl)
 		return;
 	g_hash_table_destroy(fl->halves);
 	g_hash_table_destroy(fl->by_addr);
+	if (fl->folded)
+		g_hash_table_destroy(fl->folded);
 	g_hash_table_destroy(fl->cm_rep);
 	g_hash_table_destroy(fl->cm);
 	g_ptr_array_free(fl->convs, TRUE);
@@ -203,7 +214,7 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 	struct half_key k;
 	struct half *h, **slot;
 	uint8_t fam;
-	GPtrArray *list;
+	struct addr_halves *a;
 
 	memset(&k, 0, sizeof(k));
 	fam = fl_pkt_addrs(p, k.src, k.dst);
@@ -228,12 +239,19 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		g_hash_table_add(fl->halves, h);
 		fl->nhalves++;
 		fl->t.halves = fl->nhalves;
-		list = g_hash_table_lookup(fl->by_addr, k.src);
-		if (!list) {
-			list = g_ptr_array_new();
-			g_hash_table_insert(fl->by_addr, g_memdup2(k.src, 32), list);
+		a = g_hash_table_lookup(fl->by_addr, k.src);
+		if (!a) {
+			a = g_new0(struct addr_halves, 1);
+			a->all = g_ptr_array_new();
+			a->req = g_ptr_array_new();
+			a->resp = g_ptr_array_new();
+			g_hash_table_insert(fl->by_addr, g_memdup2(k.src, 32), a);
 		}
-		g_ptr_array_add(list, h);
+		g_ptr_array_add(a->all, h);
+		if (k.sqpn == ~0u) { /* a UD half is neither */
+			g_ptr_array_add(a->req, h);
+			g_ptr_array_add(a->resp, h);
+		}
 	}
 	if (h)
 		*slot = h;
@@ -312,6 +330,22 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	fl_qos_merge(d, s);
 }
 
+/* A fold moved h to another conversation (and maybe direction): a half
+ * the pairing lookups dropped between h's addresses may be one again. */
+static void addr_stale(struct qpt_flow *fl, const struct half *h)
+{
+	uint8_t k[32];
+	struct addr_halves *a;
+
+	for (int i = 0; i < 2; i++) {
+		memcpy(k, i ? h->key.dst : h->key.src, 16);
+		memcpy(k + 16, i ? h->key.src : h->key.dst, 16);
+		a = g_hash_table_lookup(fl->by_addr, k);
+		if (a)
+			a->stale = true;
+	}
+}
+
 /* Folds conversation o into c: o's direction od becomes c's direction cd;
  * every half that pointed at o follows. */
 static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
@@ -324,6 +358,9 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	fl_qos_fold(fl, c); /* CNPs that came before the pairing meet their marks */
 	o->merged = true;
 	o->merged_into = c->id;
+	if (!fl->folded)
+		fl->folded = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_hash_table_add(fl->folded, c);
 	fl->t.conversations--;
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
@@ -332,6 +369,7 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 		if (x->conv == o) {
 			x->conv = c;
 			x->dir = cd;
+			addr_stale(fl, x);
 		}
 	}
 }
@@ -365,6 +403,8 @@ struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
 	c->ep[req->dir].qpn_known = true;
 	c->ep[resp->dir].qpn = req->key.qpn;
 	c->ep[resp->dir].qpn_known = true;
+	if (fl->folded && g_hash_table_contains(fl->folded, c))
+		addr_stale(fl, req);
 	if (by > c->paired_by || c->paired_by == QPT_PAIR_NONE) {
 		c->paired_by = by;
 		c->pair_evidence = evidence;
@@ -372,33 +412,56 @@ struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
 	return c;
 }
 
-/* The halves going the other way between h's two addresses. */
-static GPtrArray *reverse_halves(struct qpt_flow *fl, const struct half *h)
+/* The halves going the other way between h's two addresses, their lookup
+ * lists copied anew after a fold. */
+static struct addr_halves *reverse_halves(struct qpt_flow *fl, const struct half *h)
 {
 	uint8_t k[32];
+	struct addr_halves *a;
 
 	memcpy(k, h->key.dst, 16);
 	memcpy(k + 16, h->key.src, 16);
-	return g_hash_table_lookup(fl->by_addr, k);
+	a = g_hash_table_lookup(fl->by_addr, k);
+	if (a && a->stale) {
+		g_ptr_array_set_size(a->req, 0);
+		g_ptr_array_set_size(a->resp, 0);
+		for (guint i = 0; i < a->all->len; i++) {
+			struct half *r = g_ptr_array_index(a->all, i);
+
+			if (r->key.sqpn == ~0u) {
+				g_ptr_array_add(a->req, r);
+				g_ptr_array_add(a->resp, r);
+			}
+		}
+		a->stale = false;
+	}
+	return a;
 }
 
 /* A response with this PSN arrived on h, unpaired: find the request half
- * (h->dst -> h->src) whose PSNs it answers. */
+ * (h->dst -> h->src) whose PSNs it answers: of those that sent requests
+ * and are not paired, the one whose next PSN is the nearest at or after
+ * psn (the first in order of creation of equals).  A paired half stays
+ * paired (a fold, that could change it, makes the list stale) and leaves
+ * the list. */
 struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn)
 {
-	GPtrArray *list = reverse_halves(fl, h);
+	struct addr_halves *a = reverse_halves(fl, h);
+	GPtrArray *list = a ? a->req : NULL;
 	struct half *best = NULL;
 	int32_t best_d = 0;
+	guint keep = 0;
 
 	for (guint i = 0; list && i < list->len; i++) {
 		struct half *r = g_ptr_array_index(list, i);
 		int32_t d;
 
-		if (r == h || !r->req_started || r->key.sqpn != ~0u)
+		if (r != h && r->conv && fl_twin_of(fl, r))
+			continue; /* already paired, for good: dropped */
+		list->pdata[keep++] = r;
+		if (r == h || !r->req_started)
 			continue;
-		if (r->conv && fl_twin_of(fl, r))
-			continue; /* already paired */
 		d = qpt_psn_diff(r->expected, psn);
 		/* PSN must be one the requester sent (READ spans reach ahead). */
 		if (d < 0 || d > 65536)
@@ -408,6 +471,8 @@ struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 			best_d = d;
 		}
 	}
+	if (list)
+		g_ptr_array_set_size(list, keep);
 	return best;
 }
 
@@ -436,24 +501,33 @@ struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
  * capture starts mid-connection) acknowledged: the same connection. */
 bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn)
 {
-	GPtrArray *list = reverse_halves(fl, h);
+	struct addr_halves *a = reverse_halves(fl, h);
+	GPtrArray *list = a ? a->resp : NULL;
 	struct half *found = NULL;
+	bool ambiguous = false;
+	guint keep = 0;
 
 	for (guint i = 0; list && i < list->len; i++) {
 		struct half *r = g_ptr_array_index(list, i);
 		int32_t d;
 
-		if (r == h || !r->conv || r->req_started || !r->ack_valid ||
-		    r->key.sqpn != ~0u || r->conv->ep[r->dir].qpn_known)
+		/* a requester, or a half whose source QPN is known, stays so
+		 * (but after a fold, which makes the list stale): dropped */
+		if (r != h && (r->req_started || (r->conv && r->conv->ep[r->dir].qpn_known)))
+			continue;
+		list->pdata[keep++] = r;
+		if (ambiguous || r == h || !r->conv || !r->ack_valid)
 			continue;
 		d = qpt_psn_diff(psn, r->ack_psn);
 		if (d < 1 || d > 64)
 			continue;
 		if (found)
-			return false; /* ambiguous: wait for stronger evidence */
+			ambiguous = true; /* wait for stronger evidence */
 		found = r;
 	}
-	if (!found)
+	if (list)
+		g_ptr_array_set_size(list, keep);
+	if (!found || ambiguous)
 		return false;
 	fl_pair(fl, h, found, QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
 	return true;

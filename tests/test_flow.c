@@ -444,6 +444,99 @@ static void test_unbounded_halves(void)
 	qpt_flow_free(fl);
 }
 
+/* Pairing by traffic among many QPs between the same two hosts (no CM):
+ * QP i is host 1's QPN 0x100 + i with host 2's QPN 0x4000 + i, the truth
+ * the conversations must show.  Its requests start at PSN 1000 * i (so
+ * an ACK is within reach of the later QPs' requests too, and only the
+ * nearest is its own), and the ACKs come in another order than the
+ * requests, with more requests and ACKs of paired QPs in between.  Then
+ * QPs whose ACKs the capture saw before their requests (starting
+ * mid-connection): each request continues one ACKed PSN.  Then two ACKs
+ * both within reach of one request: not paired (not a guess).  Then a
+ * half that answered before it sent requests. */
+#define PAIR_N 60
+
+static void send_pkt(struct qpt_flow *fl, uint64_t *frame, bool from_1, uint32_t dqpn,
+		     uint8_t op, uint32_t psn)
+{
+	struct qpt_pkt p = mk(from_1, op, psn);
+	struct qpt_verdict v;
+
+	p.bth.dqpn = dqpn;
+	++*frame;
+	qpt_flow_packet(fl, *frame, 1000 * (int64_t)*frame, &p, &v);
+}
+
+static void test_pair_many_same_hosts(void)
+{
+	struct qpt_flow *fl = qpt_flow_new(NULL);
+	uint64_t frame = 0;
+	GPtrArray *cs;
+	bool seen[PAIR_N + 12] = { false };
+	unsigned unpaired = 0;
+
+	for (uint32_t i = 0; i < PAIR_N; i++) /* WRITE Only to host 2's QP */
+		send_pkt(fl, &frame, true, 0x4000 + i, 0x0a, 1000 * i);
+	for (uint32_t k = 0; k < PAIR_N; k++) {
+		uint32_t i = (k * 37 + 11) % PAIR_N; /* 37 is prime to 60: each i once */
+
+		send_pkt(fl, &frame, false, 0x100 + i, 0x11, 1000 * i); /* its ACK */
+		/* a paired QP again, and the next of its ACKs */
+		send_pkt(fl, &frame, true, 0x4000 + i, 0x0a, 1000 * i + 1);
+		send_pkt(fl, &frame, false, 0x100 + i, 0x11, 1000 * i + 1);
+	}
+	/* QPs PAIR_N .. PAIR_N + 7: ACKs first, then their requests */
+	for (uint32_t i = PAIR_N; i < PAIR_N + 8; i++)
+		send_pkt(fl, &frame, false, 0x100 + i, 0x11, 5000000 + 1000 * i);
+	for (uint32_t i = PAIR_N + 7; i >= PAIR_N; i--) {
+		send_pkt(fl, &frame, true, 0x4000 + i, 0x0a, 5000000 + 1000 * i + 1);
+		send_pkt(fl, &frame, false, 0x100 + i, 0x11, 5000000 + 1000 * i + 1);
+	}
+	/* QPs PAIR_N + 8 and + 9 ACK PSNs 9,000,000 and 9,000,010; a request
+	 * PSN 9,000,011 to QP PAIR_N + 8 continues either */
+	send_pkt(fl, &frame, false, 0x100 + PAIR_N + 8, 0x11, 9000000);
+	send_pkt(fl, &frame, false, 0x100 + PAIR_N + 9, 0x11, 9000010);
+	send_pkt(fl, &frame, true, 0x4000 + PAIR_N + 8, 0x0a, 9000011);
+	/* QP PAIR_N + 10: host 2's half carries an ACK, is passed over by a
+	 * lookup for an unrelated ACK (QPN 0x4000 + PAIR_N + 11) while it sent
+	 * no request, then sends a request that host 1 ACKs: paired then */
+	send_pkt(fl, &frame, false, 0x100 + PAIR_N + 10, 0x11, 12000000);
+	send_pkt(fl, &frame, true, 0x4000 + PAIR_N + 11, 0x11, 14000000);
+	send_pkt(fl, &frame, false, 0x100 + PAIR_N + 10, 0x0a, 13000000);
+	send_pkt(fl, &frame, true, 0x4000 + PAIR_N + 10, 0x11, 13000000);
+
+	cs = qpt_flow_conversations(fl);
+	for (guint k = 0; k < cs->len; k++) {
+		const struct qpt_conv *c = g_ptr_array_index(cs, k);
+		int e1 = c->ep[0].addr[15] == 1 ? 0 : 1; /* host 1's endpoint */
+		uint32_t i;
+
+		if (c->paired_by == QPT_PAIR_NONE) {
+			unpaired++;
+			continue;
+		}
+		g_assert_cmpint(c->paired_by, ==, QPT_PAIR_TRAFFIC);
+		g_assert_cmpuint(c->ep[e1].addr[15], ==, 1);
+		g_assert_cmpuint(c->ep[1 - e1].addr[15], ==, 2);
+		g_assert_true(c->ep[0].qpn_known && c->ep[1].qpn_known);
+		i = c->ep[e1].qpn - 0x100;
+		g_assert_true(i < PAIR_N + 8 || i == PAIR_N + 10);
+		g_assert_cmpuint(c->ep[1 - e1].qpn, ==, 0x4000 + i);
+		g_assert_false(seen[i]);
+		seen[i] = true;
+		/* every packet of QP i in it: its requests, its ACKs */
+		g_assert_cmpuint(c->dir[e1].packets, ==, i < PAIR_N ? 2 : 1);
+		g_assert_cmpuint(c->dir[1 - e1].packets, ==, 2);
+	}
+	g_assert_true(seen[PAIR_N + 10]);
+	/* two ACK halves and one request half, apart; the unrelated ACK */
+	g_assert_cmpuint(unpaired, ==, 4);
+	g_assert_cmpuint(cs->len, ==, PAIR_N + 9 + 4);
+	g_assert_cmpuint(qpt_flow_totals(fl)->conversations, ==, PAIR_N + 9 + 4);
+	g_ptr_array_free(cs, TRUE);
+	qpt_flow_free(fl);
+}
+
 static const struct qpt_verdict *feed_len(struct feed *f, bool from_a, uint8_t op,
 					  uint32_t psn, uint32_t payload, uint32_t dmalen)
 {
@@ -666,5 +759,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/cm_failed", test_cm_failed);
 	g_test_add_func("/flow/qos_counts", test_qos_counts);
 	g_test_add_func("/flow/qos_rate_window", test_qos_rate_window);
+	g_test_add_func("/flow/pair_many_same_hosts", test_pair_many_same_hosts);
 	return g_test_run();
 }

@@ -12,7 +12,7 @@ static gint64 opt_packets = 1000000;
 static gint opt_qps = 16;
 static gdouble opt_loss = 0.001, opt_cnp = 0.0;
 static gint opt_msg = 4096, opt_mtu = 1024;
-static gboolean opt_one_way;
+static gboolean opt_one_way, opt_same_hosts;
 
 static GOptionEntry entries[] = {
     { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, "List scenarios", NULL },
@@ -27,6 +27,7 @@ static GOptionEntry entries[] = {
     { "msg-size", 0, 0, G_OPTION_ARG_INT, &opt_msg, "bench: WRITE message size (default 4096)", "BYTES" },
     { "mtu", 0, 0, G_OPTION_ARG_INT, &opt_mtu, "bench: path MTU (default 1024)", "BYTES" },
     { "one-way", 0, 0, G_OPTION_ARG_NONE, &opt_one_way, "bench: requests only (no ACKs, NAKs or CNPs): a capture of one direction; with --msg-size 0 and --packets = --qps, one packet per QPN", NULL },
+    { "same-hosts", 0, 0, G_OPTION_ARG_NONE, &opt_same_hosts, "bench: every QP pair between the same two hosts (10.1.0.1 and 10.2.0.2; distinct QPNs), as in a cluster of two servers", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -120,8 +121,13 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
     path_t path = { LT_ETH, NET_IP4, 0, { 0, 0 }, 26, 2 };
     bqp_t *qs = g_new0(bqp_t, (gsize)opt_qps);
     for (int i = 0; i < opt_qps; i++) {
-        ep_v4(&qs[i].a, 10, 1, (uint8_t)(i >> 8), 1, 0x000100u + (uint32_t)i);
-        ep_v4(&qs[i].b, 10, 2, (uint8_t)(i >> 8), (uint8_t)(2 + i % 200), 0x010000u + (uint32_t)i);
+        if (opt_same_hosts) {
+            ep_v4(&qs[i].a, 10, 1, 0, 1, 0x000100u + (uint32_t)i);
+            ep_v4(&qs[i].b, 10, 2, 0, 2, 0x010000u + (uint32_t)i);
+        } else {
+            ep_v4(&qs[i].a, 10, 1, (uint8_t)(i >> 8), 1, 0x000100u + (uint32_t)i);
+            ep_v4(&qs[i].b, 10, 2, (uint8_t)(i >> 8), (uint8_t)(2 + i % 200), 0x010000u + (uint32_t)i);
+        }
         /* the manifest's per-conversation counts only when one is
          * written (a million QPs' counts take gigabytes) */
         qs[i].cv = manifest ? conv_new(c, "RC", "traffic", &qs[i].a, &qs[i].b) : NULL;
@@ -164,8 +170,9 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
     }
     g_free(qs);
     char desc[256];
-    g_snprintf(desc, sizeof desc, "bench: %d RC QPs, WRITE %u B, MTU %u, loss %g, cnp-rate %g%s",
-               opt_qps, len, mtu, opt_loss, opt_cnp, opt_one_way ? ", requests only" : "");
+    g_snprintf(desc, sizeof desc, "bench: %d RC QPs, WRITE %u B, MTU %u, loss %g, cnp-rate %g%s%s",
+               opt_qps, len, mtu, opt_loss, opt_cnp, opt_one_way ? ", requests only" : "",
+               opt_same_hosts ? ", all between two hosts" : "");
     return ctx_finish(c, manifest, desc, seed) ? 1 : 0;
 }
 
@@ -178,7 +185,7 @@ int main(int argc, char **argv)
         "  qpscen --list\n"
         "  qpscen NAME -o OUT.pcap [-m MANIFEST.json] [--seed N]\n"
         "  qpscen all -d DIR\n"
-        "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R] [--one-way]\n");
+        "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R] [--one-way] [--same-hosts]\n");
     if (!g_option_context_parse(oc, &argc, &argv, &err)) {
         fprintf(stderr, "qpscen: %s\n", err->message);
         g_error_free(err);
