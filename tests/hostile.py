@@ -23,7 +23,10 @@ explicit `--max-qps 65536` bounds the engine's state: packets past it are
 counted as untracked (and the totals say the limit was reached), and the
 peak RSS of `summary` on N frames is no more than on a quarter of N (both
 past the limit), within 10 % + 32 MB.  (Without --max-qps every QP is
-tracked: tests/scale.py checks that.)
+tracked: tests/scale.py checks that.)  Under AddressSanitizer
+(tools/sanitize) the many-QPN check takes ASAN_MANY_QPNS (280,000: a
+quarter is still past the limit) and does not judge the peak RSS, and
+says so.
 
 Exit status 0 when all checks pass, 1 otherwise.
 """
@@ -34,36 +37,20 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
+
+import tap  # tests/tap.py
+
+# --many-qpns under AddressSanitizer: a quarter of it (70,000) is still
+# past --max-qps 65536
+ASAN_MANY_QPNS = 280000
 
 
 def run(cmd, timeout, stdout_path=None):
     """Run cmd; returns (status, stdout, stderr, peak_rss_kb, timed_out).
     status is negative for a signal, as in subprocess."""
-    out_f = open(stdout_path, 'wb') if stdout_path else tempfile.TemporaryFile()
-    err_f = tempfile.TemporaryFile()
-    p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL)
-    timed_out = []
-
-    def kill():
-        timed_out.append(True)
-        p.kill()
-    t = threading.Timer(timeout, kill)
-    t.start()
-    try:
-        _, status, ru = os.wait4(p.pid, 0)
-    finally:
-        t.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    err_f.seek(0)
-    err = err_f.read().decode('utf-8', 'replace')
-    out = ''
-    if not stdout_path:
-        out_f.seek(0)
-        out = out_f.read().decode('utf-8', 'replace')
-    out_f.close()
-    err_f.close()
-    return p.returncode, out, err, ru.ru_maxrss, bool(timed_out)
+    c = tap.run_child(cmd, stdout=stdout_path, timeout=timeout)
+    out = c.out.decode('utf-8', 'replace') if c.out is not None else ''
+    return c.status, out, c.err.decode('utf-8', 'replace'), c.rss_kib, c.timed_out
 
 
 class Checker:
@@ -192,7 +179,9 @@ def check_many_qpns(qptrace, root, n, timeout, ck):
             if totals.get('conversations', 0) > 65536:
                 ck.fail(where, '%s conversations, more than --max-qps' % totals.get('conversations'))
         small, big = rss[n // 4], rss[n]
-        if big > small * 1.10 + 32 * 1024:
+        if tap.under_asan():
+            tap.sanitized_note('the peak RSS growth from %d to %d QPNs is not checked' % (n // 4, n))
+        elif big > small * 1.10 + 32 * 1024:
             ck.fail('many_qpns', 'peak RSS grows with the number of QPNs: %.1f MB for %d, %.1f MB for %d'
                     % (small / 1024.0, n // 4, big / 1024.0, n))
 
@@ -220,7 +209,13 @@ def main():
     if a.skip_big:
         print('note: many-QPN state bound check skipped')
     else:
-        check_many_qpns(a.qptrace, a.root, a.many_qpns, a.timeout * 5, ck)
+        n = a.many_qpns
+        if tap.under_asan() and n > ASAN_MANY_QPNS:
+            # tools/sanitize: an instrumented qptrace takes minutes over
+            # 1,250,000 frames; a quarter of this is still past the limit
+            tap.sanitized_note('the many-QPN check on %d QPNs instead of %d' % (ASAN_MANY_QPNS, n))
+            n = ASAN_MANY_QPNS
+        check_many_qpns(a.qptrace, a.root, n, a.timeout * 5, ck)
     print('%d files, %d failures' % (len(names), len(ck.failures)))
     return 1 if ck.failures else 0
 
