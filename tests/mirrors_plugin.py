@@ -21,23 +21,14 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import tap  # noqa: E402 (tests/tap.py)
 import wrap  # noqa: E402
+from tap import check  # noqa: E402
 
 CAPTURES = ("captures/rxe/write_bw_drop.pcap", "captures/made/nak_gbn.pcap",
             "captures/made/cnp_ecn.pcap")
 FIELDS = ["frame.number", "roce.bth.psn", "roce.stream", "roce.analysis.retransmission",
           "roce.analysis.gbn_episode", "roce.aeth.kind", "roce.error"]
-
-n = 0
-failed = []
-
-
-def check(ok, what):
-    global n
-    n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}", flush=True)
-    if not ok:
-        failed.append(what)
 
 
 def main():
@@ -99,9 +90,8 @@ def main():
               f"{len(errs)} decode errors")
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    print(f"1..{n}")
-    print(f"{n - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    print(f"1..{tap.n}")
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ import tempfile
 import time
 import urllib.parse
 
+import tap  # tests/tap.py
+from tap import check
+
 CAPTURES = ("captures/rxe/write_bw_drop.pcap", "captures/rxe/read_bw_drop.pcap",
             "captures/rxe/rc_pingpong_drop.pcap", "captures/made/nak_gbn.pcap",
             "captures/made/cnp_ecn.pcap", "captures/made/rnr.pcap")
@@ -40,21 +43,9 @@ LOOP_PPS = int(os.environ.get("QPT_MONITOR_LOOP_PPS", "100000"))
 METRICS_PORT = 19464
 PROM_PORT = 19090
 
-n = 0
-failed = []
-
-
 def skip(why):
     print(f"SKIP: {why}")
     sys.exit(77)
-
-
-def check(ok, what):
-    global n
-    n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}", flush=True)
-    if not ok:
-        failed.append(what)
 
 
 class NS:
@@ -299,7 +290,7 @@ def main():
         stop(mon)
         stop(prom)
         subprocess.run(["ip", "netns", "delete", name], capture_output=True)
-        if failed:
+        if tap.failed:
             for log in ("monitor.log", "prometheus.log"):
                 p = os.path.join(tmp, log)
                 if os.path.exists(p):
@@ -307,9 +298,8 @@ def main():
                     for line in open(p).read().splitlines()[-15:]:
                         print("#", line)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"1..{n}")
-    print(f"{n - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    print(f"1..{tap.n}")
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -25,16 +25,8 @@ import subprocess
 import sys
 import tempfile
 
-n = 0
-failed = []
-
-
-def check(ok, what):
-    global n
-    n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
-    if not ok:
-        failed.append(what)
+import tap  # tests/tap.py
+from tap import check
 
 
 def pcap_frames(path):
@@ -145,8 +137,7 @@ def main():
     for f in os.listdir(tmp):
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
-    print(f"{n - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

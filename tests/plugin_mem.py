@@ -21,19 +21,13 @@ import subprocess
 import sys
 import tempfile
 
+import tap  # tests/tap.py
+from tap import check
+
+tap.quiet = True  # only the failures, then "N passed, N failed"
+
 SMALL, LARGE = 100_000, 400_000
 MAX_B_PER_FRAME = 64.0
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def count_frames(path):
@@ -87,14 +81,10 @@ def main():
             env = dict(os.environ, HOME=homes[who])
             env.pop("WIRESHARK_PLUGIN_DIR", None)
             env.pop("WIRESHARK_CONFIG_DIR", None)
-            p = subprocess.Popen(prefix + ["tshark", "-2", "-n", "-q", "-Y", "infiniband",
-                                           "-r", cap], env=env, cwd=tmp,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            _, status, ru = os.wait4(p.pid, 0)
-            err = p.stderr.read().decode()
-            p.stderr.close()
-            assert os.waitstatus_to_exitcode(status) == 0, err
-            return ru.ru_maxrss * 1024
+            c = tap.run_child(prefix + ["tshark", "-2", "-n", "-q", "-Y", "infiniband",
+                                        "-r", cap], stdout=os.devnull, env=env, cwd=tmp)
+            assert c.status == 0, c.err.decode()
+            return c.rss_kib * 1024
 
         rc, out, err = run("plugin", caps[SMALL], ["-z", "roce,qp"])
         rows = [l.split() for l in out.splitlines() if l.startswith("0 ")]
@@ -115,8 +105,7 @@ def main():
               f"(at most {MAX_B_PER_FRAME:.0f})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

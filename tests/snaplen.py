@@ -17,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+import tap  # tests/tap.py
+from tap import check
+
 # rxe captures without RDMA CM: with RDMA CM the CM messages (MADs) are
 # cut too at 96 bytes, and a cut CM message is a cut header (malformed):
 # see captures/rxe/read_bw_rdma_cm.pcap below.
@@ -25,17 +28,6 @@ CAPTURES = ("captures/rxe/write_bw_drop.pcap", "captures/rxe/read_bw_drop.pcap",
             "captures/rxe/rc_pingpong_drop.pcap", "captures/rxe/read_bw.pcap",
             "captures/rxe/ud_pingpong.pcap", "captures/rxe/uc_pingpong.pcap",
             "captures/made/nak_gbn.pcap", "captures/made/ipv6.pcap", "captures/made/rnr.pcap")
-
-n = 0
-failed = []
-
-
-def check(ok, what):
-    global n
-    n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
-    if not ok:
-        failed.append(what)
 
 
 def run(qptrace, *args):
@@ -96,10 +88,10 @@ def main():
               f"read_bw_rdma_cm -s 96: {len(mal)} malformed, all CM MADs to QP1")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"1..{n}")
-    for f in failed:
+    print(f"1..{tap.n}")
+    for f in tap.failed:
         print("# FAILED", f)
-    return 1 if failed else 0
+    return 1 if tap.failed else 0
 
 
 if __name__ == "__main__":

@@ -25,21 +25,15 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tap  # noqa: E402 (tests/tap.py)
+from tap import check  # noqa: E402
+
+tap.quiet = True  # only the failures, then "N passed, N failed"
+
 SVG = "{http://www.w3.org/2000/svg}"
 SERIES = ["requests", "responses", "duplicates", "retransmissions", "psn_gaps",
           "ecn_ce", "naks", "rnr_naks", "cnps"]
-
-passed = 0
-failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def run(qptrace, *args, stdin=None):
@@ -345,8 +339,7 @@ def main():
                   f"{what}: exit {r.returncode} (want 2), stderr {r.stderr!r}")
         check(not os.path.exists(os.path.join(tmp, "x.svg")), "bad input writes no file")
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

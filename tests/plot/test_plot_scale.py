@@ -27,20 +27,15 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tap  # noqa: E402 (tests/tap.py)
+from tap import check  # noqa: E402
+
+tap.quiet = True  # only the failures, then "N passed, N failed"
+
 SVG = "{http://www.w3.org/2000/svg}"
 SMALL, LARGE = 100_000, 1_000_000
 MAX_GROWTH_MIB = 12.0
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def make(qpscen, path, packets):
@@ -51,13 +46,9 @@ def make(qpscen, path, packets):
 
 def plot(qptrace, cap, svg):
     """Runs qptrace plot; returns its peak RSS in MiB."""
-    p = subprocess.Popen([qptrace, "plot", "-q", "-o", svg, cap],
-                         stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    err = p.stderr.read().decode()
-    p.stderr.close()
-    assert os.waitstatus_to_exitcode(status) == 0, err
-    return ru.ru_maxrss / 1024.0
+    c = tap.run_child([qptrace, "plot", "-q", "-o", svg, cap], stdout=False)
+    assert c.status == 0, c.err.decode()
+    return c.rss_mib
 
 
 def read_capture(path):
@@ -140,11 +131,11 @@ def main():
         grow = rss[LARGE] - rss[SMALL]
         print(f"# peak RSS: {rss[SMALL]:.1f} MiB at {SMALL} packets, "
               f"{rss[LARGE]:.1f} MiB at {LARGE}")
-        if "ASAN_OPTIONS" in os.environ or "LSAN_OPTIONS" in os.environ:
+        if tap.under_asan():
             # tools/sanitize: ASan's quarantine keeps freed memory, so an
             # instrumented binary's RSS says nothing of plot's; the bound is
             # checked by the plain suite (not counted as passed here)
-            print("# peak RSS bound not checked under AddressSanitizer")
+            tap.sanitized_note("peak RSS bound not checked")
         else:
             check(grow <= MAX_GROWTH_MIB,
                   f"peak RSS grows {grow:.1f} MiB from {SMALL} to {LARGE} packets "
@@ -188,8 +179,7 @@ def main():
         check(frames == rexmit,
               f"every retransmission drawn: {len(frames)} titled marks, {len(rexmit)} in the "
               f"capture, {len(rexmit - frames)} missing, {len(frames - rexmit)} extra")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":
