@@ -396,6 +396,47 @@ static const char *lt_name(int lt)
     }
 }
 
+typedef struct {
+    uint64_t t, seq;
+    pkt_t p;
+    conv_t *cv;
+    int dir;
+    unsigned flags;
+    uint32_t miss;
+} queued_t;
+
+void emit_queue(ctx_t *c, uint64_t t, const pkt_t *p, conv_t *cv, int dir, unsigned flags,
+                uint32_t miss)
+{
+    if (!c->queue)
+        c->queue = g_array_new(FALSE, TRUE, sizeof(queued_t));
+    queued_t e = { t, c->queue_seq++, *p, cv, dir, flags, miss };
+    g_array_append_val(c->queue, e);
+}
+
+static gint queued_cmp(gconstpointer a, gconstpointer b)
+{
+    const queued_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void emit_flush(ctx_t *c, uint64_t base, int sort)
+{
+    if (!c->queue)
+        return;
+    if (sort)
+        g_array_sort(c->queue, queued_cmp);
+    for (guint i = 0; i < c->queue->len; i++) {
+        queued_t *e = &g_array_index(c->queue, queued_t, i);
+        c->x_missing = e->miss;
+        emit(c, base + e->t, &e->p, e->cv, e->dir, e->flags, 0);
+    }
+    g_array_free(c->queue, TRUE);
+    c->queue = NULL;
+}
+
 int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
 {
     int rc = 0;

@@ -179,6 +179,8 @@ typedef struct {
     uint32_t x_missing;   /* the next emit() follows this many PSNs lost before the tap */
     int raw_time;         /* emit() keeps a timestamp older than the last one */
     GString *extra_json;  /* more top-level manifest members ("\"pfc\": ..."), or NULL */
+    GArray *queue;        /* packets queued by emit_queue(), or NULL */
+    uint64_t queue_seq;
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -191,6 +193,12 @@ void note(ctx_t *c, uint32_t frame, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 /* A frame that is not a RoCE/IB packet (MAC control ...), len bytes on the
  * wire, caplen of them captured (0: all); counted in no conversation. */
 uint32_t emit_raw(ctx_t *c, uint64_t t, const uint8_t *frame, uint32_t len, uint32_t caplen);
+/* Packets queued in any order and emitted in time order (equal times: in
+ * the order queued) by emit_flush(), each at base + its t; c->x_missing is
+ * miss for each.  Without sort they are emitted as queued. */
+void emit_queue(ctx_t *c, uint64_t t, const pkt_t *p, conv_t *cv, int dir, unsigned flags,
+                uint32_t miss);
+void emit_flush(ctx_t *c, uint64_t base, int sort);
 uint64_t jit(ctx_t *c, uint64_t base_ns, uint64_t spread_ns);
 void cm_note(conv_t *cv, uint32_t frame, const char *name);
 

@@ -23,14 +23,6 @@
 #define US 1000ull
 #define RATE_WIN (100 * US) /* qptrace's default --cnp rate window */
 
-typedef struct {
-    uint64_t t, seq;
-    pkt_t p;
-    conv_t *cv;
-    int dir;
-    unsigned fl;
-    uint32_t miss;
-} ev_t;
 
 typedef struct {
     ctx_t *c;
@@ -54,8 +46,6 @@ typedef struct {
     int have_ack;
 } ln_t;
 
-static GArray *evq;
-static uint64_t evseq;
 
 static void ln_init(ctx_t *c, ln_t *l, uint32_t qa, uint32_t qb, const char *pairing)
 {
@@ -91,33 +81,13 @@ static void ln_free(ln_t *l)
 
 static void put(ln_t *l, uint64_t t, const pkt_t *p, int dir, unsigned fl, uint32_t miss)
 {
-    if (!evq)
-        evq = g_array_new(FALSE, TRUE, sizeof(ev_t));
-    ev_t e = { l->base + t, evseq++, *p, l->cv, dir, fl, miss };
-    g_array_append_val(evq, e);
-}
-
-static gint ev_cmp(gconstpointer a, gconstpointer b)
-{
-    const ev_t *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    emit_queue(l->c, l->base + t, p, l->cv, dir, fl, miss);
 }
 
 /* Write every queued packet in time order. */
 static void flush(ctx_t *c)
 {
-    if (!evq)
-        return;
-    g_array_sort(evq, ev_cmp);
-    for (guint i = 0; i < evq->len; i++) {
-        ev_t *e = &g_array_index(evq, ev_t, i);
-        c->x_missing = e->miss;
-        emit(c, e->t, &e->p, e->cv, e->dir, e->fl, 0);
-    }
-    g_array_free(evq, TRUE);
-    evq = NULL;
+    emit_flush(c, 0, 1);
 }
 
 static pkt_t mkp(ln_t *l, int dir, uint8_t opc, uint32_t psn, int pcp)

@@ -22,17 +22,7 @@ typedef struct {
     int mirror; /* captured on both hosts and merged */
 } lk_t;
 
-typedef struct {
-    uint64_t t, seq;
-    pkt_t p;
-    conv_t *cv;
-    int dir;
-    unsigned fl;
-    uint32_t miss;
-} qe_t;
 
-static GArray *q;
-static uint64_t qseq;
 
 static void lk_init(ctx_t *c, lk_t *l, uint32_t qa, uint32_t qb)
 {
@@ -47,44 +37,17 @@ static void lk_init(ctx_t *c, lk_t *l, uint32_t qa, uint32_t qb)
 /* Queue packet p of direction dir at time t (ns since the start). */
 static void put(lk_t *l, uint64_t t, pkt_t *p, int dir, unsigned fl, uint32_t miss)
 {
-    if (!q)
-        q = g_array_new(FALSE, TRUE, sizeof(qe_t));
     if (!p->ipid)
         p->ipid = ++l->c->ipid; /* a copy keeps the IP ID: same ICRC */
-    qe_t e = { t, qseq++, *p, l->cv, dir, fl, miss };
-    g_array_append_val(q, e);
-    if (l->mirror) {
-        e.t = t + MIRROR_NS;
-        e.seq = qseq++;
-        e.fl = F_DUP;
-        e.miss = 0;
-        g_array_append_val(q, e);
-    }
-}
-
-static gint qe_cmp(gconstpointer a, gconstpointer b)
-{
-    const qe_t *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    emit_queue(l->c, t, p, l->cv, dir, fl, miss);
+    if (l->mirror)
+        emit_queue(l->c, t + MIRROR_NS, p, l->cv, dir, F_DUP, 0);
 }
 
 /* Write the queue in time order (sorted: raw_time scenarios emit as queued). */
 static void flush(ctx_t *c, int sort)
 {
-    if (!q)
-        return;
-    uint64_t base = c->t;
-    if (sort)
-        g_array_sort(q, qe_cmp);
-    for (guint i = 0; i < q->len; i++) {
-        qe_t *e = &g_array_index(q, qe_t, i);
-        c->x_missing = e->miss;
-        emit(c, base + e->t, &e->p, e->cv, e->dir, e->fl, 0);
-    }
-    g_array_free(q, TRUE);
-    q = NULL;
+    emit_flush(c, c->t, sort);
 }
 
 static pkt_t rq(lk_t *l, uint8_t opc, uint32_t psn, uint32_t paylen, int ackreq, uint64_t va,
