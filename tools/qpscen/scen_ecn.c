@@ -105,6 +105,20 @@ static pkt_t mkp(ln_t *l, int dir, uint8_t opc, uint32_t psn, int pcp)
     return p;
 }
 
+/* A WRITE packet of direction dir on the data priority (its RETH: va,
+ * rkey, len, in every packet, as the generator writes them). */
+static pkt_t mkw(ln_t *l, int dir, uint8_t opc, uint32_t psn, uint32_t paylen, uint64_t va,
+                 uint32_t rkey, uint32_t len, int ackreq)
+{
+    pkt_t p = mkp(l, dir, opc, psn, l->pcp_data);
+    p.paylen = paylen;
+    p.reth_va = va;
+    p.reth_rkey = rkey;
+    p.reth_len = len;
+    p.ackreq = (uint8_t)ackreq;
+    return p;
+}
+
 /* B's CNP to A's QP at time t (us on the timeline). */
 static void cnp(ln_t *l, uint64_t t, int dscp)
 {
@@ -130,13 +144,9 @@ static uint64_t stream(ln_t *l, int n, uint32_t seg, int per_msg, mark_fn marked
         int k = i % per_msg;
         uint8_t o = per_msg == 1 ? OP_WRITE_ONLY : k == 0 ? OP_WRITE_FIRST
                   : k == per_msg - 1 ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
-        pkt_t p = mkp(l, 0, o, l->psn_a, l->pcp_data);
-        p.paylen = seg;
-        p.reth_va = 0x7f4000000000ull + (uint64_t)(i - k) * seg;
-        p.reth_rkey = 0x4321;
-        p.reth_len = seg * (uint32_t)per_msg;
         int ack = (i % 4 == 3) || i == n - 1;
-        p.ackreq = (uint8_t)(ack && (k == per_msg - 1));
+        pkt_t p = mkw(l, 0, o, l->psn_a, seg, 0x7f4000000000ull + (uint64_t)(i - k) * seg,
+                      0x4321, seg * (uint32_t)per_msg, ack && (k == per_msg - 1));
         int ce = marked && marked(i);
         if (ce)
             p.tclass = (uint8_t)(l->P.dscp << 2 | 3);
@@ -308,12 +318,8 @@ void s_mtu_mismatch(ctx_t *c)
     /* after A's stream, B writes to A: FIRST/LAST of 1024 bytes, which A
      * ACKs at the end */
     for (int i = 0; i < 8; i++) {
-        pkt_t p = mkp(&k, 1, i % 2 ? OP_WRITE_LAST : OP_WRITE_FIRST, k.psn_b, k.pcp_data);
-        p.paylen = 1024;
-        p.reth_va = 0x7f5000000000ull + (uint64_t)(i / 2) * 2048;
-        p.reth_rkey = 0x8765;
-        p.reth_len = 2048;
-        p.ackreq = (uint8_t)(i % 2);
+        pkt_t p = mkw(&k, 1, i % 2 ? OP_WRITE_LAST : OP_WRITE_FIRST, k.psn_b, 1024,
+                      0x7f5000000000ull + (uint64_t)(i / 2) * 2048, 0x8765, 2048, i % 2);
         put(&k, end + (uint64_t)i * 2 * US, &p, 1, 0, 0);
         if (i == 7) { /* one ACK for all four */
             pkt_t a = mkp(&k, 0, OP_ACK, k.psn_b, k.pcp_ack);
@@ -335,12 +341,8 @@ void s_capture_incomplete(ctx_t *c)
     ln_t l, k;
     ln_init(c, &l, 0x71, 0x72, "none"); /* nothing to pair by */
     for (int i = 0; i < 16; i++) {
-        pkt_t p = mkp(&l, 0, OP_WRITE_ONLY, l.psn_a, l.pcp_data);
-        p.paylen = 1024;
-        p.reth_va = 0x7f6000000000ull + (uint64_t)i * 1024;
-        p.reth_rkey = 0x1111;
-        p.reth_len = 1024;
-        p.ackreq = (uint8_t)(i % 4 == 3);
+        pkt_t p = mkw(&l, 0, OP_WRITE_ONLY, l.psn_a, 1024, 0x7f6000000000ull + (uint64_t)i * 1024,
+                      0x1111, 1024, i % 4 == 3);
         put(&l, (uint64_t)i * 2 * US, &p, 0, 0, 0);
         l.psn_a = psn_add(l.psn_a, 1);
     }
@@ -354,21 +356,13 @@ void s_capture_incomplete(ctx_t *c)
     for (int i = 0; i < 12; i++, t += 4 * US) {
         /* A -> B: PSN 5 of A's stream, B -> A: PSN 7 of B's, dropped by
          * the capture (the receivers got them: the ACKs follow) */
-        pkt_t p = mkp(&k, 0, OP_WRITE_ONLY, k.psn_a, k.pcp_data);
-        p.paylen = 512;
-        p.reth_va = 0x7f7000000000ull + (uint64_t)i * 512;
-        p.reth_rkey = 0x2222;
-        p.reth_len = 512;
-        p.ackreq = 1;
+        pkt_t p = mkw(&k, 0, OP_WRITE_ONLY, k.psn_a, 512, 0x7f7000000000ull + (uint64_t)i * 512,
+                      0x2222, 512, 1);
         if (i != 5)
             put(&k, t, &p, 0, 0, 0);
         k.psn_a = psn_add(k.psn_a, 1);
-        pkt_t q = mkp(&k, 1, OP_WRITE_ONLY, k.psn_b, k.pcp_data);
-        q.paylen = 512;
-        q.reth_va = 0x7f8000000000ull + (uint64_t)i * 512;
-        q.reth_rkey = 0x3333;
-        q.reth_len = 512;
-        q.ackreq = 1;
+        pkt_t q = mkw(&k, 1, OP_WRITE_ONLY, k.psn_b, 512, 0x7f8000000000ull + (uint64_t)i * 512,
+                      0x3333, 512, 1);
         if (i != 7)
             put(&k, t + 2 * US, &q, 1, 0, 0);
         k.psn_b = psn_add(k.psn_b, 1);
