@@ -196,7 +196,7 @@ static inline struct half_rare *fl_rare(struct half *h)
 /* The direction's rare counters for writing (allocated on the first). */
 static inline struct qpt_dir_rare *fl_dr(struct qpt_dir *d)
 {
-	if (d->r == &qpt_dir_rare_none || !d->r)
+	if (d->r == &qpt_dir_rare_none)
 		d->r = g_new0(struct qpt_dir_rare, 1);
 	return (struct qpt_dir_rare *)(uintptr_t)d->r;
 }

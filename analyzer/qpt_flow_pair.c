@@ -284,10 +284,12 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 
 	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
 		uint64_t v = qpt_counter(s, k);
-		char *base = qpt_counters[k].rare ? (v ? (char *)fl_dr(d) : NULL) : (char *)d;
+		char *base;
 
-		if (base)
-			*(uint64_t *)(void *)(base + qpt_counters[k].offset) += v;
+		if (!v)
+			continue; /* a rare counter's struct only once one is non-zero */
+		base = qpt_counters[k].rare ? (char *)fl_dr(d) : (char *)d;
+		*(uint64_t *)(void *)(base + qpt_counters[k].offset) += v;
 	}
 	if (s->r != &qpt_dir_rare_none) {
 		struct qpt_dir_rare *dr = fl_dr(d);

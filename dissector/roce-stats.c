@@ -509,7 +509,7 @@ static void qp_draw(void *tapdata _U_)
 {
 	const char *cells[QP_MAX_COLS];
 	unsigned width[QP_MAX_COLS];
-	qp_row_t *cell;
+	qp_row_t cell;
 	GPtrArray *convs;
 
 	printf("==================================================================================\n");
@@ -527,26 +527,24 @@ static void qp_draw(void *tapdata _U_)
 	/* one row's cells at a time: formatted once for the column widths and
 	 * again to print (a row's cells are 3.4 KB: a million conversations'
 	 * would be 3.4 GB at once) */
-	cell = g_new0(qp_row_t, 1);
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		cells[col] = qp_text_title(col);
 		width[col] = (unsigned)strlen(cells[col]);
 	}
 	for (guint i = 0; i < convs->len; i++) {
-		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell[0]);
+		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
-			width[col] = MAX(width[col], (unsigned)strlen(cell[0][col]));
+			width[col] = MAX(width[col], (unsigned)strlen(cell[col]));
 	}
 	qp_print_row(cells, width);
 	for (guint i = 0; i < convs->len; i++) {
-		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell[0]);
+		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
-			cells[col] = cell[0][col];
+			cells[col] = cell[col];
 		qp_print_row(cells, width);
 	}
 	printf("%u conversation(s)\n", convs->len);
 	printf("==================================================================================\n");
-	g_free(cell);
 	g_ptr_array_free(convs, TRUE);
 }
 
