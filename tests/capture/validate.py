@@ -318,7 +318,7 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
                 ahead = (first - lo) & 0xFFFFFF
                 seen = [f for f, p in pk.items() if nak["frame"] < f < e["frame"] and
                         p.get("src") == me and p.get("dst") == other and "bth" in p and
-                        0 <= ((p["bth"]["psn"] - lo) & 0xFFFFFF) < ahead]
+                        ((p["bth"]["psn"] - lo) & 0xFFFFFF) < ahead]
                 sent_before = [f for f, p in pk.items() if f < nak["frame"] and p.get("src") == me
                                and "bth" in p and p["bth"]["psn"] == first]
                 if not 0 < ahead < 65536 or seen or not sent_before:
@@ -337,6 +337,7 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
     # every NAK PSN_SEQ_ERR is answered: an episode it triggered, or a resend of its PSN
     triggers = {e["trigger_frame"] for e in eps.values() if e["trigger"] == "nak"}
     naks = 0
+    requests = {}  # (requester, responder): its requests in frame order
     for cid, c in convs.items():
         addrs = {e["addr"]: e.get("qpn") for e in c["endpoints"]}
         for f, p in sorted(pk.items()):
@@ -374,9 +375,12 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
             # before the capture point.  (A requester that goes on
             # forward, e.g. with an RNR retry of a long message, is not
             # going back for this NAK.)
-            reqs = [(g, q) for g, q in sorted(pk.items()) if q.get("src") == p["dst"]
-                    and q.get("dst") == p["src"] and "bth" in q and not q.get("aeth")
-                    and "RESPONSE" not in q["bth"].get("opcode_name", "").upper()]
+            key = (p["dst"], p["src"])
+            if key not in requests:
+                requests[key] = [(g, q) for g, q in sorted(pk.items()) if q.get("src") == key[0]
+                                 and q.get("dst") == key[1] and "bth" in q and not q.get("aeth")
+                                 and "RESPONSE" not in q["bth"].get("opcode_name", "").upper()]
+            reqs = requests[key]
             nxt = next(((g, q) for g, q in reqs if g > f), None)
             prev = next(((g, q) for g, q in reversed(reqs) if g < f), None)
             if nxt and prev and not during and nxt[1].get("time", 0) - p.get("time", 0) < 0.010:
