@@ -222,11 +222,12 @@ static void pending_compact(struct qpt_dir_qos *q)
 static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t now,
 		       struct qpt_verdict *v)
 {
-	struct qpt_dir *x = &c->dir[dd];
-	struct qpt_dir_qos *q = x->qos;
+	struct qpt_dir_qos *q = c->dir[dd]->qos;
+	struct qpt_dir *x;
 
 	if (!pending_len(q))
 		return;
+	x = fl_dirw(c, dd); /* a direction with marks has packets: no allocation */
 	while (q->pending_head < q->pending->len) {
 		const struct qpt_ecn_mark *m =
 			&g_array_index(q->pending, struct qpt_ecn_mark, q->pending_head);
@@ -327,7 +328,7 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
 	struct qpt_conv *c = h->conv;
 	int d = h->dir;
-	struct qpt_dir *x = &c->dir[d];
+	struct qpt_dir *x = fl_dirw(c, d);
 	struct qpt_dir_qos *q;
 	struct qpt_qos_inline *l;
 	bool has_dscp = p->ip_version || (p->flags & QPT_HAS_GRH);
@@ -356,11 +357,11 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		/* a CNP to a QP whose data the conversation does not have yet
 		 * (its two halves are paired later): kept for the fold */
-		if (!c->dir[1 - d].packets && q->n_orphans < QPT_QOS_ORPHANS) {
+		if (!c->dir[1 - d]->packets && q->n_orphans < QPT_QOS_ORPHANS) {
 			q->orphan_cnp_ns[q->n_orphans++] = ns;
 			return;
 		}
-		m = qos_get(&c->dir[1 - d]);
+		m = qos_get(fl_dirw(c, 1 - d));
 		o = (struct rate_open){ .ns = ns, .sent = m->sent };
 		/* it answers every unanswered mark of the other direction */
 		if (pending_len(m)) {
@@ -436,11 +437,11 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
  * before it is not known to be its). */
 static void orphans_resolve(struct qpt_flow *fl, struct qpt_conv *c, int d)
 {
-	struct qpt_dir_qos *q = c->dir[d].qos, *m;
+	struct qpt_dir_qos *q = c->dir[d]->qos, *m;
 
-	if (!q || !q->n_orphans || !c->dir[1 - d].packets)
+	if (!q || !q->n_orphans || !c->dir[1 - d]->packets)
 		return;
-	m = qos_get(&c->dir[1 - d]);
+	m = qos_get(fl_dirw(c, 1 - d));
 	for (unsigned k = 0; k < q->n_orphans; k++) {
 		int64_t t = q->orphan_cnp_ns[k];
 		guint from = m->pending_head, to;
@@ -489,8 +490,8 @@ int64_t qpt_flow_conv_end(struct qpt_flow *fl)
 		const struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
 
 		for (int d = 0; d < 2; d++)
-			if (c->dir[d].packets && (!any || c->dir[d].last_ns > end)) {
-				end = c->dir[d].last_ns;
+			if (c->dir[d]->packets && (!any || c->dir[d]->last_ns > end)) {
+				end = c->dir[d]->last_ns;
 				any = true;
 			}
 	}
@@ -532,13 +533,13 @@ void fl_qos_finish(struct qpt_flow *fl)
 		if (c->merged)
 			continue;
 		for (int d = 0; d < 2; d++) {
-			struct qpt_dir_qos *q = c->dir[d].qos;
+			struct qpt_dir_qos *q = c->dir[d]->qos;
 
 			if (!q)
 				continue;
 			/* CNPs whose data never showed: answering nothing seen */
 			if (q->n_orphans) {
-				qos_get(&c->dir[1 - d])->cnps_without_ce += q->n_orphans;
+				qos_get(fl_dirw(c, 1 - d))->cnps_without_ce += q->n_orphans;
 				q->n_orphans = 0;
 			}
 			qos_expire(fl, c, d, end, NULL);

@@ -94,7 +94,7 @@ static bool conv_span(const struct qpt_conv *c, int64_t *first, int64_t *last)
 	bool any = false;
 
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		if (!x->packets)
 			continue;
@@ -114,7 +114,7 @@ void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n)
 
 	memset(n, 0, sizeof(*n));
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		n->packets += x->packets;
 		n->bytes += x->payload_bytes;
@@ -242,7 +242,7 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 	g_string_truncate(b->t, 0);
 	if (c && dir >= 0) {
 		char s[QPT_ADDR_STRLEN + 24], r[QPT_ADDR_STRLEN + 24];
-		const struct qpt_dir *x = &c->dir[dir];
+		const struct qpt_dir *x = c->dir[dir];
 
 		g_string_append_printf(b->t, "conversation %d, %s -> %s: ", c->id,
 				       qpt_endpoint_qp_text(&c->ep[x->from], s, sizeof(s)),
@@ -328,7 +328,7 @@ static void pct_text(GString *t, double p)
 static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 		     const struct conv_frames *cf, int64_t conv_ns)
 {
-	const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
+	const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
 	char sa[QPT_ADDR_STRLEN], ra[QPT_ADDR_STRLEN], tl[48];
 	uint64_t gaps = x->r->psn_gaps + x->r->response_gaps;
 	uint64_t missing = x->r->missing_psns + x->r->missing_responses;
@@ -495,9 +495,9 @@ static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dsc
  * its two (0 or 1), else -1. */
 static int one_way_dir(const struct qpt_conv *c)
 {
-	if (strcmp(c->transport, "RC") || (!c->dir[0].packets) == (!c->dir[1].packets))
+	if (strcmp(c->transport, "RC") || (!c->dir[0]->packets) == (!c->dir[1]->packets))
 		return -1;
-	return c->dir[0].packets ? 0 : 1;
+	return c->dir[0]->packets ? 0 : 1;
 }
 
 /* Many conversations seen one way only (a mirror of one direction of a
@@ -518,8 +518,8 @@ static void one_way_wide(struct fb *b, GArray *out, GPtrArray *convs)
 		if (n < 8)
 			g_string_append_printf(ids, "%s%d", n ? ", " : "", c->id);
 		n++;
-		packets += c->dir[d].packets;
-		if (c->dir[d].req_packets)
+		packets += c->dir[d]->packets;
+		if (c->dir[d]->req_packets)
 			req++;
 		else
 			resp++;
@@ -541,7 +541,7 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
 {
 	for (int d = 0; d < 2 && fo; d++) {
-		const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
+		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		unsigned nd = qpt_qos_values(x, QPT_QOS_CNP, true, NULL);
 		unsigned np = qpt_qos_values(x, QPT_QOS_CNP, false, NULL);
@@ -608,7 +608,7 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 	}
 	/* MTU: payloads above the CM path MTU; the two sides' segment sizes */
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 
 		if (!qpt_dir_qos(x) || !c->has_cm || !c->cm->path_mtu ||
@@ -626,27 +626,27 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		fb_frame(b, x->qos_in.max_payload_frame);
 		fb_end(b, out, 1);
 	}
-	if (c->dir[0].qos_in.seg_payload && c->dir[1].qos_in.seg_payload &&
-	    c->dir[0].qos_in.seg_payload != c->dir[1].qos_in.seg_payload) {
+	if (c->dir[0]->qos_in.seg_payload && c->dir[1]->qos_in.seg_payload &&
+	    c->dir[0]->qos_in.seg_payload != c->dir[1]->qos_in.seg_payload) {
 		char a0[QPT_ADDR_STRLEN], a1[QPT_ADDR_STRLEN];
 
-		qpt_endpoint_addr(&c->ep[c->dir[0].from], a0);
-		qpt_endpoint_addr(&c->ep[c->dir[1].from], a1);
+		qpt_endpoint_addr(&c->ep[c->dir[0]->from], a0);
+		qpt_endpoint_addr(&c->ep[c->dir[1]->from], a1);
 		fb_start(b, QPT_F_MTU_MISMATCH, c, -1);
 		g_string_append_printf(b->t, "the two sides' MTUs differ: %s sends FIRST/MIDDLE "
 				       "packets of %u payload bytes, %s of %u (each side's QP has "
 				       "its own path MTU: set the same on both)", a0,
-				       c->dir[0].qos_in.seg_payload, a1, c->dir[1].qos_in.seg_payload);
-		fb_num(b, "mtu_a", c->dir[0].qos_in.seg_payload);
-		fb_num(b, "mtu_b", c->dir[1].qos_in.seg_payload);
-		fb_frame(b, c->dir[0].qos_in.seg_frame);
-		fb_frame(b, c->dir[1].qos_in.seg_frame);
+				       c->dir[0]->qos_in.seg_payload, a1, c->dir[1]->qos_in.seg_payload);
+		fb_num(b, "mtu_a", c->dir[0]->qos_in.seg_payload);
+		fb_num(b, "mtu_b", c->dir[1]->qos_in.seg_payload);
+		fb_frame(b, c->dir[0]->qos_in.seg_frame);
+		fb_frame(b, c->dir[1]->qos_in.seg_frame);
 		fb_end(b, out, 1);
 	}
 	/* an RC conversation whose one direction the capture never saw */
 	if (one_way_dir(c) >= 0 && !b->one_way_wide) {
 		int d = one_way_dir(c);
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 
 		qpt_endpoint_addr(&c->ep[x->from], sa);
@@ -690,7 +690,7 @@ static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struc
 	g_array_remove_index(out, (guint)MAX(at[0], at[1]));
 	g_array_remove_index(out, (guint)MIN(at[0], at[1]));
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		missing += x->r->missing_psns + x->r->missing_responses;
 		gaps += x->r->psn_gaps + x->r->response_gaps;
@@ -717,7 +717,7 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 	if (conv_span(c, &first, &last))
 		conv_ns = last - first;
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d], *y = &c->dir[1 - d];
+		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		uint64_t errs = 0;
 

@@ -201,6 +201,10 @@ struct qpt_dir {
 	struct qpt_lat ack_rtt;
 };
 
+/* A direction with nothing counted: dir[d] of a conversation until the
+ * engine counts something for it (from = d, to = 1 - d). */
+extern const struct qpt_dir qpt_dir_none[2];
+
 G_STATIC_ASSERT(QPT_OP_COUNT <= 16);
 /* The messages of operation op (enum qpt_op) in d: all zero when none. */
 const struct qpt_opstat *qpt_dir_op(const struct qpt_dir *d, unsigned op);
@@ -227,7 +231,11 @@ struct qpt_conv {
 	enum qpt_paired_by paired_by;
 	const char *pair_evidence; /* human words: "CM REQ/REP", "ACK PSN ..." */
 	struct qpt_endpoint ep[2];
-	struct qpt_dir dir[2];
+	/* its two directions, never NULL: a direction nothing was counted for
+	 * yet (no packet went that way) is the shared all-zero
+	 * &qpt_dir_none[d], not a copy (issue 17: a QP seen one way does not
+	 * pay for the other) */
+	const struct qpt_dir *dir[2];
 	bool has_cm;
 	/* the CM exchange that set it up (the engine's, not a copy); never
 	 * NULL: all zero without one (has_cm false) */

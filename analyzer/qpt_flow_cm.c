@@ -48,7 +48,7 @@ static bool conv_is_older(const struct half *h, const struct cm_rec *r)
 {
 	const struct qpt_conv *c = h->conv;
 
-	return c && (c->dir[0].packets || c->dir[1].packets) &&
+	return c && (c->dir[0]->packets || c->dir[1]->packets) &&
 	       (!c->has_cm || c->cm->req_frame != r->att.info.req_frame);
 }
 

@@ -193,6 +193,26 @@ static inline struct half_rare *fl_rare(struct half *h)
 	return h->x;
 }
 
+/* A conversation as the engine allocates it: the first direction with it
+ * (a conversation is made for a packet of that direction), the other on
+ * its first write (fl_dirw). */
+struct conv_block {
+	struct qpt_conv c;
+	struct qpt_dir d0;
+};
+
+/* Direction d of c for writing (allocated on the first). */
+static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
+{
+	if (c->dir[d] == &qpt_dir_none[d]) {
+		struct qpt_dir *x = g_new(struct qpt_dir, 1);
+
+		*x = qpt_dir_none[d];
+		c->dir[d] = x;
+	}
+	return (struct qpt_dir *)(uintptr_t)c->dir[d];
+}
+
 /* The direction's rare counters for writing (allocated on the first). */
 static inline struct qpt_dir_rare *fl_dr(struct qpt_dir *d)
 {

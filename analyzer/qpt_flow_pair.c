@@ -91,20 +91,27 @@ struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op)
 
 static void conv_free(gpointer p)
 {
-	struct qpt_conv *c = p;
+	struct conv_block *b = p;
+	struct qpt_conv *c = &b->c;
 
 	for (int d = 0; d < 2; d++) {
-		g_free(c->dir[d].opv);
-		g_free(c->dir[d].ack_rtt.bins);
-		g_free(c->dir[d].r->read_lat.bins);
-		g_free(c->dir[d].r->atomic_lat.bins);
-		if (c->dir[d].r->episodes)
-			g_array_free(c->dir[d].r->episodes, TRUE);
-		if (c->dir[d].r != &qpt_dir_rare_none)
-			g_free((gpointer)(uintptr_t)c->dir[d].r);
-		fl_qos_free(&c->dir[d]);
+		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)c->dir[d];
+
+		if (x == &qpt_dir_none[d])
+			continue;
+		g_free(x->opv);
+		g_free(x->ack_rtt.bins);
+		g_free(x->r->read_lat.bins);
+		g_free(x->r->atomic_lat.bins);
+		if (x->r->episodes)
+			g_array_free(x->r->episodes, TRUE);
+		if (x->r != &qpt_dir_rare_none)
+			g_free((gpointer)(uintptr_t)x->r);
+		fl_qos_free(x);
+		if (x != &b->d0)
+			g_free(x);
 	}
-	g_free(c);
+	g_free(b);
 }
 
 struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
@@ -171,8 +178,10 @@ static const struct qpt_cm_info no_cm;
 
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 {
-	struct qpt_conv *c = g_new0(struct qpt_conv, 1);
+	struct conv_block *b = g_new0(struct conv_block, 1);
+	struct qpt_conv *c = &b->c;
 
+	G_STATIC_ASSERT(offsetof(struct conv_block, c) == 0); /* fl->convs frees it */
 	c->id = (int32_t)fl->convs->len;
 	c->merged_into = -1;
 	g_ptr_array_add(fl->convs, c);
@@ -189,11 +198,10 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 		c->ep[0].qpn = h->key.sqpn;
 		c->ep[0].qpn_known = true;
 	}
-	c->dir[0].from = 0;
-	c->dir[0].to = 1;
-	c->dir[1].from = 1;
-	c->dir[1].to = 0;
-	c->dir[0].r = c->dir[1].r = &qpt_dir_rare_none;
+	/* the first direction is this half's: it counts right away */
+	b->d0 = qpt_dir_none[0];
+	c->dir[0] = &b->d0;
+	c->dir[1] = &qpt_dir_none[1];
 	h->conv = c;
 	h->dir = 0;
 	return c;
@@ -356,7 +364,7 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	GHashTableIter it;
 	gpointer v;
 
-	dir_merge(&c->dir[cd], &o->dir[od]);
+	dir_merge(fl_dirw(c, cd), o->dir[od]);
 	fl_qos_fold(fl, c); /* CNPs that came before the pairing meet their marks */
 	o->merged = true;
 	o->merged_into = c->id;

@@ -10,7 +10,7 @@
 
 struct qpt_dir *fl_dir_of(struct half *h)
 {
-	return h->conv ? &h->conv->dir[h->dir] : NULL;
+	return h->conv ? fl_dirw(h->conv, h->dir) : NULL;
 }
 
 static void win_grow(struct window *w)

@@ -8,7 +8,7 @@ uint64_t qpt_conv_trouble(const struct qpt_conv *c)
 	uint64_t t = 0;
 
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		t += x->r->retransmitted_packets + x->r->psn_gaps + x->r->rnr_naks + x->r->duplicates;
 		for (int i = 0; i < QPT_NAK_KINDS; i++)

@@ -432,7 +432,7 @@ static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean
 /* The text of every column of one conversation ("a->b/b->a" pairs). */
 static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 {
-	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
 	char x[2][40];
 
 	for (unsigned col = 0; col < qp_ncols; col++) {

@@ -70,7 +70,7 @@ static const struct qpt_dir *dir0(struct feed *f)
 	g_assert_cmpuint(c->len, ==, 1);
 	conv = g_ptr_array_index(c, 0);
 	g_ptr_array_free(c, TRUE);
-	return &conv->dir[0];
+	return conv->dir[0];
 }
 
 /* A CM MAD on QP1 from a or b. */
@@ -525,8 +525,8 @@ static void test_pair_many_same_hosts(void)
 		g_assert_false(seen[i]);
 		seen[i] = true;
 		/* every packet of QP i in it: its requests, its ACKs */
-		g_assert_cmpuint(c->dir[e1].packets, ==, i < PAIR_N ? 2 : 1);
-		g_assert_cmpuint(c->dir[1 - e1].packets, ==, 2);
+		g_assert_cmpuint(c->dir[e1]->packets, ==, i < PAIR_N ? 2 : 1);
+		g_assert_cmpuint(c->dir[1 - e1]->packets, ==, 2);
 	}
 	g_assert_true(seen[PAIR_N + 10]);
 	/* two ACK halves and one request half, apart; the unrelated ACK */
@@ -640,8 +640,8 @@ static void test_qos_counts(void)
 	cs = qpt_flow_conversations(f.fl);
 	g_assert_cmpuint(cs->len, ==, 1);
 	c = g_ptr_array_index(cs, 0);
-	a = &c->dir[0];
-	b = &c->dir[1];
+	a = c->dir[0];
+	b = c->dir[1];
 	g_assert_null(a->qos); /* the memory asked for: none allocated */
 	g_assert_null(b->qos);
 	g_assert_nonnull(qpt_dir_qos(a));

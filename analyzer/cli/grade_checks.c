@@ -839,7 +839,7 @@ static void check_priority(const struct check *c, const struct capture *cap, str
 			const struct qpt_qos_count *e;
 			struct qpt_qos_count tmp;
 
-			for (unsigned k = 0; (e = qpt_qos_count_at(&cv->dir[d], k, &tmp)); k++) {
+			for (unsigned k = 0; (e = qpt_qos_count_at(cv->dir[d], k, &tmp)); k++) {
 				long want = e->dscp ? c->dscp : c->pcp;
 
 				if (e->cls != (unsigned)c->qos_class || want < 0)

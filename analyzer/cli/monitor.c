@@ -157,7 +157,7 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 {
 	memset(v, 0, sizeof(uint64_t) * MV_N);
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		v[MV_PACKETS] += x->packets;
 		v[MV_PAYLOAD] += x->payload_bytes;
@@ -200,8 +200,8 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 
 static int64_t conv_last_ns(const struct qpt_conv *c)
 {
-	int64_t a = c->dir[0].packets ? c->dir[0].last_ns : INT64_MIN;
-	int64_t b = c->dir[1].packets ? c->dir[1].last_ns : INT64_MIN;
+	int64_t a = c->dir[0]->packets ? c->dir[0]->last_ns : INT64_MIN;
+	int64_t b = c->dir[1]->packets ? c->dir[1]->last_ns : INT64_MIN;
 
 	return a > b ? a : b;
 }

@@ -404,7 +404,7 @@ static void map_ids(struct pass *ps, GPtrArray *plots)
 
 static uint64_t conv_rexmit(const struct qpt_conv *c)
 {
-	return c->dir[0].r->retransmitted_packets + c->dir[1].r->retransmitted_packets;
+	return c->dir[0]->r->retransmitted_packets + c->dir[1]->r->retransmitted_packets;
 }
 
 static gchar *out_name(const char *output, int32_t id)
@@ -625,9 +625,9 @@ int cmd_plot(struct opts *o)
 
 		p->id = c->id;
 		for (int d = 0; d < 2; d++)
-			if (c->dir[d].psn_seen) { /* offsets from the first request PSN */
+			if (c->dir[d]->psn_seen) { /* offsets from the first request PSN */
 				p->sp[d].init = true;
-				p->sp[d].base = p->sp[d].last_raw = c->dir[d].first_psn;
+				p->sp[d].base = p->sp[d].last_raw = c->dir[d]->first_psn;
 			}
 		plots->pdata[i] = p;
 	}

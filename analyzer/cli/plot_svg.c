@@ -433,7 +433,7 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 		       double unit, const char *uname, bool last)
 {
 	const struct space *sp = &p->sp[d];
-	const struct qpt_dir *x = &c->dir[d];
+	const struct qpt_dir *x = c->dir[d];
 	char from[QPT_ENDPOINT_QP_STRLEN], to[QPT_ENDPOINT_QP_STRLEN];
 	double tick = CLAMP(g->h / (g->yhi - g->ylo) * 0.7, 6.0, 14.0);
 	const char *gbn_key = qpt_verdicts[QPT_VB_GBN_START].plot;
@@ -639,7 +639,7 @@ GString *plot_render(const struct plot *p, const struct qpt_conv *c, int64_t t0,
 	tmax = p->last_ns - p->first_ns;
 	tmin = p->min_ns - p->first_ns;
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		rexmit += x->r->retransmitted_packets;
 		rnr += x->r->rnr_naks;

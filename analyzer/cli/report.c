@@ -470,7 +470,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 	static const char *const labels[QPT_QOS_CLASSES] = {
 		"data PCP/DSCP:", "ACK/NAK PCP/DSCP:", "CNP PCP/DSCP:"
 	};
-	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
 	const struct qpt_dir *d2[2] = { a, b };
 	const struct qpt_dir_qos *aq = qpt_dir_qos(a), *bq = qpt_dir_qos(b);
 
@@ -523,7 +523,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 
 static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool verbose)
 {
-	const struct qpt_dir *a = &c->dir[0], *b = &c->dir[1];
+	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
 	char e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
 
 	qpt_format_endpoint_qp(&c->ep[0], e0);
@@ -603,7 +603,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			       a->packets ? secs(a->last_ns - t0) : 0.0,
 			       b->packets ? secs(b->last_ns - t0) : 0.0);
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = &c->dir[d];
+		const struct qpt_dir *x = c->dir[d];
 
 		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
 			const struct qpt_episode *e =
@@ -831,9 +831,9 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 		g_string_append_c(o, '}');
 	}
 	g_string_append(o, ",\"directions\":[");
-	json_dir(o, &c->dir[0]);
+	json_dir(o, c->dir[0]);
 	g_string_append_c(o, ',');
-	json_dir(o, &c->dir[1]);
+	json_dir(o, c->dir[1]);
 	g_string_append(o, "]}");
 }
 
@@ -1146,7 +1146,7 @@ static void summary_out(struct run *r, const char *file)
 		if (shown_conv(r, c))
 			g_ptr_array_add(shown, (gpointer)c);
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir *x = &c->dir[d];
+			const struct qpt_dir *x = c->dir[d];
 
 			rexmit += x->r->retransmitted_packets;
 			gaps += x->r->psn_gaps;
@@ -1269,10 +1269,10 @@ static void summary_out(struct run *r, const char *file)
 				       "  conv %d: %" PRIu64 "+%" PRIu64 " retransmitted, %" PRIu64
 				       "+%" PRIu64 " PSN gaps, %" PRIu64 "+%" PRIu64
 				       " go-back-N (a->b + b->a)\n",
-				       c->id, c->dir[0].r->retransmitted_packets,
-				       c->dir[1].r->retransmitted_packets, c->dir[0].r->psn_gaps,
-				       c->dir[1].r->psn_gaps, c->dir[0].r->gbn_episodes,
-				       c->dir[1].r->gbn_episodes);
+				       c->id, c->dir[0]->r->retransmitted_packets,
+				       c->dir[1]->r->retransmitted_packets, c->dir[0]->r->psn_gaps,
+				       c->dir[1]->r->psn_gaps, c->dir[0]->r->gbn_episodes,
+				       c->dir[1]->r->gbn_episodes);
 	}
 out:
 	g_array_free(fs, TRUE);

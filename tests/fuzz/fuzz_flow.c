@@ -216,7 +216,7 @@ static void walk(struct qpt_flow *fl)
 			abort();
 		qpt_paired_by_name(cv->paired_by);
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir *di = &cv->dir[d];
+			const struct qpt_dir *di = cv->dir[d];
 
 			qpt_lat_percentile(&di->ack_rtt, 50);
 			qpt_lat_percentile(&di->ack_rtt, 99);
