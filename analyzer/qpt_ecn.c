@@ -237,7 +237,7 @@ static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t 
 		if (m->covered) {
 			q->ce_covered++;
 		} else {
-			x->ce_without_cnp++;
+			fl_dr(x)->ce_without_cnp++;
 			frames_keep(q->no_cnp_frames, m->frame);
 			if (v && v->nevents + 2 < QPT_MAX_EVENTS) {
 				struct qpt_event *ev = fl_emit(v, m->frame, m->ns, NULL,
@@ -348,7 +348,7 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		q = qos_get(x);
 		if ((fl->o.cnp_dscp >= 0 && has_dscp && p->dscp != fl->o.cnp_dscp) ||
 		    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
-			x->cnp_unexpected++;
+			fl_dr(x)->cnp_unexpected++;
 			frames_keep(q->cnp_unexpected_frames, frame);
 			fl_emit(v, frame, ns, h, QPT_VB_CNP_PRIORITY, p->bth.psn, 0, 0, 0, 0,
 				has_dscp && fl->o.cnp_dscp >= 0 && p->dscp != fl->o.cnp_dscp ?

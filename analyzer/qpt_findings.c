@@ -549,7 +549,7 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		/* the CNPs this direction carries (sa's NIC sends them to ra) */
-		if (x->r->cnps && (nd > 1 || np > 1 || x->cnp_unexpected)) {
+		if (x->r->cnps && (nd > 1 || np > 1 || x->r->cnp_unexpected)) {
 			fb_start(b, QPT_F_CNP_PRIORITY, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->r->cnps,
 					       plural(x->r->cnps, "CNP", "CNPs"), sa, ra);
@@ -565,26 +565,26 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 				g_string_append_printf(b->t, "priority %d", fo->cnp_pcp);
 			if (fo->cnp_dscp < 0 && fo->cnp_pcp < 0)
 				g_string_append(b->t, "one DSCP and priority");
-			if (x->cnp_unexpected)
+			if (x->r->cnp_unexpected)
 				g_string_append_printf(b->t, " (--cnp-dscp, --cnp-priority): %" PRIu64
-						       " elsewhere", x->cnp_unexpected);
+						       " elsewhere", x->r->cnp_unexpected);
 			else
 				g_string_append(b->t, ": the CNPs are split");
 			g_string_append(b->t, " (the switches queue them in another class than the "
 					      "CNP class: check the NIC's CNP DSCP/priority and the "
 					      "switches' DSCP-to-priority map)");
 			fb_num(b, "cnps", (double)x->r->cnps);
-			fb_num(b, "cnp_unexpected", (double)x->cnp_unexpected);
+			fb_num(b, "cnp_unexpected", (double)x->r->cnp_unexpected);
 			fb_num(b, "cnp_dscps", nd);
 			fb_num(b, "cnp_priorities", np);
 			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
 				fb_frame(b, qpt_dir_qos(x)->cnp_unexpected_frames[i]);
-			if (!x->cnp_unexpected)
+			if (!x->r->cnp_unexpected)
 				fb_frames_of(b, cf, d, QPT_VB_CNP);
 			fb_end(b, out, x->r->cnps);
 		}
 		/* marks on this direction that no CNP answered */
-		if (x->ce_without_cnp) {
+		if (x->r->ce_without_cnp) {
 			char w[48];
 
 			fb_start(b, QPT_F_ECN_NO_CNP, c, d);
@@ -594,16 +594,16 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 					       "the congestion (ECN notification point disabled for "
 					       "this priority?) or its CNPs were lost or filtered "
 					       "before the capture point",
-					       x->ce_without_cnp, x->r->ecn_ce, ra, sa,
+					       x->r->ce_without_cnp, x->r->ecn_ce, ra, sa,
 					       qpt_format_duration(fo->ecn_window_ns, w, sizeof(w)),
 					       y->r->cnps, plural(y->r->cnps, "CNP", "CNPs"), ra, ra);
-			fb_num(b, "ce_without_cnp", (double)x->ce_without_cnp);
+			fb_num(b, "ce_without_cnp", (double)x->r->ce_without_cnp);
 			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
 			fb_num(b, "cnps", (double)y->r->cnps);
 			fb_num(b, "window_us", (double)fo->ecn_window_ns / 1000.0);
 			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
 				fb_frame(b, qpt_dir_qos(x)->no_cnp_frames[i]);
-			fb_end(b, out, x->ce_without_cnp);
+			fb_end(b, out, x->r->ce_without_cnp);
 		}
 	}
 	/* MTU: payloads above the CM path MTU; the two sides' segment sizes */

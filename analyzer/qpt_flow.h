@@ -76,7 +76,7 @@ const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
  * at most one CNP per QP per interval: mlx5's min_time_between_cnps,
  * DCQCN's 50 us).  A mark no CNP follows within the window, but that a CNP
  * preceded by less than the window, was covered by the NIC's CNP timer.
- * A mark neither is without CNP (struct qpt_dir.ce_without_cnp); a mark
+ * A mark neither is without CNP (struct qpt_dir_rare.ce_without_cnp); a mark
  * less than a window before the end of the capture is undecided. */
 enum qpt_qos_class { QPT_QOS_DATA, QPT_QOS_ACK, QPT_QOS_CNP, QPT_QOS_CLASSES };
 const char *qpt_qos_class_name(unsigned cls); /* "data", "ack", "cnp" */
@@ -139,6 +139,8 @@ struct qpt_dir_rare {
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
 	uint64_t naks[QPT_NAK_KINDS];
 	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
+	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
 	uint64_t response_gaps, missing_responses; /* READ responses skipped */
 	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
 	uint64_t time_backwards; /* frames stamped before the previous frame */
@@ -187,8 +189,6 @@ struct qpt_dir {
 	struct qpt_opstat *opv;
 	uint64_t packets, payload_bytes, bytes;
 	uint64_t req_packets, resp_packets, acks, coalesced_acks;
-	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
-	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
 	struct qpt_dir_qos *qos; /* NULL until needed: read qpt_dir_qos() */
 	struct qpt_qos_inline qos_in;
 	/* never NULL in a conversation the engine made: its rare counters, or

@@ -176,14 +176,15 @@ struct half {
 	uint8_t service; /* opcode & 0xe0 of its first request/response */
 	int8_t dir;
 	uint8_t ack_synd;
-	bool req_started, any_acked, msg_end_valid, last_valid;
-	bool ans_valid, resend_valid, nak_seen;
+	/* flags: one bit each (a million halves) */
+	bool req_started : 1, any_acked : 1, msg_end_valid : 1, last_valid : 1;
+	bool ans_valid : 1, resend_valid : 1, nak_seen : 1;
 	/* a gap filler with no resend trigger: out of order, unless the next
 	 * request shows it began a go-back-N (fl_fill_resolve) */
-	bool fill_pending;
-	bool rnr_resend; /* an RNR retry resending a multi-packet message */
-	bool nak_pending, rnr_pending, in_episode;
-	bool resp_started, ack_valid;
+	bool fill_pending : 1;
+	bool rnr_resend : 1; /* an RNR retry resending a multi-packet message */
+	bool nak_pending : 1, rnr_pending : 1, in_episode : 1;
+	bool resp_started : 1, ack_valid : 1;
 };
 
 static inline struct half_rare *fl_rare(struct half *h)

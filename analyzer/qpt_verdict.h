@@ -228,8 +228,8 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	X(dup_acks, "dup_acks", "duplicate ACKs:", NULL, true, rare)                             \
 	X(cnps, "cnps", "CNPs sent:", "CNPs", true, rare)                                        \
 	X(ecn_ce, "ecn_ce", "ECN-CE packets:", "ECN-CE", true, rare)                             \
-	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", "No CNP", false, dir)        \
-	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false, dir)   \
+	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", "No CNP", false, rare)        \
+	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false, rare)   \
 	X(fecn, "fecn", "FECN packets:", NULL, false, rare)                                      \
 	X(becn, "becn", "BECN packets:", NULL, false, rare)                                      \
 	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false, rare)                             \
