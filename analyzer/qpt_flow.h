@@ -226,23 +226,24 @@ struct qpt_cm_info {
 };
 
 struct qpt_conv {
+	/* (fields ordered so that none leaves a hole: a million of them) */
 	int32_t id;
 	char transport[4]; /* "RC", "UC", "UD", "XRC", "RD" */
 	enum qpt_paired_by paired_by;
+	uint32_t mtu; /* learned or from CM, 0 unknown */
 	const char *pair_evidence; /* human words: "CM REQ/REP", "ACK PSN ..." */
+	/* the CM exchange that set it up (the engine's, not a copy); never
+	 * NULL: all zero without one (has_cm false) */
+	const struct qpt_cm_info *cm;
 	struct qpt_endpoint ep[2];
 	/* its two directions, never NULL: a direction nothing was counted for
 	 * yet (no packet went that way) is the shared all-zero
 	 * &qpt_dir_none[d], not a copy (issue 17: a QP seen one way does not
 	 * pay for the other) */
 	const struct qpt_dir *dir[2];
-	bool has_cm;
-	/* the CM exchange that set it up (the engine's, not a copy); never
-	 * NULL: all zero without one (has_cm false) */
-	const struct qpt_cm_info *cm;
-	uint32_t mtu; /* learned or from CM, 0 unknown */
-	bool merged;  /* folded into another conversation: skip */
 	int32_t merged_into; /* that conversation's id, -1 when not merged */
+	bool merged;  /* folded into another conversation: skip */
+	bool has_cm;
 };
 
 struct qpt_flow_opts {
