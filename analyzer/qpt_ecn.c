@@ -18,11 +18,12 @@
  * qpt_dir) holds: one PCP and one DSCP per class data and ACK with their
  * counts, the last QPT_QOS_INLINE_HIST data packets of the rate window, the
  * MTU evidence.  qos_get() allocates struct qpt_dir_qos when more is needed
- * and moves the counts and the history into it; from then on the direction
- * is counted there only (the MTU evidence stays inline).  Both ways give
- * the same numbers: the history keeps the same packets, and the bytes sent
- * are only ever taken as differences, so the allocated one counts them
- * from its first packet kept.
+ * and moves the counts into it; from then on the direction is counted there
+ * only (the MTU evidence stays inline).  The history moves to its own
+ * struct qpt_qos_hist (hist_heap()) when more packets are in the window
+ * than fit, or a CNP comes.  Both ways give the same numbers: the history
+ * keeps the same packets, and the bytes sent are only ever taken as
+ * differences, so the heap one counts them from its first packet kept.
  */
 #include <string.h>
 
@@ -38,6 +39,41 @@ struct hist_ent {
 	int64_t ns;
 	uint64_t sent; /* bytes sent up to and with this packet */
 };
+
+/* A direction's rate window history once it is not inline. */
+struct qpt_qos_hist {
+	GArray *ents; /* struct hist_ent: the data packets of the last window */
+	guint head;   /* the first in the window */
+	uint64_t sent, base; /* bytes sent since the first kept; up to the last
+			      * dropped (sent - base: in the window) */
+};
+
+/* The direction's history on the heap (moved there when inline). */
+static struct qpt_qos_hist *hist_heap(struct qpt_dir *x)
+{
+	struct qpt_qos_inline *l = &x->qos_in;
+	struct qpt_qos_hist *hh;
+
+	if (l->nhist == QPT_QOS_HIST_HEAP)
+		return l->hist.heap;
+	hh = g_new0(struct qpt_qos_hist, 1);
+	hh->ents = g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent),
+				     2 * QPT_QOS_INLINE_HIST);
+	for (unsigned i = 0; i < l->nhist; i++) {
+		hh->sent += l->hist.in.len[i];
+		g_array_append_val(hh->ents, ((struct hist_ent){ l->hist.in.ns[i], hh->sent }));
+	}
+	l->hist.heap = hh;
+	l->nhist = QPT_QOS_HIST_HEAP;
+	return hh;
+}
+
+/* Bytes sent so far as the heap history counts them (0 inline: no CNP
+ * rate window is open then). */
+static uint64_t hist_sent(const struct qpt_dir *x)
+{
+	return x->qos_in.nhist == QPT_QOS_HIST_HEAP ? x->qos_in.hist.heap->sent : 0;
+}
 
 const char *qpt_qos_class_name(unsigned cls)
 {
@@ -90,17 +126,8 @@ static struct qpt_dir_qos *qos_get(struct qpt_dir *d)
 
 		qos_count_full(q, slot >> 1, slot & 1, l->value[slot], l->n[slot]);
 	}
-	if (l->nhist) {
-		q->hist = g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent),
-					    2 * QPT_QOS_INLINE_HIST);
-		for (unsigned i = 0; i < l->nhist; i++) {
-			q->sent += l->hist_len[i];
-			g_array_append_val(q->hist, ((struct hist_ent){ l->hist_ns[i], q->sent }));
-		}
-	}
 	memset(l->n, 0, sizeof(l->n));
 	l->order = 0;
-	l->nhist = 0;
 	return q;
 }
 
@@ -256,25 +283,26 @@ static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t 
 }
 
 /* Bytes the direction sent in the rate window before now. */
-static uint64_t sent_before(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
+static uint64_t sent_before(struct qpt_flow *fl, struct qpt_qos_hist *q, int64_t now)
 {
-	while (q->hist && q->hist_head < q->hist->len) {
-		const struct hist_ent *h = &g_array_index(q->hist, struct hist_ent, q->hist_head);
+	while (q->head < q->ents->len) {
+		const struct hist_ent *h = &g_array_index(q->ents, struct hist_ent, q->head);
 
 		if (h->ns >= now - fl->o.cnp_rate_window_ns)
 			break;
-		q->hist_base = h->sent;
-		q->hist_head++;
+		q->base = h->sent;
+		q->head++;
 	}
-	if (q->hist && q->hist_head && q->hist_head * 2 >= q->hist->len) {
-		g_array_remove_range(q->hist, 0, q->hist_head);
-		q->hist_head = 0;
+	if (q->head && q->head * 2 >= q->ents->len) {
+		g_array_remove_range(q->ents, 0, q->head);
+		q->head = 0;
 	}
-	return q->sent - q->hist_base;
+	return q->sent - q->base;
 }
 
-/* CNP rate windows of q whose after part ended by now. */
-static void rate_close(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
+/* CNP rate windows of q whose after part ended by now (sent: the bytes
+ * sent so far, hist_sent()). */
+static void rate_close(struct qpt_flow *fl, struct qpt_dir_qos *q, uint64_t sent, int64_t now)
 {
 	while (q->open && q->open_head < q->open->len) {
 		const struct rate_open *o = &g_array_index(q->open, struct rate_open, q->open_head);
@@ -283,7 +311,7 @@ static void rate_close(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
 			break;
 		q->rate_windows++;
 		q->bytes_before += o->before;
-		q->bytes_after += q->sent - o->sent;
+		q->bytes_after += sent - o->sent;
 		q->open_head++;
 	}
 	if (q->open && q->open_head && q->open_head * 2 >= q->open->len) {
@@ -292,34 +320,37 @@ static void rate_close(struct qpt_flow *fl, struct qpt_dir_qos *q, int64_t now)
 	}
 }
 
-/* A data packet of len bytes at ns into the rate window's history of a
- * direction without struct qpt_dir_qos, as sent_before() keeps it: the
- * oldest entries before the window go; when more are left than fit, the
- * direction gets its struct qpt_dir_qos. */
-static void hist_inline(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_t len)
+/* A data packet of len bytes at ns into the direction's rate window
+ * history: inline, the oldest entries before the window going as
+ * sent_before() drops them; on the heap once more are left than fit. */
+static void hist_add(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_t len)
 {
 	struct qpt_qos_inline *l = &x->qos_in;
-	struct qpt_dir_qos *q;
-	unsigned k = 0;
+	struct qpt_qos_hist *hh;
 
-	while (k < l->nhist && l->hist_ns[k] < ns - fl->o.cnp_rate_window_ns)
-		k++;
-	if (k) {
-		for (unsigned i = k; i < l->nhist; i++) {
-			l->hist_ns[i - k] = l->hist_ns[i];
-			l->hist_len[i - k] = l->hist_len[i];
+	if (l->nhist != QPT_QOS_HIST_HEAP) {
+		unsigned k = 0;
+
+		while (k < l->nhist && l->hist.in.ns[k] < ns - fl->o.cnp_rate_window_ns)
+			k++;
+		if (k) {
+			for (unsigned i = k; i < l->nhist; i++) {
+				l->hist.in.ns[i - k] = l->hist.in.ns[i];
+				l->hist.in.len[i - k] = l->hist.in.len[i];
+			}
+			l->nhist = (uint8_t)(l->nhist - k);
 		}
-		l->nhist = (uint8_t)(l->nhist - k);
+		if (l->nhist < QPT_QOS_INLINE_HIST) {
+			l->hist.in.ns[l->nhist] = ns;
+			l->hist.in.len[l->nhist] = len;
+			l->nhist++;
+			return;
+		}
 	}
-	if (l->nhist < QPT_QOS_INLINE_HIST) {
-		l->hist_ns[l->nhist] = ns;
-		l->hist_len[l->nhist] = len;
-		l->nhist++;
-		return;
-	}
-	q = qos_get(x);
-	q->sent += len;
-	g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));
+	hh = hist_heap(x);
+	hh->sent += len;
+	g_array_append_val(hh->ents, ((struct hist_ent){ ns, hh->sent }));
+	(void)sent_before(fl, hh, ns); /* trims the history to the window */
 }
 
 void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -343,6 +374,8 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 	if (cls == QPT_QOS_CNP) {
 		struct qpt_dir_qos *m;
+		struct qpt_dir *y;
+		struct qpt_qos_hist *hh;
 		struct rate_open o;
 
 		q = qos_get(x);
@@ -361,8 +394,10 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			q->orphan_cnp_ns[q->n_orphans++] = ns;
 			return;
 		}
-		m = qos_get(fl_dirw(c, 1 - d));
-		o = (struct rate_open){ .ns = ns, .sent = m->sent };
+		y = fl_dirw(c, 1 - d);
+		m = qos_get(y);
+		hh = hist_heap(y);
+		o = (struct rate_open){ .ns = ns, .sent = hh->sent };
 		/* it answers every unanswered mark of the other direction */
 		if (pending_len(m)) {
 			const struct qpt_ecn_mark *first =
@@ -378,8 +413,8 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		m->cnp_seen = true;
 		m->last_cnp_ns = ns;
 		/* the sender's rate around it */
-		rate_close(fl, m, ns);
-		o.before = sent_before(fl, m, ns);
+		rate_close(fl, m, hh->sent, ns);
+		o.before = sent_before(fl, hh, ns);
 		if (!m->open)
 			m->open = g_array_new(FALSE, FALSE, sizeof(struct rate_open));
 		g_array_append_val(m->open, o);
@@ -403,17 +438,9 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		return;
 	/* the sender's rate: windows after CNPs that ended, then this packet
 	 * (the RoCE/IB packet: the same through any tunnel) */
-	q = x->qos;
-	if (q) {
-		rate_close(fl, q, ns);
-		q->sent += p->iba_len;
-		if (!q->hist)
-			q->hist = g_array_new(FALSE, FALSE, sizeof(struct hist_ent));
-		g_array_append_val(q->hist, ((struct hist_ent){ ns, q->sent }));
-		(void)sent_before(fl, q, ns); /* trims the history to the window */
-	} else {
-		hist_inline(fl, x, ns, p->iba_len);
-	}
+	if (x->qos)
+		rate_close(fl, x->qos, hist_sent(x), ns);
+	hist_add(fl, x, ns, p->iba_len);
 	/* MTU evidence */
 	l = &x->qos_in;
 	if (p->payload_len > l->max_payload) {
@@ -548,7 +575,7 @@ void fl_qos_finish(struct qpt_flow *fl)
 			if (q->pending)
 				g_array_set_size(q->pending, 0);
 			q->pending_head = 0;
-			rate_close(fl, q, end);
+			rate_close(fl, q, hist_sent(c->dir[d]), end);
 			if (q->open) {
 				q->rate_windows_cut += q->open->len - q->open_head;
 				g_array_set_size(q->open, 0);
@@ -635,6 +662,11 @@ void fl_qos_free(struct qpt_dir *d)
 {
 	struct qpt_dir_qos *q = d->qos;
 
+	if (d->qos_in.nhist == QPT_QOS_HIST_HEAP) {
+		g_array_free(d->qos_in.hist.heap->ents, TRUE);
+		g_free(d->qos_in.hist.heap);
+		d->qos_in.nhist = 0;
+	}
 	if (!q)
 		return;
 	if (q->counts)
@@ -642,8 +674,6 @@ void fl_qos_free(struct qpt_dir *d)
 	g_free(q->reaction.bins);
 	if (q->pending)
 		g_array_free(q->pending, TRUE);
-	if (q->hist)
-		g_array_free(q->hist, TRUE);
 	if (q->open)
 		g_array_free(q->open, TRUE);
 	g_free(q);

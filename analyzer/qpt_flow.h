@@ -114,9 +114,6 @@ struct qpt_dir_qos {
 	guint pending_head;
 	bool cnp_seen;
 	int64_t last_cnp_ns;
-	GArray *hist;	 /* (ns, bytes sent up to it) of the last rate window */
-	guint hist_head;
-	uint64_t sent, hist_base;
 	GArray *open;	 /* CNP rate windows whose after part is not over */
 	guint open_head;
 	/* CNPs this direction carried before its conversation had the other
@@ -154,23 +151,33 @@ extern const struct qpt_dir_rare qpt_dir_rare_none;
  * itself (qpt_ecn.c): 64 bytes, enough for most directions, whose data
  * and ACK packets carry one PCP and one DSCP each.  struct qpt_dir_qos is
  * allocated once one needs more: a second PCP or DSCP of a class, more than
- * 65,535 packets of one, a CNP, an ECN-CE mark, more data packets in the
- * CNP rate window than QPT_QOS_INLINE_HIST; what is kept here of counts and
- * history moves into it then.  Read the counts with qpt_qos_count_at() and
- * the rest with qpt_dir_qos(). */
+ * 65,535 packets of one, a CNP, an ECN-CE mark; what is kept here of
+ * counts moves into it then.  The CNP rate window's history of the data
+ * packets is here while QPT_QOS_INLINE_HIST of them are in the window, on
+ * the heap (its own struct, not struct qpt_dir_qos: a healthy direction
+ * sending a burst does not need that) once more are, or a CNP came.  Read
+ * the counts with qpt_qos_count_at() and the rest with qpt_dir_qos(). */
 #define QPT_QOS_INLINE_HIST 2
+#define QPT_QOS_HIST_HEAP 0xff /* qpt_qos_inline.nhist: history on the heap */
+struct qpt_qos_hist; /* qpt_ecn.c's */
 struct qpt_qos_inline {
 	/* MTU evidence (always here): the largest payload; the payload of
 	 * FIRST/MIDDLE packets (one MTU each), the largest and whether they
 	 * differed, and where (the first frame) */
 	uint64_t max_payload_frame, seg_frame;
-	/* the rest: qpt_ecn.c's own, in use while struct qpt_dir.qos is NULL.
-	 * The rate window's history: the data packets of the last window */
-	int64_t hist_ns[QPT_QOS_INLINE_HIST];
-	uint32_t hist_len[QPT_QOS_INLINE_HIST];
+	/* the rest: qpt_ecn.c's own.  The rate window's history: the data
+	 * packets of the last window (nhist of them), or where it went */
+	union {
+		struct {
+			int64_t ns[QPT_QOS_INLINE_HIST];
+			uint32_t len[QPT_QOS_INLINE_HIST];
+		} in;			   /* nhist <= QPT_QOS_INLINE_HIST */
+		struct qpt_qos_hist *heap; /* nhist == QPT_QOS_HIST_HEAP */
+	} hist;
 	uint32_t max_payload, seg_payload;
-	/* packets per slot (class data or ACK x PCP or DSCP: cls * 2 + dscp),
-	 * 0: none; its value; the slots in the order first seen, 2 bits each */
+	/* while struct qpt_dir.qos is NULL: packets per slot (class data or
+	 * ACK x PCP or DSCP: cls * 2 + dscp), 0: none; its value; the slots in
+	 * the order first seen, 2 bits each */
 	uint16_t n[4];
 	int8_t value[4];
 	uint8_t order;
