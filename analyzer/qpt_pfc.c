@@ -4,20 +4,28 @@
 #include <math.h>
 #include <string.h>
 
-/* A conversation direction, as the pause windows see it. */
-struct pdir {
-	int32_t conv;
-	int8_t dir, prio;
-	int64_t last_ns; /* its last packet */
-	uint64_t cand;	 /* the window it may be stalled by (its serial), 0: none */
-};
+/* A conversation direction, as the pause windows see it, is key
+ * conv << 1 | dir in two arrays indexed by it (ids are dense: no hashing
+ * and no allocation per direction): its last packet's time in pf->last_ns
+ * and a state byte in pf->state, 0 where the direction never sent data.
+ * That is 9 bytes per direction; they are all kept to the end of the
+ * capture, because a frame stamped earlier than the ones before it (time
+ * going backwards: merged captures, several interfaces) makes any direction
+ * that sent in the QPT_PFC_ACTIVE_NS before that frame's time active again,
+ * however long it has been quiet since. */
+#define DIR_SEEN 0x08u	 /* it sent data (bits 0-2: the priority of its last packet) */
+#define DIR_PRIO 0x07u
+#define DIR_CAND 0x80u	 /* a candidate of the open window of its priority */
 
-/* The pause window of one priority (at most one at a time). */
+/* The pause window of one priority (at most one at a time).  A direction
+ * is a candidate of at most one window, the open one of its priority (the
+ * flag DIR_CAND): a window's close or the direction's next packet clears it,
+ * and a packet on another priority clears it too (it moved). */
 struct win {
 	bool open;
 	int64_t start, end; /* end INT64_MAX: until an XON (speed unknown) */
 	uint64_t serial, frame;
-	GPtrArray *cands; /* struct pdir *: those active when it started */
+	GArray *cands; /* guint keys: those active when it started */
 };
 
 struct qpt_pfc {
@@ -26,9 +34,8 @@ struct qpt_pfc {
 	struct qpt_pfc_prio prio[QPT_PFC_PRIOS];
 	struct win win[QPT_PFC_PRIOS];
 	uint64_t serial;
-	/* struct pdir by conv << 1 | dir (ids are dense: no hashing per
-	 * packet); NULL where none */
-	GPtrArray *dirs;
+	GArray *last_ns; /* int64_t by key (0 where state is 0) */
+	GArray *state;	 /* uint8_t by key, zeroed as it grows */
 	struct qpt_pfc_frame_info info; /* of the last MAC control frame */
 };
 
@@ -36,10 +43,11 @@ struct qpt_pfc *qpt_pfc_new(void)
 {
 	struct qpt_pfc *pf = g_new0(struct qpt_pfc, 1);
 
-	pf->dirs = g_ptr_array_new_with_free_func(g_free);
+	pf->last_ns = g_array_new(FALSE, TRUE, sizeof(int64_t));
+	pf->state = g_array_new(FALSE, TRUE, sizeof(uint8_t));
 	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
 		pf->prio[p].stalled = g_array_new(FALSE, FALSE, sizeof(int32_t));
-		pf->win[p].cands = g_ptr_array_new();
+		pf->win[p].cands = g_array_new(FALSE, FALSE, sizeof(guint));
 	}
 	return pf;
 }
@@ -50,9 +58,10 @@ void qpt_pfc_free(struct qpt_pfc *pf)
 		return;
 	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
 		g_array_free(pf->prio[p].stalled, TRUE);
-		g_ptr_array_free(pf->win[p].cands, TRUE);
+		g_array_free(pf->win[p].cands, TRUE);
 	}
-	g_ptr_array_free(pf->dirs, TRUE);
+	g_array_free(pf->last_ns, TRUE);
+	g_array_free(pf->state, TRUE);
 	g_free(pf);
 }
 
@@ -123,23 +132,26 @@ static void win_close(struct qpt_pfc *pf, unsigned p, struct win *w, bool judge)
 	struct qpt_pfc_prio *pr = &pf->prio[p];
 
 	for (guint i = 0; i < w->cands->len; i++) {
-		struct pdir *d = g_ptr_array_index(w->cands, i);
+		guint key = g_array_index(w->cands, guint, i);
+		uint8_t *st = &g_array_index(pf->state, uint8_t, key);
+		int32_t conv = (int32_t)(key >> 1);
 		bool seen = false;
 
-		if (d->cand != w->serial)
+		/* still this window's: not sent since, not moved */
+		if (!(*st & DIR_CAND) || (*st & DIR_PRIO) != p)
 			continue;
-		d->cand = 0;
+		*st &= (uint8_t)~DIR_CAND;
 		if (!judge)
 			continue;
 		pr->stalls++;
 		if (!pr->first_stall_frame)
 			pr->first_stall_frame = w->frame;
 		for (guint k = 0; k < pr->stalled->len && !seen; k++)
-			seen = g_array_index(pr->stalled, int32_t, k) == d->conv;
+			seen = g_array_index(pr->stalled, int32_t, k) == conv;
 		if (!seen)
-			g_array_append_val(pr->stalled, d->conv);
+			g_array_append_val(pr->stalled, conv);
 	}
-	g_ptr_array_set_size(w->cands, 0);
+	g_array_set_size(w->cands, 0);
 	w->open = false;
 }
 
@@ -192,13 +204,14 @@ static void pause_prio(struct qpt_pfc *pf, unsigned p, uint64_t frame, int64_t n
 		pr->windows++;
 	}
 	/* the conversations on p that were sending */
-	for (guint i = 0; i < pf->dirs->len; i++) {
-		struct pdir *d = g_ptr_array_index(pf->dirs, i);
+	for (guint key = 0; key < pf->state->len; key++) {
+		uint8_t *st = &g_array_index(pf->state, uint8_t, key);
+		int64_t last = g_array_index(pf->last_ns, int64_t, key);
 
-		if (d && d->prio == (int8_t)p && d->last_ns <= ns &&
-		    ns - d->last_ns <= QPT_PFC_ACTIVE_NS) {
-			d->cand = w->serial;
-			g_ptr_array_add(w->cands, d);
+		if ((*st & DIR_SEEN) && (*st & DIR_PRIO) == p && last <= ns &&
+		    ns - last <= QPT_PFC_ACTIVE_NS) {
+			*st |= DIR_CAND;
+			g_array_append_val(w->cands, key);
 		}
 	}
 }
@@ -244,11 +257,12 @@ void qpt_pfc_frame(struct qpt_pfc *pf, uint64_t frame, int64_t ns, const struct 
 		if (!(mask & (1u << p)))
 			info->pause_us[p] = -1;
 	}
-	for (guint i = 0; i < pf->dirs->len; i++) {
-		const struct pdir *d = g_ptr_array_index(pf->dirs, i);
+	for (guint key = 0; key < pf->state->len; key++) {
+		uint8_t st = g_array_index(pf->state, uint8_t, key);
+		int64_t last = g_array_index(pf->last_ns, int64_t, key);
 
-		if (d && d->prio >= 0 && d->last_ns <= ns && ns - d->last_ns <= QPT_PFC_ACTIVE_NS)
-			info->active[(unsigned)d->prio]++;
+		if ((st & DIR_SEEN) && last <= ns && ns - last <= QPT_PFC_ACTIVE_NS)
+			info->active[st & DIR_PRIO]++;
 	}
 }
 
@@ -256,30 +270,21 @@ void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir
 {
 	unsigned p = pcp < 0 || pcp >= QPT_PFC_PRIOS ? 0 : (unsigned)pcp;
 	guint key = (guint)conv << 1 | (guint)(dir & 1);
-	struct pdir *d;
-	struct win *w = &pf->win[p];
+	uint8_t *st;
 
 	if (conv < 0)
 		return;
 	pf->prio[p].data_packets++;
-	if (key >= pf->dirs->len)
-		g_ptr_array_set_size(pf->dirs, (gint)(key + 1));
-	d = g_ptr_array_index(pf->dirs, key);
-	if (!d) {
-		d = g_new0(struct pdir, 1);
-		d->conv = conv;
-		d->dir = (int8_t)dir;
-		d->prio = -1;
-		g_ptr_array_index(pf->dirs, key) = d;
+	if (key >= pf->state->len) {
+		g_array_set_size(pf->state, key + 1);
+		g_array_set_size(pf->last_ns, key + 1);
 	}
-	if (d->prio != (int8_t)p) {
-		d->prio = (int8_t)p;
-		d->cand = 0; /* moved: not on the priority it was waiting on */
-	}
+	st = &g_array_index(pf->state, uint8_t, key);
+	if (!(*st & DIR_SEEN) || (*st & DIR_PRIO) != p)
+		*st = (uint8_t)(DIR_SEEN | p); /* moved: not on the priority it was waiting on */
 	expire(pf, p, ns);
-	if (w->open && d->cand == w->serial)
-		d->cand = 0; /* it sent during the window: not stalled */
-	d->last_ns = ns;
+	*st &= (uint8_t)~DIR_CAND; /* it sent during the window: not stalled */
+	g_array_index(pf->last_ns, int64_t, key) = ns;
 }
 
 void qpt_pfc_finish(struct qpt_pfc *pf, int64_t last_ns)

@@ -31,6 +31,10 @@
  * the pause and is at least QPT_PFC_STALL_GAP_NS long).  A PFC frame
  * applies to the link it was captured on; a capture of several links (a
  * switch's mirror, merged files) mixes their pauses and conversations.
+ *
+ * Memory: 9 bytes per conversation direction (conversation id << 1 |
+ * direction, ids dense), to the end of the capture: with time going
+ * backwards a pause can find any direction active, however long quiet.
  */
 #ifndef QPT_PFC_H
 #define QPT_PFC_H

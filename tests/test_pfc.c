@@ -244,6 +244,68 @@ static void test_stall_no_end(void)
 	qpt_pfc_free(pf);
 }
 
+/* Many directions gone quiet, then pauses, one of them stamped earlier than
+ * the frames before it.  All on priority 3 unless said.
+ *   conversations 0-999, direction 0: one packet each at 1000 * c ns
+ *   conversations 1000-1009, direction 0: one packet each at 10 ms + 1000 * i
+ *   frame 100, XOFF at 10.5 ms: sending in the 1 ms before are 1000-1009
+ *     only (active 10; 0-999 went quiet more than 9 ms before)
+ *   1000-1004 send again at 10.6 ms + i (in the window: not stalled)
+ *   frame 101, XON at 10.7 ms: active are 1000-1009 again (10)
+ *   1000 sends at 10.8 ms: the window (10.5 to 10.7 ms, over 10 us) is
+ *     over, 1005-1009 are stalled
+ *   conversation 2000, direction 1: a packet at 400 us (time went back)
+ *   frame 200, XOFF at 500.5 us (back again): sending from -499.5 to 500.5
+ *     us are 0-500 (1000 * c <= 500500) and 2000: active 502, the window's
+ *     candidates; 1000-1009 sent after it, not before
+ *   0-99 send at 520 us (in the window); 500 sends on priority 4 at 510 us
+ *     (moved: no longer waiting on 3)
+ *   no XON, no speed: that window lasts to the end, 600 us
+ * Stalled on 3: 1005-1009 (first window), then 100-499 and 2000 (second),
+ * in the order of their conversation ids within a window: 5 + 400 + 1. */
+static void test_quiet_then_pause(void)
+{
+	struct qpt_pfc *pf = qpt_pfc_new();
+	const struct qpt_pfc_prio *p3;
+	GArray *st;
+
+	for (int32_t c = 0; c < 1000; c++)
+		qpt_pfc_data(pf, 1000 * (int64_t)c, 3, c, 0);
+	for (int32_t i = 0; i < 10; i++)
+		qpt_pfc_data(pf, 10000000 + 1000 * (int64_t)i, 3, 1000 + i, 0);
+	pfc_at(pf, 100, 10500000, 0x0008, 3, 0xffff);
+	g_assert_cmpuint(qpt_pfc_last(pf)->active[3], ==, 10);
+	for (int32_t i = 0; i < 5; i++)
+		qpt_pfc_data(pf, 10600000 + i, 3, 1000 + i, 0);
+	pfc_at(pf, 101, 10700000, 0x0008, 3, 0);
+	g_assert_cmpuint(qpt_pfc_last(pf)->active[3], ==, 10);
+	qpt_pfc_data(pf, 10800000, 3, 1000, 0);
+	qpt_pfc_data(pf, 400000, 3, 2000, 1);
+	p3 = qpt_pfc_prio(pf, 3);
+	g_assert_cmpuint(p3->stalls, ==, 5);
+	pfc_at(pf, 200, 500500, 0x0008, 3, 0xffff);
+	g_assert_cmpuint(qpt_pfc_last(pf)->active[3], ==, 502);
+	g_assert_cmpuint(qpt_pfc_last(pf)->active[4], ==, 0);
+	qpt_pfc_data(pf, 510000, 4, 500, 0);
+	for (int32_t c = 0; c < 100; c++)
+		qpt_pfc_data(pf, 520000, 3, c, 0);
+	qpt_pfc_finish(pf, 600000);
+	g_assert_cmpuint(p3->windows, ==, 2);
+	g_assert_cmpuint(p3->stalls, ==, 406);
+	g_assert_cmpuint(p3->first_stall_frame, ==, 100);
+	g_assert_cmpuint(p3->data_packets, ==, 1000 + 10 + 5 + 1 + 1 + 100);
+	g_assert_cmpuint(qpt_pfc_prio(pf, 4)->data_packets, ==, 1);
+	g_assert_cmpuint(qpt_pfc_prio(pf, 4)->stalls, ==, 0);
+	st = p3->stalled;
+	g_assert_cmpuint(st->len, ==, 406);
+	for (guint k = 0; k < st->len && k < 406; k++) {
+		int32_t want = k < 5 ? 1005 + (int32_t)k : k < 405 ? 100 + (int32_t)(k - 5) : 2000;
+
+		g_assert_cmpint(g_array_index(st, int32_t, k), ==, want);
+	}
+	qpt_pfc_free(pf);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -257,5 +319,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/pfc/engine/stall-speed", test_stall_speed);
 	g_test_add_func("/pfc/engine/stall-xon", test_stall_xon);
 	g_test_add_func("/pfc/engine/stall-no-end", test_stall_no_end);
+	g_test_add_func("/pfc/engine/quiet-then-pause", test_quiet_then_pause);
 	return g_test_run();
 }
