@@ -742,6 +742,58 @@ static void test_qos_rate_window(void)
 	rate_case(t3, l3, G_N_ELEMENTS(t3), 330, 30, 32);
 }
 
+/* The rate window when the direction's struct qpt_dir_qos came first (a
+ * second PCP) and its history was still inline, and when a CNP finds the
+ * history inline: the same sums.  Packets (us after t0, IBA bytes): 0
+ * (100, PCP 5), 50 (200), CNP back at 60, 100 (400), 150 (800), 200 (1600,
+ * after the window [60, 160): closes it).  Before: 0 and 50 = 300; after:
+ * 100 and 150 = 1,200.  Then a direction seen one way: its other direction
+ * is the shared empty one until a packet goes that way. */
+static void test_qos_rate_qos_first(void)
+{
+	static const int64_t at[] = { 0, 50, 100, 150, 200 };
+	static const uint32_t len[] = { 100, 200, 400, 800, 1600 };
+	struct feed f;
+	const struct qpt_dir_qos *q;
+	const struct qpt_conv *c;
+	GPtrArray *all;
+	const int64_t t0 = 2000000000;
+
+	setup(&f);
+	feed_qos(&f, true, 0x0a, 0, 3, 26, 100, t0 - 1000000000);
+	feed_qos(&f, false, 0x11, 0, 3, 26, 20, t0 - 999000000);
+	for (unsigned i = 0; i < G_N_ELEMENTS(at); i++) {
+		if (at[i] == 100)
+			feed_qos(&f, false, 0x81, 0, 6, 48, 60, t0 + 60000);
+		feed_qos(&f, true, 0x0a, 1 + i, i == 0 ? 5 : 3, 26, len[i], t0 + at[i] * 1000);
+	}
+	qpt_flow_finish(f.fl);
+	q = qpt_dir_qos(dir0(&f));
+	g_assert_nonnull(q);
+	g_assert_cmpuint(q->rate_windows, ==, 1);
+	g_assert_cmpuint(q->bytes_before, ==, 300);
+	g_assert_cmpuint(q->bytes_after, ==, 1200);
+	qpt_flow_free(f.fl);
+
+	setup(&f);
+	feed(&f, true, 0x0a, 7, 0);
+	all = qpt_flow_conversations(f.fl);
+	g_assert_cmpuint(all->len, ==, 1);
+	c = g_ptr_array_index(all, 0);
+	g_ptr_array_free(all, TRUE);
+	g_assert_cmpuint(c->dir[0]->packets, ==, 1);
+	g_assert_true(c->dir[1] == &qpt_dir_none[1]);
+	g_assert_cmpuint(c->dir[1]->packets, ==, 0);
+	g_assert_cmpuint(c->dir[1]->from, ==, 1);
+	g_assert_cmpuint(c->dir[1]->to, ==, 0);
+	g_assert_true(c->dir[1]->r == &qpt_dir_rare_none);
+	feed(&f, false, 0x11, 7, 1000);
+	g_assert_true(c->dir[1] != &qpt_dir_none[1]);
+	g_assert_cmpuint(c->dir[1]->packets, ==, 1);
+	g_assert_cmpuint(qpt_dir_none[1].packets, ==, 0); /* not written */
+	qpt_flow_free(f.fl);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -759,6 +811,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/cm_failed", test_cm_failed);
 	g_test_add_func("/flow/qos_counts", test_qos_counts);
 	g_test_add_func("/flow/qos_rate_window", test_qos_rate_window);
+	g_test_add_func("/flow/qos_rate_qos_first", test_qos_rate_qos_first);
 	g_test_add_func("/flow/pair_many_same_hosts", test_pair_many_same_hosts);
 	return g_test_run();
 }
