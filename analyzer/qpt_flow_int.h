@@ -227,18 +227,40 @@ static inline struct qpt_dir_rare *fl_dr(struct qpt_dir *d)
  * lookups scan, in the same order: all but those found unable ever to be
  * an answer again (a half paired, or that sent requests, drops out as the
  * scans meet it), so a lookup among thousands of QPs between two hosts
- * meets the few unpaired ones, not all. */
+ * meets the few unpaired ones, not all.
+ *
+ * Compact, as there is one per address pair (tens of thousands in a big
+ * capture, most with one or a few halves): up to ADDR_INLINE halves are
+ * kept in the struct itself, the two lookup lists then being bit masks
+ * over them (both lists are in order of creation, so a subset of the
+ * halves says all); past that, the halves go to GPtrArrays.  glib has no
+ * array with storage inside its owner (a GPtrArray is a header and a
+ * pointer array, two allocations, even for one element), hence the
+ * inline part by hand. */
+#define ADDR_INLINE 4
+#define ADDR_SPILLED 0xff /* n: the halves are in u.v */
 struct addr_halves {
-	GPtrArray *all;
-	GPtrArray *req;	 /* may be an unpaired requester (fl_find_requester) */
-	GPtrArray *resp; /* may be an unpaired responder (fl_join_responder) */
-	bool stale;	 /* a fold moved halves: req and resp are copied from all */
+	uint8_t key[32]; /* src, dst: first, the by_addr set's key */
+	uint8_t n;	 /* halves in u.in, or ADDR_SPILLED */
+	uint8_t req;	 /* while inline: bit i, u.in[i] may be a requester */
+	uint8_t resp;	 /* the same for a responder */
+	bool stale;	 /* a fold moved halves: req and resp are made from all */
+	union {
+		struct half *in[ADDR_INLINE];
+		struct {
+			GPtrArray *all;
+			/* may be an unpaired requester (fl_find_requester),
+			 * responder (fl_join_responder); NULL: the same as all
+			 * (none dropped, no UD half, which is neither) */
+			GPtrArray *req, *resp;
+		} v;
+	} u;
 };
 
 struct qpt_flow {
 	struct qpt_flow_opts o;
 	GHashTable *halves;  /* half_key -> struct half */
-	GHashTable *by_addr; /* "src,dst" -> struct addr_halves */
+	GHashTable *by_addr; /* a set of struct addr_halves, by "src,dst" */
 	/* conversations a fold went into (NULL before the first): as a fold
 	 * gives all the halves it moves one direction, a later pairing in one
 	 * can unpair a half, so it makes the pairing lookups' lists stale */

@@ -46,10 +46,163 @@ static void addr_halves_free(gpointer p)
 {
 	struct addr_halves *a = p;
 
-	g_ptr_array_unref(a->all);
-	g_ptr_array_unref(a->req);
-	g_ptr_array_unref(a->resp);
+	if (a->n == ADDR_SPILLED) {
+		g_ptr_array_unref(a->u.v.all);
+		if (a->u.v.req)
+			g_ptr_array_unref(a->u.v.req);
+		if (a->u.v.resp)
+			g_ptr_array_unref(a->u.v.resp);
+	}
 	g_free(a);
+}
+
+/* A UD half is in neither lookup list (it is neither a requester nor a
+ * responder to pair by PSNs). */
+static bool half_ud(const struct half *h)
+{
+	return h->key.sqpn != ~0u;
+}
+
+/* A lookup list given by a mask over n inline halves, as spilled: NULL
+ * when it holds them all (the same as all). */
+static GPtrArray *list_of_mask(struct half *const *in, unsigned n, unsigned mask)
+{
+	GPtrArray *l;
+
+	if (mask == (1u << n) - 1)
+		return NULL;
+	l = g_ptr_array_sized_new(n);
+	for (unsigned i = 0; i < n; i++)
+		if (mask & 1u << i)
+			g_ptr_array_add(l, in[i]);
+	return l;
+}
+
+/* h comes after every half of a spilled all: add it to lookup list *l
+ * (NULL: the same as all, which it stops being if h is UD). */
+static void list_add(GPtrArray **l, GPtrArray *all, struct half *h)
+{
+	if (!half_ud(h)) {
+		if (*l)
+			g_ptr_array_add(*l, h);
+	} else if (!*l) {
+		*l = g_ptr_array_copy(all, NULL, NULL);
+	}
+}
+
+/* h, new, goes last in all and, unless UD, last in both lookup lists. */
+static void addr_add(struct addr_halves *a, struct half *h)
+{
+	if (a->n < ADDR_INLINE) {
+		if (!half_ud(h)) {
+			a->req |= (uint8_t)(1u << a->n);
+			a->resp |= (uint8_t)(1u << a->n);
+		}
+		a->u.in[a->n++] = h;
+		return;
+	}
+	if (a->n == ADDR_INLINE) { /* spill: u.in and u.v overlap */
+		struct half *in[ADDR_INLINE];
+
+		memcpy(in, a->u.in, sizeof(in));
+		a->u.v.all = g_ptr_array_sized_new(2 * ADDR_INLINE);
+		for (unsigned i = 0; i < ADDR_INLINE; i++)
+			g_ptr_array_add(a->u.v.all, in[i]);
+		a->u.v.req = list_of_mask(in, ADDR_INLINE, a->req);
+		a->u.v.resp = list_of_mask(in, ADDR_INLINE, a->resp);
+		a->n = ADDR_SPILLED;
+	}
+	list_add(&a->u.v.req, a->u.v.all, h);
+	list_add(&a->u.v.resp, a->u.v.all, h);
+	g_ptr_array_add(a->u.v.all, h);
+}
+
+/* Lookup list *l made anew from all (after a fold): its halves but UD
+ * ones, nrc of them. */
+static void list_remake(GPtrArray **l, GPtrArray *all, guint nrc)
+{
+	if (nrc == all->len) { /* the same as all */
+		if (*l)
+			g_ptr_array_unref(*l);
+		*l = NULL;
+		return;
+	}
+	if (*l)
+		g_ptr_array_set_size(*l, 0);
+	else
+		*l = g_ptr_array_sized_new(nrc);
+	for (guint i = 0; i < all->len; i++) {
+		struct half *r = g_ptr_array_index(all, i);
+
+		if (!half_ud(r))
+			g_ptr_array_add(*l, r);
+	}
+}
+
+/* Both lookup lists made anew from all: every half but UD ones. */
+static void addr_remake(struct addr_halves *a)
+{
+	guint nrc = 0;
+
+	if (a->n != ADDR_SPILLED) {
+		a->req = 0;
+		for (unsigned i = 0; i < a->n; i++)
+			if (!half_ud(a->u.in[i]))
+				a->req |= (uint8_t)(1u << i);
+		a->resp = a->req;
+		return;
+	}
+	for (guint i = 0; i < a->u.v.all->len; i++)
+		nrc += !half_ud(g_ptr_array_index(a->u.v.all, i));
+	list_remake(&a->u.v.req, a->u.v.all, nrc);
+	list_remake(&a->u.v.resp, a->u.v.all, nrc);
+}
+
+/* Calls keep(r, ctx) on every half r of a's lookup list (resp or req),
+ * in order; drops from the list those it returns false for. */
+static void addr_walk(struct addr_halves *a, bool resp,
+		      bool (*keep)(struct half *r, void *ctx), void *ctx)
+{
+	GPtrArray **lp, *list, *all;
+	guint k = 0;
+
+	if (a->n != ADDR_SPILLED) {
+		uint8_t *m = resp ? &a->resp : &a->req;
+
+		for (unsigned i = 0; i < a->n; i++)
+			if (*m & 1u << i && !keep(a->u.in[i], ctx))
+				*m &= (uint8_t)~(1u << i);
+		return;
+	}
+	lp = resp ? &a->u.v.resp : &a->u.v.req;
+	if (*lp) { /* kept ones moved down in place */
+		list = *lp;
+		for (guint i = 0; i < list->len; i++) {
+			struct half *r = g_ptr_array_index(list, i);
+
+			if (keep(r, ctx))
+				list->pdata[k++] = r;
+		}
+		g_ptr_array_set_size(list, k);
+		return;
+	}
+	/* the same as all, until the first dropped */
+	all = a->u.v.all;
+	list = NULL;
+	for (guint i = 0; i < all->len; i++) {
+		struct half *r = g_ptr_array_index(all, i);
+
+		if (keep(r, ctx)) {
+			if (list)
+				g_ptr_array_add(list, r);
+		} else if (!list) {
+			list = g_ptr_array_sized_new(i + 1);
+			for (guint j = 0; j < i; j++)
+				g_ptr_array_add(list, g_ptr_array_index(all, j));
+		}
+	}
+	if (list)
+		*lp = list;
 }
 
 static void half_free(gpointer p)
@@ -130,7 +283,8 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	fl_qos_defaults(&fl->o);
 	/* a set: the key is the half's first member */
 	fl->halves = g_hash_table_new_full(key_hash, key_equal, half_free, NULL);
-	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, g_free, addr_halves_free);
+	/* a set too: the key is the struct's first member */
+	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, addr_halves_free, NULL);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
 	fl->convs = g_ptr_array_new_with_free_func(conv_free);
@@ -247,19 +401,17 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		g_hash_table_add(fl->halves, h);
 		fl->nhalves++;
 		fl->t.halves = fl->nhalves;
+		/* k.src, k.dst: the 32 bytes of an address pair's key */
+		G_STATIC_ASSERT(offsetof(struct half_key, dst) == 16);
+		G_STATIC_ASSERT(offsetof(struct addr_halves, key) == 0);
 		a = g_hash_table_lookup(fl->by_addr, k.src);
 		if (!a) {
 			a = g_new0(struct addr_halves, 1);
-			a->all = g_ptr_array_new();
-			a->req = g_ptr_array_new();
-			a->resp = g_ptr_array_new();
-			g_hash_table_insert(fl->by_addr, g_memdup2(k.src, 32), a);
+			memcpy(a->key, k.src, 16);
+			memcpy(a->key + 16, k.dst, 16);
+			g_hash_table_add(fl->by_addr, a);
 		}
-		g_ptr_array_add(a->all, h);
-		if (k.sqpn == ~0u) { /* a UD half is neither */
-			g_ptr_array_add(a->req, h);
-			g_ptr_array_add(a->resp, h);
-		}
+		addr_add(a, h);
 	}
 	if (h)
 		*slot = h;
@@ -433,19 +585,38 @@ static struct addr_halves *reverse_halves(struct qpt_flow *fl, const struct half
 	memcpy(k + 16, h->key.src, 16);
 	a = g_hash_table_lookup(fl->by_addr, k);
 	if (a && a->stale) {
-		g_ptr_array_set_size(a->req, 0);
-		g_ptr_array_set_size(a->resp, 0);
-		for (guint i = 0; i < a->all->len; i++) {
-			struct half *r = g_ptr_array_index(a->all, i);
-
-			if (r->key.sqpn == ~0u) {
-				g_ptr_array_add(a->req, r);
-				g_ptr_array_add(a->resp, r);
-			}
-		}
+		addr_remake(a);
 		a->stale = false;
 	}
 	return a;
+}
+
+/* fl_find_requester's scan: its answer so far */
+struct req_scan {
+	struct qpt_flow *fl;
+	struct half *h, *best;
+	uint32_t psn;
+	int32_t best_d;
+};
+
+static bool req_keep(struct half *r, void *ctx)
+{
+	struct req_scan *s = ctx;
+	int32_t d;
+
+	if (r != s->h && r->conv && fl_twin_of(s->fl, r))
+		return false; /* already paired, for good: dropped */
+	if (r == s->h || !r->req_started)
+		return true;
+	d = qpt_psn_diff(r->expected, s->psn);
+	/* PSN must be one the requester sent (READ spans reach ahead). */
+	if (d < 0 || d > 65536)
+		return true;
+	if (!s->best || d < s->best_d) {
+		s->best = r;
+		s->best_d = d;
+	}
+	return true;
 }
 
 /* A response with this PSN arrived on h, unpaired: find the request half
@@ -458,32 +629,11 @@ struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn)
 {
 	struct addr_halves *a = reverse_halves(fl, h);
-	GPtrArray *list = a ? a->req : NULL;
-	struct half *best = NULL;
-	int32_t best_d = 0;
-	guint keep = 0;
+	struct req_scan s = { .fl = fl, .h = h, .psn = psn };
 
-	for (guint i = 0; list && i < list->len; i++) {
-		struct half *r = g_ptr_array_index(list, i);
-		int32_t d;
-
-		if (r != h && r->conv && fl_twin_of(fl, r))
-			continue; /* already paired, for good: dropped */
-		list->pdata[keep++] = r;
-		if (r == h || !r->req_started)
-			continue;
-		d = qpt_psn_diff(r->expected, psn);
-		/* PSN must be one the requester sent (READ spans reach ahead). */
-		if (d < 0 || d > 65536)
-			continue;
-		if (!best || d < best_d) {
-			best = r;
-			best_d = d;
-		}
-	}
-	if (list)
-		g_ptr_array_set_size(list, keep);
-	return best;
+	if (a)
+		addr_walk(a, false, req_keep, &s);
+	return s.best;
 }
 
 struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
@@ -506,40 +656,46 @@ struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
 	return fl_half_get(fl, &p, true);
 }
 
+/* fl_join_responder's scan: its answer so far */
+struct resp_scan {
+	struct half *h, *found;
+	uint32_t psn;
+	bool ambiguous;
+};
+
+static bool resp_keep(struct half *r, void *ctx)
+{
+	struct resp_scan *s = ctx;
+	int32_t d;
+
+	/* a requester, or a half whose source QPN is known, stays so (but
+	 * after a fold, which makes the list stale): dropped */
+	if (r != s->h && (r->req_started || (r->conv && r->conv->ep[r->dir].qpn_known)))
+		return false;
+	if (s->ambiguous || r == s->h || !r->conv || !r->ack_valid)
+		return true;
+	d = qpt_psn_diff(s->psn, r->ack_psn);
+	if (d < 1 || d > 64)
+		return true;
+	if (s->found)
+		s->ambiguous = true; /* wait for stronger evidence */
+	s->found = r;
+	return true;
+}
+
 /* A first request on h whose PSN continues what an unpaired response
  * half (h->dst -> h->src, ACKs seen before any request, as when the
  * capture starts mid-connection) acknowledged: the same connection. */
 bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn)
 {
 	struct addr_halves *a = reverse_halves(fl, h);
-	GPtrArray *list = a ? a->resp : NULL;
-	struct half *found = NULL;
-	bool ambiguous = false;
-	guint keep = 0;
+	struct resp_scan s = { .h = h, .psn = psn };
 
-	for (guint i = 0; list && i < list->len; i++) {
-		struct half *r = g_ptr_array_index(list, i);
-		int32_t d;
-
-		/* a requester, or a half whose source QPN is known, stays so
-		 * (but after a fold, which makes the list stale): dropped */
-		if (r != h && (r->req_started || (r->conv && r->conv->ep[r->dir].qpn_known)))
-			continue;
-		list->pdata[keep++] = r;
-		if (ambiguous || r == h || !r->conv || !r->ack_valid)
-			continue;
-		d = qpt_psn_diff(psn, r->ack_psn);
-		if (d < 1 || d > 64)
-			continue;
-		if (found)
-			ambiguous = true; /* wait for stronger evidence */
-		found = r;
-	}
-	if (list)
-		g_ptr_array_set_size(list, keep);
-	if (!found || ambiguous)
+	if (a)
+		addr_walk(a, true, resp_keep, &s);
+	if (!s.found || s.ambiguous)
 		return false;
-	fl_pair(fl, h, found, QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
+	fl_pair(fl, h, s.found, QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
 	return true;
 }
 

@@ -537,6 +537,101 @@ static void test_pair_many_same_hosts(void)
 	qpt_flow_free(fl);
 }
 
+/* The same rules with few QPs between two hosts (0 to 7 and the tail
+ * cases: the halves per direction cross the few an address pair keeps
+ * before it needs arrays), with a UD QP pair between the same hosts,
+ which is never a candidate (its next PSN, 2000, is the nearest for QP
+ * 2's ACK): UD datagrams first, then QP i's WRITE Only at PSN 1000 * i,
+ * and the ACKs in another order (each ACK within reach of its own and the
+ * later QPs' requests: its own is the nearest), then an ACK to a QP that
+ * sent nothing, PSN 0 (QP 0's request, paired, is no candidate), then the
+ * UD answer, then two QPs whose ACKs came first, then two ACKs both
+ * within reach of one request (not paired).  Only the endpoints and how
+ * they were paired are read: the truth is the QPNs sent. */
+static void ud_pkt(struct qpt_flow *fl, uint64_t *frame, bool from_1, uint32_t dqpn,
+		   uint32_t sqpn, uint32_t psn)
+{
+	struct qpt_pkt p = mk(from_1, 0x64, psn); /* UD SEND Only */
+
+	p.flags |= QPT_H_DETH;
+	p.deth.qkey = 0x11111111;
+	p.deth.sqpn = sqpn;
+	p.bth.dqpn = dqpn;
+	p.bth.ackreq = false;
+	p.payload_len = 32;
+	++*frame;
+	qpt_flow_packet(fl, *frame, 1000 * (int64_t)*frame, &p, &(struct qpt_verdict){ 0 });
+}
+
+static void pair_few(uint32_t n)
+{
+	struct qpt_flow *fl = qpt_flow_new(NULL);
+	uint64_t frame = 0;
+	GPtrArray *cs;
+	bool seen[7 + 2] = { false }, ud_seen = false;
+	unsigned unpaired = 0;
+
+	ud_pkt(fl, &frame, true, 0x9002, 0x9001, 1999);
+	for (uint32_t i = 0; i < n; i++)
+		send_pkt(fl, &frame, true, 0x4000 + i, 0x0a, 1000 * i);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (k * 5 + 3) % n; /* 5 is prime to 1..7 but 5 */
+
+		if (n == 5)
+			i = (k * 3 + 1) % n;
+		send_pkt(fl, &frame, false, 0x100 + i, 0x11, 1000 * i);
+	}
+	send_pkt(fl, &frame, false, 0x100 + n + 4, 0x11, 0);
+	ud_pkt(fl, &frame, false, 0x9001, 0x9002, 77);
+	for (uint32_t i = n; i < n + 2; i++) /* ACKs first */
+		send_pkt(fl, &frame, false, 0x100 + i, 0x11, 5000000 + 1000 * i);
+	for (uint32_t i = n + 2; i-- > n;)
+		send_pkt(fl, &frame, true, 0x4000 + i, 0x0a, 5000000 + 1000 * i + 1);
+	send_pkt(fl, &frame, false, 0x100 + n + 2, 0x11, 9000000);
+	send_pkt(fl, &frame, false, 0x100 + n + 3, 0x11, 9000010);
+	send_pkt(fl, &frame, true, 0x4000 + n + 2, 0x0a, 9000011);
+
+	cs = qpt_flow_conversations(fl);
+	for (guint k = 0; k < cs->len; k++) {
+		const struct qpt_conv *c = g_ptr_array_index(cs, k);
+		int e1 = c->ep[0].addr[15] == 1 ? 0 : 1; /* host 1's endpoint */
+		uint32_t i;
+
+		if (c->paired_by == QPT_PAIR_NONE) {
+			unpaired++;
+			continue;
+		}
+		g_assert_cmpint(c->paired_by, ==, QPT_PAIR_TRAFFIC);
+		g_assert_cmpuint(c->ep[e1].addr[15], ==, 1);
+		g_assert_cmpuint(c->ep[1 - e1].addr[15], ==, 2);
+		g_assert_true(c->ep[0].qpn_known && c->ep[1].qpn_known);
+		if (c->ep[e1].qpn == 0x9001) {
+			g_assert_cmpuint(c->ep[1 - e1].qpn, ==, 0x9002);
+			g_assert_false(ud_seen);
+			ud_seen = true;
+			continue;
+		}
+		i = c->ep[e1].qpn - 0x100;
+		g_assert_cmpuint(i, <, n + 2);
+		g_assert_cmpuint(c->ep[1 - e1].qpn, ==, 0x4000 + i);
+		g_assert_false(seen[i]);
+		seen[i] = true;
+	}
+	for (uint32_t i = 0; i < n + 2; i++)
+		g_assert_true(seen[i]);
+	g_assert_true(ud_seen);
+	g_assert_cmpuint(unpaired, ==, 4);
+	g_assert_cmpuint(cs->len, ==, n + 2 + 1 + 4);
+	g_ptr_array_free(cs, TRUE);
+	qpt_flow_free(fl);
+}
+
+static void test_pair_few_same_hosts(void)
+{
+	for (uint32_t n = 0; n <= 7; n++)
+		pair_few(n);
+}
+
 static const struct qpt_verdict *feed_len(struct feed *f, bool from_a, uint8_t op,
 					  uint32_t psn, uint32_t payload, uint32_t dmalen)
 {
@@ -813,5 +908,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/qos_rate_window", test_qos_rate_window);
 	g_test_add_func("/flow/qos_rate_qos_first", test_qos_rate_qos_first);
 	g_test_add_func("/flow/pair_many_same_hosts", test_pair_many_same_hosts);
+	g_test_add_func("/flow/pair_few_same_hosts", test_pair_few_same_hosts);
 	return g_test_run();
 }
