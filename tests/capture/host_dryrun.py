@@ -64,7 +64,8 @@ def main():
               "CADDR=192.0.2.2", "HOSTMODE=1", "tap $STAP"):
         check(w in s, f"mlx5 --dry-run: the script has {w}")
     ran = re.findall(r"^scenario (\S+) ", s, re.M)
-    check(sorted(ran) == plain, f"mlx5 --dry-run: every unimpaired scenario, no impaired one ({len(ran)} run)")
+    check(sorted(ran) == plain, f"mlx5 --dry-run: every unimpaired scenario, no impaired one ({len(ran)} run"
+          + (f"; missing {sorted(set(plain) - set(ran))}, extra {sorted(set(ran) - set(plain))}" if sorted(ran) != plain else "") + ")")
     lines = {l.split()[1]: l for l in s.splitlines() if l.startswith("scenario ")}
     check(all(" -d\\ mlx5_0" in lines[n] and " -d\\ mlx5_1" in lines[n] for n in ran
               if not n.startswith(("qpgen", "rping"))),
