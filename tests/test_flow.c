@@ -467,6 +467,22 @@ static void send_pkt(struct qpt_flow *fl, uint64_t *frame, bool from_1, uint32_t
 	qpt_flow_packet(fl, *frame, 1000 * (int64_t)*frame, &p, &v);
 }
 
+/* A conversation of the pairing tests: -1 when unpaired, else its host 1
+ * endpoint's index, once it is checked to be paired by traffic between
+ * the two hosts with both QPNs known. */
+static int paired_host1(const struct qpt_conv *c)
+{
+	int e1 = c->ep[0].addr[15] == 1 ? 0 : 1;
+
+	if (c->paired_by == QPT_PAIR_NONE)
+		return -1;
+	g_assert_cmpint(c->paired_by, ==, QPT_PAIR_TRAFFIC);
+	g_assert_cmpuint(c->ep[e1].addr[15], ==, 1);
+	g_assert_cmpuint(c->ep[1 - e1].addr[15], ==, 2);
+	g_assert_true(c->ep[0].qpn_known && c->ep[1].qpn_known);
+	return e1;
+}
+
 static void test_pair_many_same_hosts(void)
 {
 	struct qpt_flow *fl = qpt_flow_new(NULL);
@@ -508,17 +524,13 @@ static void test_pair_many_same_hosts(void)
 	cs = qpt_flow_conversations(fl);
 	for (guint k = 0; k < cs->len; k++) {
 		const struct qpt_conv *c = g_ptr_array_index(cs, k);
-		int e1 = c->ep[0].addr[15] == 1 ? 0 : 1; /* host 1's endpoint */
+		int e1 = paired_host1(c);
 		uint32_t i;
 
-		if (c->paired_by == QPT_PAIR_NONE) {
+		if (e1 < 0) {
 			unpaired++;
 			continue;
 		}
-		g_assert_cmpint(c->paired_by, ==, QPT_PAIR_TRAFFIC);
-		g_assert_cmpuint(c->ep[e1].addr[15], ==, 1);
-		g_assert_cmpuint(c->ep[1 - e1].addr[15], ==, 2);
-		g_assert_true(c->ep[0].qpn_known && c->ep[1].qpn_known);
 		i = c->ep[e1].qpn - 0x100;
 		g_assert_true(i < PAIR_N + 8 || i == PAIR_N + 10);
 		g_assert_cmpuint(c->ep[1 - e1].qpn, ==, 0x4000 + i);
@@ -594,17 +606,13 @@ static void pair_few(uint32_t n)
 	cs = qpt_flow_conversations(fl);
 	for (guint k = 0; k < cs->len; k++) {
 		const struct qpt_conv *c = g_ptr_array_index(cs, k);
-		int e1 = c->ep[0].addr[15] == 1 ? 0 : 1; /* host 1's endpoint */
+		int e1 = paired_host1(c);
 		uint32_t i;
 
-		if (c->paired_by == QPT_PAIR_NONE) {
+		if (e1 < 0) {
 			unpaired++;
 			continue;
 		}
-		g_assert_cmpint(c->paired_by, ==, QPT_PAIR_TRAFFIC);
-		g_assert_cmpuint(c->ep[e1].addr[15], ==, 1);
-		g_assert_cmpuint(c->ep[1 - e1].addr[15], ==, 2);
-		g_assert_true(c->ep[0].qpn_known && c->ep[1].qpn_known);
 		if (c->ep[e1].qpn == 0x9001) {
 			g_assert_cmpuint(c->ep[1 - e1].qpn, ==, 0x9002);
 			g_assert_false(ud_seen);
