@@ -994,38 +994,112 @@ static void spill(struct run *r)
 		g_string_truncate(r->out, 0); /* nobody reads it */
 }
 
-/* Worst first: the engine's ranking, then time lost, then congestion. */
-static gint conv_row_cmp(gconstpointer a, gconstpointer b)
+/* Worst first: the engine's ranking, then time lost, then congestion
+ * (the keys only: 0 for two rows that tie). */
+static int conv_row_keys_cmp(const struct conv_row *x, const struct conv_row *y)
 {
-	const struct conv_row *x = a, *y = b;
-
 	if (x->trouble != y->trouble)
 		return x->trouble < y->trouble ? 1 : -1;
 	if (x->time_lost_ns != y->time_lost_ns)
 		return x->time_lost_ns < y->time_lost_ns ? 1 : -1;
 	if (x->congestion != y->congestion)
 		return x->congestion < y->congestion ? 1 : -1;
+	return 0;
+}
+
+/* ... then the id. */
+static gint conv_row_cmp(gconstpointer a, gconstpointer b)
+{
+	const struct conv_row *x = a, *y = b;
+	int k = conv_row_keys_cmp(x, y);
+
+	if (k)
+		return k;
 	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
 }
 
-/* The conversations, one line each, worst first. */
+static const struct {
+	const char *title;
+	int width;
+	bool left;
+} table_col[] = {
+	{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
+	{ "packets", 9, false }, { "bytes", 12, false }, { "throughput", 13, false },
+	{ "re-sent", 13, false }, { "episodes", 9, false }, { "time lost", 10, false },
+	{ "CNPs", 7, false }, { "RTT p50/p99", 20, false }, { "", 2, false },
+	{ "endpoints", 0, true },
+};
+enum { N_COL = G_N_ELEMENTS(table_col) };
+
+/* One conversation's line of the table. */
+static void table_line(struct run *r, const struct qpt_conv *c)
+{
+	GString *o = r->out;
+	struct qpt_conv_numbers n;
+	char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
+
+	qpt_conv_numbers(c, &n);
+	g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
+	cell[1][0] = 0;
+	g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
+	g_snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, n.packets);
+	g_snprintf(cell[4], sizeof(cell[4]), "%" PRIu64, n.bytes);
+	if (n.duration_ns > 0)
+		qpt_format_rate(n.throughput_bps, cell[5], sizeof(cell[5]));
+	else
+		g_strlcpy(cell[5], "-", sizeof(cell[5]));
+	if (n.resent)
+		g_snprintf(cell[6], sizeof(cell[6]), "%" PRIu64 " (%.*f %%)", n.resent,
+			   100.0 * (double)n.resent / (double)n.packets >= 9.95 ? 0 : 1,
+			   100.0 * (double)n.resent / (double)n.packets);
+	else
+		g_strlcpy(cell[6], "0", sizeof(cell[6]));
+	g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
+	if (n.time_lost_ns)
+		qpt_format_duration(n.time_lost_ns, cell[8], sizeof(cell[8]));
+	else
+		g_strlcpy(cell[8], "-", sizeof(cell[8]));
+	g_snprintf(cell[9], sizeof(cell[9]), "%" PRIu64, n.cnps);
+	if (n.rtt_p50_us >= 0) {
+		char p50[24], p99[24];
+
+		g_snprintf(cell[10], sizeof(cell[10]), "%s/%s",
+			   qpt_format_duration_us(n.rtt_p50_us, p50, sizeof(p50)),
+			   qpt_format_duration_us(n.rtt_p99_us, p99, sizeof(p99)));
+	} else {
+		g_strlcpy(cell[10], "-", sizeof(cell[10]));
+	}
+	cell[11][0] = 0;
+	g_snprintf(cell[12], sizeof(cell[12]), "%s <-> %s",
+		   qpt_format_endpoint_qp(&c->ep[0], e0), qpt_format_endpoint_qp(&c->ep[1], e1));
+	for (unsigned k = 0; k < N_COL; k++) {
+		if (k == N_COL - 1)
+			g_string_append(o, cell[k]);
+		else
+			(table_col[k].left ? cell_left : cell_pad)(o, cell[k], table_col[k].width);
+	}
+	g_string_append_c(o, '\n');
+	spill(r);
+}
+
+/* The conversations, one line each, worst first.  Only the rows a sort
+ * moves are copied and sorted: one with no trouble, no time lost and no
+ * congestion goes, in id order, where every such row goes (after the rows
+ * above it, before any below), so a million healthy conversations cost
+ * their report a byte each, not a row. */
 static void text_conv_table(struct run *r, GPtrArray *convs)
 {
 	GString *o = r->out;
 	GArray *rows;
-	static const struct { const char *title; int width; bool left; } col[] = {
-		{ "conv", 5, false }, { "", 1, false }, { "transport", 9, true },
-		{ "packets", 9, false }, { "bytes", 12, false }, { "throughput", 13, false },
-		{ "re-sent", 13, false }, { "episodes", 9, false }, { "time lost", 10, false },
-		{ "CNPs", 7, false }, { "RTT p50/p99", 20, false }, { "", 2, false },
-		{ "endpoints", 0, true },
-	};
-	enum { N_COL = G_N_ELEMENTS(col) };
+	guint8 *plain;
+	const struct conv_row zero = { .c = NULL };
+	guint i, k = 0;
 
 	if (!convs->len)
 		return;
-	rows = g_array_sized_new(FALSE, TRUE, sizeof(struct conv_row), convs->len);
-	for (guint i = 0; i < convs->len; i++) {
+	rows = g_array_new(FALSE, TRUE, sizeof(struct conv_row));
+	plain = g_malloc(convs->len);
+	for (i = 0; i < convs->len; i++) {
 		struct conv_row row = { .c = g_ptr_array_index(convs, i) };
 		struct qpt_conv_numbers n;
 
@@ -1033,63 +1107,24 @@ static void text_conv_table(struct run *r, GPtrArray *convs)
 		qpt_conv_numbers(row.c, &n);
 		row.time_lost_ns = n.time_lost_ns;
 		row.congestion = n.cnps + n.ecn_ce;
-		g_array_append_val(rows, row);
+		plain[i] = !conv_row_keys_cmp(&row, &zero);
+		if (!plain[i])
+			g_array_append_val(rows, row);
 	}
 	g_array_sort(rows, conv_row_cmp);
 	g_string_append(o, "conversations (worst first):\n");
-	for (unsigned k = 0; k < N_COL; k++)
-		(col[k].left ? cell_left : cell_pad)(o, col[k].title, col[k].width);
+	for (unsigned c = 0; c < N_COL; c++)
+		(table_col[c].left ? cell_left : cell_pad)(o, table_col[c].title, table_col[c].width);
 	g_string_append_c(o, '\n');
-	for (guint i = 0; i < rows->len; i++) {
-		const struct conv_row *row = &g_array_index(rows, struct conv_row, i);
-		const struct qpt_conv *c = row->c;
-		struct qpt_conv_numbers n;
-		char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
-
-		qpt_conv_numbers(c, &n);
-		g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
-		cell[1][0] = 0;
-		g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
-		g_snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, n.packets);
-		g_snprintf(cell[4], sizeof(cell[4]), "%" PRIu64, n.bytes);
-		if (n.duration_ns > 0)
-			qpt_format_rate(n.throughput_bps, cell[5], sizeof(cell[5]));
-		else
-			g_strlcpy(cell[5], "-", sizeof(cell[5]));
-		if (n.resent)
-			g_snprintf(cell[6], sizeof(cell[6]), "%" PRIu64 " (%.*f %%)", n.resent,
-				   100.0 * (double)n.resent / (double)n.packets >= 9.95 ? 0 : 1,
-				   100.0 * (double)n.resent / (double)n.packets);
-		else
-			g_strlcpy(cell[6], "0", sizeof(cell[6]));
-		g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
-		if (n.time_lost_ns)
-			qpt_format_duration(n.time_lost_ns, cell[8], sizeof(cell[8]));
-		else
-			g_strlcpy(cell[8], "-", sizeof(cell[8]));
-		g_snprintf(cell[9], sizeof(cell[9]), "%" PRIu64, n.cnps);
-		if (n.rtt_p50_us >= 0) {
-			char p50[24], p99[24];
-
-			g_snprintf(cell[10], sizeof(cell[10]), "%s/%s",
-				   qpt_format_duration_us(n.rtt_p50_us, p50, sizeof(p50)),
-				   qpt_format_duration_us(n.rtt_p99_us, p99, sizeof(p99)));
-		} else {
-			g_strlcpy(cell[10], "-", sizeof(cell[10]));
-		}
-		cell[11][0] = 0;
-		g_snprintf(cell[12], sizeof(cell[12]), "%s <-> %s",
-			   qpt_format_endpoint_qp(&c->ep[0], e0), qpt_format_endpoint_qp(&c->ep[1], e1));
-		for (unsigned k = 0; k < N_COL; k++) {
-			if (k == N_COL - 1)
-				g_string_append(o, cell[k]);
-			else
-				(col[k].left ? cell_left : cell_pad)(o, cell[k], col[k].width);
-		}
-		g_string_append_c(o, '\n');
-		spill(r);
-	}
+	for (; k < rows->len && conv_row_keys_cmp(&g_array_index(rows, struct conv_row, k), &zero) < 0; k++)
+		table_line(r, g_array_index(rows, struct conv_row, k).c);
+	for (i = 0; i < convs->len; i++)
+		if (plain[i])
+			table_line(r, g_ptr_array_index(convs, i));
+	for (; k < rows->len; k++)
+		table_line(r, g_array_index(rows, struct conv_row, k).c);
 	g_string_append_c(o, '\n');
+	g_free(plain);
 	g_array_free(rows, TRUE);
 }
 
