@@ -189,10 +189,12 @@ G_STATIC_ASSERT(sizeof(struct qpt_qos_inline) == 64);
 
 /* One direction of a conversation (tcptrace's a2b / b2a). */
 struct qpt_dir {
+	/* (fields ordered so that none leaves a hole: two per conversation) */
 	uint8_t from, to; /* indexes into conv->ep */
 	/* messages by operation: qpt_dir_op(); only the operations seen are
 	 * stored (op_mask), in operation order */
 	uint16_t op_mask;
+	uint32_t first_psn; /* request PSN range: first_psn .. last_psn */
 	struct qpt_opstat *opv;
 	uint64_t packets, payload_bytes, bytes;
 	uint64_t req_packets, resp_packets, acks, coalesced_acks;
@@ -202,9 +204,9 @@ struct qpt_dir {
 	 * qpt_dir_rare_none */
 	const struct qpt_dir_rare *r;
 	int64_t first_ns, last_ns;
+	uint32_t last_psn;
 	bool psn_seen;
-	uint32_t first_psn, last_psn; /* request PSN range */
-	uint64_t psn_span;	      /* distinct PSNs advanced, with wrap */
+	uint64_t psn_span; /* distinct PSNs advanced, with wrap */
 	struct qpt_lat ack_rtt;
 };
 

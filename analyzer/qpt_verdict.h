@@ -294,8 +294,8 @@ const char *qpt_conv_ulp(const struct qpt_conv *c);
 
 struct qpt_endpoint {
 	uint8_t addr[16];
-	uint8_t family; /* 4, 6 (IP/GID) or 'L' (LID) */
 	uint32_t qpn;
+	uint8_t family; /* 4, 6 (IP/GID) or 'L' (LID) */
 	bool qpn_known;
 };
 #define QPT_ADDR_STRLEN 64
