@@ -1113,8 +1113,9 @@ static void text_conv_table(struct run *r, GPtrArray *convs)
 	}
 	g_array_sort(rows, conv_row_cmp);
 	g_string_append(o, "conversations (worst first):\n");
-	for (unsigned c = 0; c < N_COL; c++)
-		(table_col[c].left ? cell_left : cell_pad)(o, table_col[c].title, table_col[c].width);
+	for (unsigned col = 0; col < N_COL; col++)
+		(table_col[col].left ? cell_left : cell_pad)(o, table_col[col].title,
+							     table_col[col].width);
 	g_string_append_c(o, '\n');
 	for (; k < rows->len && conv_row_keys_cmp(&g_array_index(rows, struct conv_row, k), &zero) < 0; k++)
 		table_line(r, g_array_index(rows, struct conv_row, k).c);
