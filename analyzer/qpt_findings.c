@@ -125,8 +125,8 @@ void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n)
 		n->time_lost_ns += qpt_dir_time_lost(x);
 		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
 			n->episodes_truncated = true;
-		if (x->ack_rtt.n && (!rtt || x->ack_rtt.n > rtt->n))
-			rtt = &x->ack_rtt;
+		if (x->ack_rtt->n && (!rtt || x->ack_rtt->n > rtt->n))
+			rtt = x->ack_rtt;
 	}
 	if (conv_span(c, &first, &last) && last > first) {
 		n->duration_ns = last - first;

@@ -29,6 +29,7 @@ struct qpt_lat {
 	uint32_t *bins;
 };
 double qpt_lat_percentile(const struct qpt_lat *l, double p);
+extern const struct qpt_lat qpt_lat_none; /* no sample, never written */
 /* The samples in bin i (0 .. QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES - 1). */
 uint32_t qpt_lat_bin(const struct qpt_lat *l, unsigned i);
 
@@ -207,7 +208,10 @@ struct qpt_dir {
 	uint32_t last_psn;
 	bool psn_seen;
 	uint64_t psn_span; /* distinct PSNs advanced, with wrap */
-	struct qpt_lat ack_rtt;
+	/* never NULL in a conversation the engine made: the RTT of the ACKs
+	 * the other direction sent for this one's requests, or qpt_lat_none
+	 * before the first (a direction nothing ACKed does not pay for it) */
+	const struct qpt_lat *ack_rtt;
 };
 
 /* A direction with nothing counted: dir[d] of a conversation until the

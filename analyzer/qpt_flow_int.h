@@ -40,19 +40,19 @@ struct half_key {
 struct slot {
 	uint64_t frame;
 	int64_t ns;
-	uint32_t psn;
 	uint32_t fp;
-	bool used, ackreq, resent, acked;
-	uint8_t bound; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
+	uint32_t psn : 24; /* a PSN has 24 bits (BTH) */
+	bool used : 1, ackreq : 1, resent : 1, acked : 1;
+	uint8_t bound : 2; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
 };
+G_STATIC_ASSERT(sizeof(struct slot) == 24); /* a window of 256: 6 KiB */
 
-/* PSN -> slot, direct-mapped; starts with one slot and doubles while a
- * recent PSN would be evicted (always while below WIN_MIN slots: the same
- * slots as a table of WIN_MIN from the start, see fl_slot_of). */
-struct window {
-	struct slot *s;
-	uint32_t size;
-};
+/* A half's two PSN -> slot windows (struct half.win[]): the requests it
+ * carried and the responses.  Each is direct-mapped; it starts with one
+ * slot and doubles while a recent PSN would be evicted (always while below
+ * WIN_MIN slots: the same slots as a table of WIN_MIN from the start, see
+ * fl_slot_of). */
+enum { WIN_REQ, WIN_RESP };
 
 struct read_req {
 	uint64_t va;
@@ -66,12 +66,20 @@ struct read_req {
 	bool next_valid;
 };
 
-/* A packet a half carried, to know a capture copy of it. */
+/* A packet a half carried, to know a capture copy of it: 24 bytes (a ring
+ * of them per half). */
 struct seen {
 	int64_t ns;
 	uint64_t frame;
-	uint32_t psn, fp;
-	uint8_t tap;
+	uint32_t fp;
+	uint32_t psn : 24; /* a PSN has 24 bits (BTH) */
+	uint32_t tap : 8;  /* the capture point (qpt_flow.tap, as uint8_t) */
+};
+G_STATIC_ASSERT(sizeof(struct seen) == 24);
+
+/* A sighting by one of several capture points (struct half_rare.taps). */
+struct tap_seen {
+	struct seen s;
 	bool paired; /* with a sighting of it by another capture point */
 };
 
@@ -114,7 +122,7 @@ struct half_rare {
 	struct pend_msg pend[MAX_PEND_MSGS]; /* npend */
 	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
 	/* with several capture points: their sightings */
-	struct seen *taps;
+	struct tap_seen *taps;
 	unsigned taps_pos;
 	/* with the MTU unknown: the largest packet size that READ requests'
 	 * spacing allows (one READ after another takes len / MTU PSNs; a
@@ -145,9 +153,11 @@ struct half {
 	struct half *twin; /* the last fl_twin_of() answer (halves are never freed) */
 	struct qpt_conv *conv;
 	struct half_rare *x; /* NULL until needed */
+	/* PSN windows (fl_slot_of): requests carried, responses carried;
+	 * their sizes in win_size[] */
+	struct slot *win[2];
 
 	/* requests carried */
-	struct window win;
 	struct msg msg;
 	/* recent packets (requests and responses), for capture copies: grows
 	 * up to SEEN_RING, packet k of the half at index k % SEEN_RING */
@@ -168,8 +178,8 @@ struct half {
 	/* responses carried */
 	uint32_t resp_max; /* highest READ response / atomic ACK PSN sent */
 	uint32_t ack_psn, ack_msn;
-	struct window rwin;
 
+	uint16_t win_size[2]; /* slots in win[] (up to WIN_SIZE), 0: none */
 	uint8_t seen_size, seen_pos;
 	uint8_t ngaps, nreads;
 	uint8_t family;
@@ -186,6 +196,8 @@ struct half {
 	bool nak_pending : 1, rnr_pending : 1, in_episode : 1;
 	bool resp_started : 1, ack_valid : 1;
 };
+G_STATIC_ASSERT(WIN_SIZE <= UINT16_MAX);
+G_STATIC_ASSERT(sizeof(struct half) == 184); /* with malloc's 8: 192 */
 
 static inline struct half_rare *fl_rare(struct half *h)
 {
@@ -212,6 +224,14 @@ static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
 		c->dir[d] = x;
 	}
 	return (struct qpt_dir *)(uintptr_t)c->dir[d];
+}
+
+/* The direction's ACK RTT for writing (allocated with the first sample). */
+static inline struct qpt_lat *fl_rtt(struct qpt_dir *d)
+{
+	if (d->ack_rtt == &qpt_lat_none)
+		d->ack_rtt = g_new0(struct qpt_lat, 1);
+	return (struct qpt_lat *)(uintptr_t)d->ack_rtt;
 }
 
 /* The direction's rare counters for writing (allocated on the first). */
@@ -319,7 +339,7 @@ void fl_half_restart(struct half *h);
 void fl_half_free_parts(struct half *h);
 void fl_pend_flush(struct half *h);
 void fl_pend_resolve(struct half *h, struct qpt_verdict *v);
-struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create);
+struct slot *fl_slot_of(struct half *h, int w, uint32_t psn, bool create);
 uint8_t fl_slot_bound(const struct qpt_opcode_info *oi);
 void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 		    const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v);

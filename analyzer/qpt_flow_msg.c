@@ -31,7 +31,7 @@ static bool pend_start(struct half *h, const struct pend_msg *pm, uint32_t *star
 {
 	for (int32_t k = 1; k <= 64; k++) {
 		uint32_t q = qpt_psn_add(pm->first_seen, -k);
-		struct slot *s = fl_slot_of(&h->win, q, false);
+		struct slot *s = fl_slot_of(h, WIN_REQ, q, false);
 
 		if (!s)
 			return false;
@@ -182,25 +182,28 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
 				   uint32_t fp, uint64_t frame, int64_t ns)
 {
-	struct seen *orig = NULL;
+	struct tap_seen *orig = NULL;
 
 	if (!fl_rare(h)->taps)
-		h->x->taps = g_new0(struct seen, TAP_RING);
+		h->x->taps = g_new0(struct tap_seen, TAP_RING);
 	for (unsigned k = 0; k < TAP_RING && !orig; k++) {
 		/* oldest first: the sending this sighting catches up on */
-		struct seen *e = &h->x->taps[(h->x->taps_pos + k) % TAP_RING];
+		struct tap_seen *t = &h->x->taps[(h->x->taps_pos + k) % TAP_RING];
+		const struct seen *e = &t->s;
 		int64_t dt = ns - e->ns;
 
-		if (e->frame && !e->paired && e->tap != fl->tap && e->psn == psn && e->fp == fp &&
-		    dt >= 0 && dt <= fl->o.tap_window_ns)
-			orig = e;
+		if (e->frame && !t->paired && e->tap != fl->tap && e->psn == psn &&
+		    e->fp == fp && dt >= 0 && dt <= fl->o.tap_window_ns)
+			orig = t;
 	}
 	if (orig)
 		orig->paired = true;
-	h->x->taps[h->x->taps_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame,
-					      .tap = (uint8_t)fl->tap, .paired = orig != NULL };
+	h->x->taps[h->x->taps_pos] = (struct tap_seen){
+		.s = { .psn = psn, .fp = fp, .ns = ns, .frame = frame, .tap = (uint8_t)fl->tap },
+		.paired = orig != NULL
+	};
 	h->x->taps_pos = (h->x->taps_pos + 1) % TAP_RING;
-	return orig;
+	return orig ? &orig->s : NULL;
 }
 
 /* This packet is a capture copy of frame orig: counted as such only. */

@@ -253,7 +253,10 @@ static void conv_free(gpointer p)
 		if (x == &qpt_dir_none[d])
 			continue;
 		g_free(x->opv);
-		g_free(x->ack_rtt.bins);
+		if (x->ack_rtt != &qpt_lat_none) {
+			g_free(x->ack_rtt->bins);
+			g_free((gpointer)(uintptr_t)x->ack_rtt);
+		}
 		g_free(x->r->read_lat.bins);
 		g_free(x->r->atomic_lat.bins);
 		if (x->r->episodes)
@@ -488,7 +491,8 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 		d->last_psn = s->last_psn;
 		d->psn_span = s->psn_span;
 	}
-	fl_lat_merge(&d->ack_rtt, &s->ack_rtt);
+	if (s->ack_rtt->n)
+		fl_lat_merge(fl_rtt(d), s->ack_rtt);
 	fl_qos_merge(d, s);
 }
 

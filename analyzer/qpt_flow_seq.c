@@ -13,31 +13,33 @@ struct qpt_dir *fl_dir_of(struct half *h)
 	return h->conv ? fl_dirw(h->conv, h->dir) : NULL;
 }
 
-static void win_grow(struct window *w)
+static void win_grow(struct half *h, int w)
 {
-	uint32_t n = w->size * 2;
-	struct slot *t = g_new0(struct slot, n);
+	uint32_t size = h->win_size[w], n = size * 2;
+	struct slot *o = h->win[w], *t = g_new0(struct slot, n);
 
 	/* distinct modulo size, so distinct modulo 2 * size */
-	for (uint32_t i = 0; i < w->size; i++)
-		if (w->s[i].used)
-			t[w->s[i].psn & (n - 1)] = w->s[i];
-	g_free(w->s);
-	w->s = t;
-	w->size = n;
+	for (uint32_t i = 0; i < size; i++)
+		if (o[i].used)
+			t[o[i].psn & (n - 1)] = o[i];
+	g_free(o);
+	h->win[w] = t;
+	h->win_size[w] = (uint16_t)n;
 }
 
-struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create)
+/* The slot of psn in h's window w (WIN_REQ, WIN_RESP); with create, made
+ * (emptied) when it holds another PSN or none. */
+struct slot *fl_slot_of(struct half *h, int w, uint32_t psn, bool create)
 {
 	struct slot *s;
 
-	if (!w->s) {
+	if (!h->win[w]) {
 		if (!create)
 			return NULL;
-		w->size = 1;
-		w->s = g_new0(struct slot, 1);
+		h->win_size[w] = 1;
+		h->win[w] = g_new0(struct slot, 1);
 	}
-	s = &w->s[psn & (w->size - 1)];
+	s = &h->win[w][psn & (h->win_size[w] - 1)];
 	if (s->used && s->psn == psn)
 		return s;
 	if (!create)
@@ -46,10 +48,10 @@ struct slot *fl_slot_of(struct window *w, uint32_t psn, bool create)
 	 * those a table of WIN_MIN from the start would keep (distinct modulo
 	 * the size, so modulo WIN_MIN), at a fraction of the memory for the
 	 * many halves that carry a few packets. */
-	while (s->used && (w->size < WIN_MIN || (w->size < WIN_SIZE &&
+	while (s->used && (h->win_size[w] < WIN_MIN || (h->win_size[w] < WIN_SIZE &&
 	       ABS(qpt_psn_diff(psn, s->psn)) < (int32_t)WIN_SIZE))) {
-		win_grow(w);
-		s = &w->s[psn & (w->size - 1)];
+		win_grow(h, w);
+		s = &h->win[w][psn & (h->win_size[w] - 1)];
 	}
 	memset(s, 0, sizeof(*s));
 	s->psn = psn;
@@ -166,7 +168,7 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 	int32_t before = td && td->psn_seen ? qpt_psn_diff(td->first_psn, psn) : 0;
 	struct gap *g;
 
-	if (before <= 0 || before > 64 || gap_of(t, psn) || fl_slot_of(&t->win, psn, false))
+	if (before <= 0 || before > 64 || gap_of(t, psn) || fl_slot_of(t, WIN_REQ, psn, false))
 		return;
 	fl_rare(t);
 	if (t->ngaps == MAX_GAPS) {
@@ -201,8 +203,8 @@ static struct gap *gap_of(struct half *h, uint32_t psn)
 /* What a half allocated (not the half). */
 void fl_half_free_parts(struct half *h)
 {
-	g_free(h->win.s);
-	g_free(h->rwin.s);
+	g_free(h->win[WIN_REQ]);
+	g_free(h->win[WIN_RESP]);
 	g_free(h->seen);
 	if (h->x) {
 		g_free(h->x->taps);
@@ -231,8 +233,9 @@ void fl_half_restart(struct half *h)
 static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 {
 	fl_episode_close(h, 0, h->last_ns);
-	g_free(h->win.s);
-	memset(&h->win, 0, sizeof(h->win));
+	g_free(h->win[WIN_REQ]);
+	h->win[WIN_REQ] = NULL;
+	h->win_size[WIN_REQ] = 0;
 	h->expected = psn;
 	h->nreads = h->ngaps = 0;
 	h->msg.open = false;
@@ -241,8 +244,9 @@ static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 	h->ans_valid = h->resend_valid = h->nak_seen = false;
 	h->nak_pending = h->rnr_pending = h->rnr_resend = false;
 	if (t) {
-		g_free(t->rwin.s);
-		memset(&t->rwin, 0, sizeof(t->rwin));
+		g_free(t->win[WIN_RESP]);
+		t->win[WIN_RESP] = NULL;
+		t->win_size[WIN_RESP] = 0;
 		t->resp_started = t->ack_valid = false;
 	}
 }
@@ -263,7 +267,7 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	if (!h->fill_pending)
 		return;
 	h->fill_pending = false;
-	s = p ? fl_slot_of(&h->win, p->bth.psn, false) : NULL;
+	s = p ? fl_slot_of(h, WIN_REQ, p->bth.psn, false) : NULL;
 	if (!d || !p || qpt_psn_diff(p->bth.psn, h->x->fill_psn) <= 0 ||
 	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->x->fill_frame) {
 		fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->x->fill_psn, 0, 0,
@@ -272,7 +276,7 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	}
 	fl_dr(d)->out_of_order--;
 	fl_dr(d)->retransmitted_packets++;
-	fs = fl_slot_of(&h->win, h->x->fill_psn, false);
+	fs = fl_slot_of(h, WIN_REQ, h->x->fill_psn, false);
 	if (fs)
 		fs->resent = true;
 	h->rnr_resend = false;
@@ -433,7 +437,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (h->in_episode && qpt_psn_diff(psn, h->x->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		h->rnr_resend = false;
-		s = fl_slot_of(&h->win, psn, true);
+		s = fl_slot_of(h, WIN_REQ, psn, true);
 		s->frame = frame;
 		s->ns = ns;
 		s->fp = fp;
@@ -454,7 +458,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 
 	/* An old PSN: retransmission, READ retry, or the late fill of a gap. */
-	s = fl_slot_of(&h->win, psn, false);
+	s = fl_slot_of(h, WIN_REQ, psn, false);
 	/* a READ retry: re-issued from inside an earlier READ's range, or the
 	 * READ itself again when later responses of it came but not its first
 	 * (a go-back-N resend of a READ is not a retry of it) */
@@ -469,7 +473,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->x->resend_ns = ns;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
-		struct slot *n = fl_slot_of(&h->win, psn, true);
+		struct slot *n = fl_slot_of(h, WIN_REQ, psn, true);
 
 		n->frame = frame;
 		n->ns = ns;
@@ -604,7 +608,7 @@ static void ack_requests(struct half *h, struct half *t,
 		n = -1; /* stale or foreign: nothing new acknowledged */
 	for (int32_t i = 0; i <= n && i < (int32_t)WIN_SIZE; i++) {
 		uint32_t q = qpt_psn_add(psn, -i);
-		struct slot *s = fl_slot_of(&t->win, q, false);
+		struct slot *s = fl_slot_of(t, WIN_REQ, q, false);
 
 		if (!s || s->acked)
 			continue;
@@ -622,7 +626,7 @@ static void ack_requests(struct half *h, struct half *t,
 		v->acks_frame = hit->frame;
 		v->ack_rtt_ns = ns - hit->ns;
 		if (is_ack && td)
-			fl_lat_add(&td->ack_rtt, (double)(ns - hit->ns) / 1000.0);
+			fl_lat_add(fl_rtt(td), (double)(ns - hit->ns) / 1000.0);
 	}
 	if (is_ack && ackreqs > 1) {
 		d->coalesced_acks++;
@@ -747,7 +751,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (rd)
 		rd->resp_seen = true;
 	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
-		struct slot *s = fl_slot_of(&h->rwin, psn, false);
+		struct slot *s = fl_slot_of(h, WIN_RESP, psn, false);
 
 		v->flags |= QPT_V(RETRANSMISSION);
 		fl_dr(d)->retransmitted_packets++;
@@ -756,7 +760,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		} else {
 			/* its first sending was not captured: this sighting is
 			 * the one later resends of it name */
-			s = fl_slot_of(&h->rwin, psn, true);
+			s = fl_slot_of(h, WIN_RESP, psn, true);
 			s->frame = frame;
 			s->ns = ns;
 		}
@@ -764,7 +768,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     0, 0, 0, v->original_frame ? "response resent by the responder" :
 						  "response resent by the responder (original not captured)");
 	} else {
-		struct slot *s = fl_slot_of(&h->rwin, psn, true);
+		struct slot *s = fl_slot_of(h, WIN_RESP, psn, true);
 
 		s->frame = frame;
 		s->ns = ns;
@@ -803,7 +807,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			}
 		}
 		if (oi->flags & QPT_O_ATOMIC) {
-			struct slot *s = fl_slot_of(&t->win, psn, false);
+			struct slot *s = fl_slot_of(t, WIN_REQ, psn, false);
 
 			if (s && !s->resent)
 				fl_lat_add(&fl_dr(fl_dir_of(t))->atomic_lat, (double)(ns - s->ns) / 1000.0);

@@ -32,9 +32,10 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 }
 
 const struct qpt_dir_rare qpt_dir_rare_none;
+const struct qpt_lat qpt_lat_none;
 const struct qpt_dir qpt_dir_none[2] = {
-	{ .from = 0, .to = 1, .r = &qpt_dir_rare_none },
-	{ .from = 1, .to = 0, .r = &qpt_dir_rare_none },
+	{ .from = 0, .to = 1, .r = &qpt_dir_rare_none, .ack_rtt = &qpt_lat_none },
+	{ .from = 1, .to = 0, .r = &qpt_dir_rare_none, .ack_rtt = &qpt_lat_none },
 };
 
 const struct qpt_counter_info qpt_counters[QPT_C_COUNT] = {

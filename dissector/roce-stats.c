@@ -473,8 +473,8 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
 			break;
 		case QP_RTT:
-			fmt_rtt(&a->ack_rtt, x[0], sizeof(x[0]));
-			fmt_rtt(&b->ack_rtt, x[1], sizeof(x[1]));
+			fmt_rtt(a->ack_rtt, x[0], sizeof(x[0]));
+			fmt_rtt(b->ack_rtt, x[1], sizeof(x[1]));
 			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
 			break;
 		}

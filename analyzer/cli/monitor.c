@@ -177,9 +177,9 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 			if (e->end_ns > e->start_ns)
 				v[MV_GBN_LOST_NS] += (uint64_t)(e->end_ns - e->start_ns);
 		}
-		v[MV_RTT_N] += x->ack_rtt.n;
-		v[MV_RTT_SUM_NS] += (uint64_t)llround(x->ack_rtt.sum_us * 1000.0);
-		if (x->ack_rtt.bins) {
+		v[MV_RTT_N] += x->ack_rtt->n;
+		v[MV_RTT_SUM_NS] += (uint64_t)llround(x->ack_rtt->sum_us * 1000.0);
+		if (x->ack_rtt->bins) {
 			/* bin i holds [0.01 us * 10^(i/100), 0.01 us * 10^((i+1)/100)) */
 			int nb = QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES;
 			uint64_t seen = 0;
@@ -190,7 +190,7 @@ static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
 
 				while (le < N_LE && upper_us > rtt_le[le] * 1e6 * 1.0000001)
 					v[MV_RTT_LE + le++] += seen;
-				seen += qpt_lat_bin(&x->ack_rtt, (unsigned)i);
+				seen += qpt_lat_bin(x->ack_rtt, (unsigned)i);
 			}
 			while (le < N_LE)
 				v[MV_RTT_LE + le++] += seen;

@@ -218,8 +218,8 @@ static void walk(struct qpt_flow *fl)
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_dir *di = cv->dir[d];
 
-			qpt_lat_percentile(&di->ack_rtt, 50);
-			qpt_lat_percentile(&di->ack_rtt, 99);
+			qpt_lat_percentile(di->ack_rtt, 50);
+			qpt_lat_percentile(di->ack_rtt, 99);
 			qpt_lat_percentile(&di->r->read_lat, 50);
 			qpt_lat_percentile(&di->r->atomic_lat, 99);
 			if (di->r->episodes && di->r->episodes->len > 100000)
