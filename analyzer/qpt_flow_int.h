@@ -117,13 +117,21 @@ struct gap {
  * (a gap, a NAK, a resend, a message whose start was lost, a READ, several
  * capture points): allocated then (fl_rare), freed with the half.  Each
  * field is read only under a flag of struct half that its write set. */
+/* ... and of those, what only a loss before the capture point needs: its
+ * own allocation (fl_loss), as a half seen by two capture points or one
+ * carrying READs needs a struct half_rare but none of this. */
+struct half_loss {
+	struct gap gaps[MAX_GAPS];	  /* ngaps of them */
+	struct pend_msg pend[MAX_PEND_MSGS]; /* each: used */
+};
+
 struct half_rare {
-	struct gap gaps[MAX_GAPS];	  /* ngaps */
-	struct pend_msg pend[MAX_PEND_MSGS]; /* npend */
+	struct half_loss *l; /* NULL until needed: fl_loss() */
 	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
-	/* with several capture points: their sightings */
+	/* with several capture points: their sightings, a ring that grows
+	 * as the seen ring does (taps_size entries, up to TAP_RING) */
 	struct tap_seen *taps;
-	unsigned taps_pos;
+	unsigned taps_pos, taps_size;
 	/* with the MTU unknown: the largest packet size that READ requests'
 	 * spacing allows (one READ after another takes len / MTU PSNs; a
 	 * READ lost in between makes a step longer, never shorter) */
@@ -204,6 +212,13 @@ static inline struct half_rare *fl_rare(struct half *h)
 	if (!h->x)
 		h->x = g_new0(struct half_rare, 1);
 	return h->x;
+}
+
+static inline struct half_loss *fl_loss(struct half *h)
+{
+	if (!fl_rare(h)->l)
+		h->x->l = g_new0(struct half_loss, 1);
+	return h->x->l;
 }
 
 /* A conversation as the engine allocates it: the first direction with it

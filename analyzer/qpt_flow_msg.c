@@ -53,8 +53,8 @@ void fl_pend_resolve(struct half *h, struct qpt_verdict *v)
 	struct qpt_dir *d = fl_dir_of(h);
 	uint32_t mtu = h->conv ? h->conv->mtu : 0, start;
 
-	for (unsigned i = 0; h->x && d && mtu && i < MAX_PEND_MSGS; i++) {
-		struct pend_msg *pm = &h->x->pend[i];
+	for (unsigned i = 0; h->x && h->x->l && d && mtu && i < MAX_PEND_MSGS; i++) {
+		struct pend_msg *pm = &h->x->l->pend[i];
 		uint32_t n;
 
 		if (!pm->used || !pend_start(h, pm, &start))
@@ -91,8 +91,8 @@ static void pend_count(struct half *h, struct pend_msg *pm)
 void fl_pend_flush(struct half *h)
 {
 	fl_pend_resolve(h, NULL);
-	for (unsigned i = 0; h->x && i < MAX_PEND_MSGS; i++)
-		pend_count(h, &h->x->pend[i]);
+	for (unsigned i = 0; h->x && h->x->l && i < MAX_PEND_MSGS; i++)
+		pend_count(h, &h->x->l->pend[i]);
 }
 
 void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
@@ -125,14 +125,14 @@ void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
 	 * once its start is known (pend_resolve), every packet but the last
 	 * of a message carrying one MTU (IBA 9.7.6.1.3). */
 	if (!m->from_first && mtu && oi->op != QPT_OP_READ && oi->op != QPT_OP_FLUSH) {
+		struct half_loss *l = fl_loss(h);
 		struct pend_msg *pm = NULL;
 
-		fl_rare(h);
 		for (unsigned i = 0; i < MAX_PEND_MSGS && !pm; i++)
-			if (!h->x->pend[i].used)
-				pm = &h->x->pend[i];
+			if (!l->pend[i].used)
+				pm = &l->pend[i];
 		if (!pm) { /* full: the oldest counted by estimate */
-			pm = &h->x->pend[0];
+			pm = &l->pend[0];
 			pend_count(h, pm);
 		}
 		*pm = (struct pend_msg){ .used = true, .op = m->op, .first_seen = m->first_psn,
@@ -182,13 +182,14 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
 				   uint32_t fp, uint64_t frame, int64_t ns)
 {
+	struct half_rare *x = fl_rare(h);
 	struct tap_seen *orig = NULL;
 
-	if (!fl_rare(h)->taps)
-		h->x->taps = g_new0(struct tap_seen, TAP_RING);
-	for (unsigned k = 0; k < TAP_RING && !orig; k++) {
-		/* oldest first: the sending this sighting catches up on */
-		struct tap_seen *t = &h->x->taps[(h->x->taps_pos + k) % TAP_RING];
+	for (unsigned k = 0; k < x->taps_size && !orig; k++) {
+		/* oldest first: the sending this sighting catches up on (in a
+		 * ring not yet full, from index 0: as in a ring of TAP_RING
+		 * whose empty entries are skipped) */
+		struct tap_seen *t = &x->taps[(x->taps_pos + k) % x->taps_size];
 		const struct seen *e = &t->s;
 		int64_t dt = ns - e->ns;
 
@@ -198,11 +199,22 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 	}
 	if (orig)
 		orig->paired = true;
-	h->x->taps[h->x->taps_pos] = (struct tap_seen){
+	/* grows while not yet wrapped: sighting k at index k (a half seen
+	 * by two points a few times does not pay for TAP_RING of them) */
+	if (x->taps_pos == x->taps_size && x->taps_size < TAP_RING) {
+		unsigned n = x->taps_size ? MIN(2u * x->taps_size, TAP_RING) : 2;
+		ptrdiff_t at = orig ? orig - x->taps : -1;
+
+		x->taps = g_renew(struct tap_seen, x->taps, n);
+		memset(x->taps + x->taps_size, 0, (n - x->taps_size) * sizeof(*x->taps));
+		x->taps_size = n;
+		orig = at >= 0 ? x->taps + at : NULL;
+	}
+	x->taps[x->taps_pos] = (struct tap_seen){
 		.s = { .psn = psn, .fp = fp, .ns = ns, .frame = frame, .tap = (uint8_t)fl->tap },
 		.paired = orig != NULL
 	};
-	h->x->taps_pos = (h->x->taps_pos + 1) % TAP_RING;
+	x->taps_pos = (x->taps_pos + 1) % TAP_RING;
 	return orig ? &orig->s : NULL;
 }
 

@@ -170,12 +170,12 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 
 	if (before <= 0 || before > 64 || gap_of(t, psn) || fl_slot_of(t, WIN_REQ, psn, false))
 		return;
-	fl_rare(t);
+	fl_loss(t);
 	if (t->ngaps == MAX_GAPS) {
-		memmove(t->x->gaps, t->x->gaps + 1, sizeof(t->x->gaps[0]) * (MAX_GAPS - 1));
+		memmove(t->x->l->gaps, t->x->l->gaps + 1, sizeof(t->x->l->gaps[0]) * (MAX_GAPS - 1));
 		t->ngaps--;
 	}
-	g = &t->x->gaps[t->ngaps++];
+	g = &t->x->l->gaps[t->ngaps++];
 	memset(g, 0, sizeof(*g));
 	g->first = psn;
 	g->count = (uint32_t)before;
@@ -192,10 +192,10 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 static struct gap *gap_of(struct half *h, uint32_t psn)
 {
 	for (unsigned i = 0; i < h->ngaps; i++) {
-		int32_t off = qpt_psn_diff(psn, h->x->gaps[i].first);
+		int32_t off = qpt_psn_diff(psn, h->x->l->gaps[i].first);
 
-		if (off >= 0 && (uint32_t)off < h->x->gaps[i].count)
-			return &h->x->gaps[i];
+		if (off >= 0 && (uint32_t)off < h->x->l->gaps[i].count)
+			return &h->x->l->gaps[i];
 	}
 	return NULL;
 }
@@ -209,6 +209,7 @@ void fl_half_free_parts(struct half *h)
 	if (h->x) {
 		g_free(h->x->taps);
 		g_free(h->x->reads);
+		g_free(h->x->l);
 		g_free(h->x);
 	}
 }
@@ -347,8 +348,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		return;
 	}
 	fl_fill_resolve(fl, h, p, v); /* the filler before this one, if any */
-	if (h->x && (h->x->pend[0].used || h->x->pend[1].used || h->x->pend[2].used ||
-		     h->x->pend[3].used))
+	if (h->x && h->x->l && (h->x->l->pend[0].used || h->x->l->pend[1].used ||
+				h->x->l->pend[2].used || h->x->l->pend[3].used))
 		fl_pend_resolve(h, v); /* what the packets before this one showed */
 	h->last_valid = true;
 	h->last_frame = frame;
@@ -414,17 +415,18 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (skipped) {
 			struct gap *g;
 
-			fl_rare(h);
+			fl_loss(h);
 			v->flags |= QPT_V(PSN_GAP);
 			v->gap_psns = skipped;
 			v->gap_first_psn = h->expected;
 			fl_dr(d)->psn_gaps++;
 			fl_dr(d)->missing_psns += skipped;
 			if (h->ngaps == MAX_GAPS) {
-				memmove(h->x->gaps, h->x->gaps + 1, sizeof(h->x->gaps[0]) * (MAX_GAPS - 1));
+				memmove(h->x->l->gaps, h->x->l->gaps + 1,
+					sizeof(h->x->l->gaps[0]) * (MAX_GAPS - 1));
 				h->ngaps--;
 			}
-			g = &h->x->gaps[h->ngaps++];
+			g = &h->x->l->gaps[h->ngaps++];
 			g->first = h->expected;
 			g->count = skipped;
 			g->ns = ns;
