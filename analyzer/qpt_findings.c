@@ -230,6 +230,10 @@ struct fb {
 	/* more than one RC conversation seen one way only: one capture-wide
 	 * finding for them all (one_way_wide), not one per conversation */
 	bool one_way_wide;
+	/* the same for capture copies in more than one conversation
+	 * (copies_wide): captures merged from two points, a mirror of both
+	 * directions, copy every packet of every conversation */
+	bool copies_wide;
 };
 
 static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
@@ -536,6 +540,50 @@ static void one_way_wide(struct fb *b, GArray *out, GPtrArray *convs)
 	g_string_free(ids, TRUE);
 }
 
+static uint64_t conv_copies(const struct qpt_conv *c)
+{
+	return c->dir[0]->r->duplicates + c->dir[1]->r->duplicates;
+}
+
+static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_findings_frames *ff,
+				      GHashTable *cache, int32_t id);
+
+/* Capture copies in many conversations (captures of two points merged,
+ * a mirror of both directions of a link): one finding about the capture,
+ * with the first conversations named and the first frames to look at,
+ * instead of one per conversation and direction (a merged capture of
+ * 100,000 QPs: 200,000 rows saying the same). */
+static void copies_wide(struct fb *b, GArray *out, GPtrArray *convs, struct qpt_flow *fl,
+			const struct qpt_findings_frames *ff, GHashTable *cache)
+{
+	uint64_t n = 0, copies = 0;
+	GString *ids = g_string_new(NULL);
+
+	fb_start(b, QPT_F_CAPTURE_COPIES, NULL, -1);
+	for (guint i = 0; i < convs->len; i++) {
+		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+		uint64_t k = conv_copies(c);
+		const struct conv_frames *cf;
+
+		if (!k)
+			continue;
+		if (n < 8)
+			g_string_append_printf(ids, "%s%d", n ? ", " : "", c->id);
+		n++;
+		copies += k;
+		cf = frames_now(fl, ff, cache, c->id);
+		fb_frames_of(b, cf, 0, QPT_VB_DUPLICATE);
+		fb_frames_of(b, cf, 1, QPT_VB_DUPLICATE);
+	}
+	g_string_append_printf(b->t, "%" PRIu64 " packets in %" PRIu64 " conversations seen twice "
+			       "by the capture (mirrored both ways, or captures merged): not "
+			       "re-sent; conversations %s%s", copies, n, ids->str, n > 8 ? ", ..." : "");
+	fb_num(b, "duplicates", (double)copies);
+	fb_num(b, "conversations", (double)n);
+	fb_end(b, out, copies);
+	g_string_free(ids, TRUE);
+}
+
 /* Priorities, ECN and MTU of a conversation (qpt_ecn.c's numbers). */
 static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
@@ -789,7 +837,7 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_frames_of(b, cf, d, QPT_VB_BAD_ICRC);
 			fb_end(b, out, x->r->bad_icrc);
 		}
-		if (x->r->duplicates) {
+		if (x->r->duplicates && !b->copies_wide) {
 			fb_start(b, QPT_F_CAPTURE_COPIES, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " %s seen twice by the capture "
 					       "(mirrored both ways, or captures merged): not re-sent",
@@ -1015,11 +1063,14 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding));
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	struct fb b = { .t = g_string_sized_new(640) };
-	guint one_way = 0;
+	guint one_way = 0, copies = 0;
 
 	for (guint i = 0; i < convs->len && one_way < 2; i++)
 		one_way += one_way_dir(g_ptr_array_index(convs, i)) >= 0;
 	b.one_way_wide = one_way > 1;
+	for (guint i = 0; i < convs->len && copies < 2; i++)
+		copies += conv_copies(g_ptr_array_index(convs, i)) > 0;
+	b.copies_wide = copies > 1;
 	for (guint i = 0; i < convs->len; i++) {
 		const struct qpt_conv *c = g_ptr_array_index(convs, i);
 
@@ -1027,6 +1078,8 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 	}
 	if (b.one_way_wide)
 		one_way_wide(&b, out, convs);
+	if (b.copies_wide)
+		copies_wide(&b, out, convs, fl, ff, cache);
 	if (capture_wide)
 		totals_findings(&b, out, fl, attempts);
 	g_array_sort(out, finding_cmp);

@@ -8,7 +8,9 @@ usage: cli_ops.py QPTRACE ROOT
 - packets -w FILE writes the frames shown (--conv, a window) as a pcap that
   reads back with the same frames (and that tshark reads, when installed);
 - summary --json findings: every finding names an existing conversation
-  and frames of the capture, and the loss findings' numbers add up.
+  and frames of the capture, and the loss findings' numbers add up; a
+  capture merged with itself has one capture-copies finding, whose numbers
+  are the single capture's packets and conversations.
 Prints `N passed, N failed`.
 """
 import json
@@ -123,6 +125,33 @@ def test_findings(q):
         clean = all(not x['retransmitted_packets'] and not x['psn_gaps'] and not x['cnps']
                     for c in s['conversations'] for x in c['directions'])
         check(clean == (not s['findings']), f'{cap}: clean {clean} but findings {s["findings"][:1]}')
+
+
+def test_findings_merged(q):
+    """A capture merged with itself (two capture points seeing the same
+    packets): every packet of every conversation is seen twice.  With more
+    than one conversation that is one finding about the capture (issue 17:
+    a merged capture of 100,000 QPs gave 200,000 rows saying the same),
+    whose numbers are what the single capture's summary counts."""
+    for cap in ('captures/made/multi_qp.pcap', 'captures/rxe/qpgen_multi_qp.pcap',
+                'captures/rxe/uc_pingpong.pcap'):
+        one = json.loads(run(q, 'summary', '--json', cap).stdout)
+        two = json.loads(run(q, 'summary', '--json', cap, cap).stdout)
+        convs = [c for c in one['conversations']
+                 if any(x['packets'] for x in c['directions'])]
+        packets = sum(x['packets'] for c in convs for x in c['directions'])
+        copies = [f for f in two['findings'] if f['kind'] == 'capture_copies']
+        check(len(convs) > 1, f'{cap}: {len(convs)} conversations (the test needs several)')
+        check(len(copies) == 1 and copies[0]['conv'] is None,
+              f'{cap} merged with itself: capture copies findings {copies}')
+        if len(copies) != 1:
+            continue
+        n = copies[0]['numbers']
+        check(n.get('duplicates') == packets and n.get('conversations') == len(convs),
+              f'{cap} merged with itself: {n}, the capture alone: {packets} packets in '
+              f'{len(convs)} conversations')
+        check(all(1 <= x <= 2 * one['totals']['frames'] for x in copies[0]['frames']) and
+              copies[0]['frames'], f'{cap}: frames {copies[0]["frames"]}')
 
 
 def test_units(q):
