@@ -146,9 +146,55 @@ static const unsigned frame_kinds[] = {
 #define N_FK G_N_ELEMENTS(frame_kinds)
 #define FRAMES_PER 2
 
+/* A conversation's first frames of each kind and direction: the
+ * FRAMES_PER smallest of each, kept as a list of what there is (a
+ * conversation has events of a kind or two: a merged capture's copies,
+ * a loss; a table of every kind was 288 bytes for each of a million). */
+#define FK_BITS 5 /* an entry: frame << FK_BITS | kind index << 1 | dir */
+G_STATIC_ASSERT(N_FK < 1u << (FK_BITS - 1));
 struct conv_frames {
-	uint64_t f[2][N_FK][FRAMES_PER];
+	uint8_t n, size;
+	uint64_t e[]; /* n of them, in no order */
 };
+
+static unsigned fe_key(uint64_t e)
+{
+	return (unsigned)(e & ((1u << FK_BITS) - 1));
+}
+
+/* Adds frame as the frame of kind index k, direction d, if it is among
+ * the FRAMES_PER smallest of them: *cfp may be reallocated. */
+static void frames_put(struct conv_frames **cfp, int d, unsigned k, uint64_t frame)
+{
+	struct conv_frames *cf = *cfp;
+	unsigned key = k << 1 | (unsigned)d, have = 0, max_at = 0;
+	uint64_t e = frame << FK_BITS | key;
+
+	for (unsigned i = 0; i < cf->n; i++) {
+		if (fe_key(cf->e[i]) != key)
+			continue;
+		if (cf->e[i] == e)
+			return;
+		if (!have++ || cf->e[i] > cf->e[max_at])
+			max_at = i;
+	}
+	if (have == FRAMES_PER) { /* the largest goes, if larger */
+		if (cf->e[max_at] > e)
+			cf->e[max_at] = e;
+		return;
+	}
+	if (cf->n == cf->size) {
+		cf->size = (uint8_t)(cf->size ? 2 * cf->size : 2);
+		cf = *cfp = g_realloc(cf, sizeof(*cf) + cf->size * sizeof(cf->e[0]));
+	}
+	cf->e[cf->n++] = e;
+}
+
+static struct conv_frames *frames_new(void)
+{
+	G_STATIC_ASSERT(2 * N_FK * FRAMES_PER <= UINT8_MAX);
+	return g_new0(struct conv_frames, 1);
+}
 
 struct qpt_findings_frames {
 	GHashTable *by_conv; /* conversation id (as seen) -> struct conv_frames */
@@ -178,19 +224,6 @@ static int fk_index(unsigned kind)
 	return -1;
 }
 
-static void frames_put(uint64_t *slots, uint64_t frame)
-{
-	for (unsigned s = 0; s < FRAMES_PER; s++) {
-		if (slots[s] == frame)
-			return;
-		if (!slots[s] || frame < slots[s]) {
-			memmove(slots + s + 1, slots + s, (FRAMES_PER - 1 - s) * sizeof(*slots));
-			slots[s] = frame;
-			return;
-		}
-	}
-}
-
 void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_verdict *v)
 {
 	for (unsigned i = 0; i < v->nevents; i++) {
@@ -200,12 +233,15 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 
 		if (k < 0 || ev->conv < 0 || ev->dir < 0 || ev->dir > 1)
 			continue;
+		if (!ev->frame)
+			continue; /* none (frames count from 1) */
 		cf = g_hash_table_lookup(ff->by_conv, GINT_TO_POINTER(ev->conv));
-		if (!cf) {
-			cf = g_new0(struct conv_frames, 1);
-			g_hash_table_insert(ff->by_conv, GINT_TO_POINTER(ev->conv), cf);
-		}
-		frames_put(cf->f[ev->dir][k], ev->frame);
+		if (!cf)
+			cf = frames_new();
+		else
+			g_hash_table_steal(ff->by_conv, GINT_TO_POINTER(ev->conv));
+		frames_put(&cf, ev->dir, (unsigned)k, ev->frame);
+		g_hash_table_insert(ff->by_conv, GINT_TO_POINTER(ev->conv), cf);
 	}
 }
 
@@ -292,8 +328,9 @@ static void fb_frames_of(struct fb *b, const struct conv_frames *cf, int dir, un
 
 	if (!cf || k < 0 || dir < 0)
 		return;
-	for (unsigned s = 0; s < FRAMES_PER; s++)
-		fb_frame(b, cf->f[dir][k][s]);
+	for (unsigned i = 0; i < cf->n; i++)
+		if (fe_key(cf->e[i]) == ((unsigned)k << 1 | (unsigned)dir))
+			fb_frame(b, cf->e[i] >> FK_BITS);
 }
 
 static void fb_end(struct fb *b, GArray *out, uint64_t weight)
@@ -1042,15 +1079,14 @@ static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_find
 			if (now < 0)
 				continue;
 			dst = g_hash_table_lookup(cache, GINT_TO_POINTER(now));
-			if (!dst) {
-				dst = g_new0(struct conv_frames, 1);
-				g_hash_table_insert(cache, GINT_TO_POINTER(now), dst);
-			}
-			for (int d = 0; d < 2; d++)
-				for (unsigned i = 0; i < N_FK; i++)
-					for (unsigned s = 0; s < FRAMES_PER; s++)
-						if (src->f[d][i][s])
-							frames_put(dst->f[d][i], src->f[d][i][s]);
+			if (!dst)
+				dst = frames_new();
+			else
+				g_hash_table_steal(cache, GINT_TO_POINTER(now));
+			for (unsigned i = 0; i < src->n; i++)
+				frames_put(&dst, (int)(src->e[i] & 1), fe_key(src->e[i]) >> 1,
+					   src->e[i] >> FK_BITS);
+			g_hash_table_insert(cache, GINT_TO_POINTER(now), dst);
 		}
 	}
 	cf = g_hash_table_lookup(cache, GINT_TO_POINTER(id));
