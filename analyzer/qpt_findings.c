@@ -628,9 +628,12 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 	for (int d = 0; d < 2 && fo; d++) {
 		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
-		unsigned nd = qpt_qos_values(x, QPT_QOS_CNP, true, NULL);
-		unsigned np = qpt_qos_values(x, QPT_QOS_CNP, false, NULL);
+		unsigned nd, np;
 
+		if (!x->r->cnps && !x->r->ce_without_cnp)
+			continue; /* neither finding below (most directions) */
+		nd = qpt_qos_values(x, QPT_QOS_CNP, true, NULL);
+		np = qpt_qos_values(x, QPT_QOS_CNP, false, NULL);
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		/* the CNPs this direction carries (sa's NIC sends them to ra) */
@@ -806,6 +809,8 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		uint64_t errs = 0;
 
+		if (x->r == &qpt_dir_rare_none && y->r == &qpt_dir_rare_none)
+			continue; /* each finding below counts something rare */
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		dir_loss(b, out, c, d, cf, conv_ns);

@@ -208,6 +208,10 @@ void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_p
 /* Address of the IBA packet's source/destination: IP, GID or LID. */
 void qpt_format_addr(const struct qpt_pkt *pkt, bool src, char *buf, size_t len);
 void qpt_json_escape(GString *out, const char *s);
+/* g_string_append_printf() without its allocation (GLib formats into a
+ * new string, then copies it) for what fits in 256 bytes: a summary of a
+ * million conversations makes a hundred million such calls. */
+void qpt_appendf(GString *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /* Writes out to standard output and empties it; 0, or 2 after one line on
  * stderr naming what (e.g. "standard output") and the error. */

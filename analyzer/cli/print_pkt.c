@@ -4,10 +4,30 @@
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "qpt_mad.h"
+
+void qpt_appendf(GString *out, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(buf)) {
+		g_string_append_len(out, buf, n);
+		return;
+	}
+	va_start(ap, fmt);
+	g_string_append_vprintf(out, fmt, ap);
+	va_end(ap);
+}
 
 void qpt_json_escape(GString *out, const char *s)
 {

@@ -66,35 +66,35 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		}
 	}
 	if (r->o->json) {
-		g_string_append_printf(o, "{\"frame\":%" PRIu64 ",\"time\":", ev->frame);
+		qpt_appendf(o, "{\"frame\":%" PRIu64 ",\"time\":", ev->frame);
 		qpt_format_epoch(o, ev->time_ns);
 		if (f) {
 			g_string_append(o, ",\"file\":");
 			qpt_json_escape(o, f->file);
-			g_string_append_printf(o, ",\"file_frame\":%" PRIu64, f->file_number);
+			qpt_appendf(o, ",\"file_frame\":%" PRIu64, f->file_number);
 		}
-		g_string_append_printf(o, ",\"conv\":%d,\"dir\":%d,\"kind\":\"%s\",\"psn\":%u",
+		qpt_appendf(o, ",\"conv\":%d,\"dir\":%d,\"kind\":\"%s\",\"psn\":%u",
 				       ev->conv, ev->dir, vi->key, ev->psn);
 		if (ev->original_frame)
-			g_string_append_printf(o, ",\"original_frame\":%" PRIu64,
+			qpt_appendf(o, ",\"original_frame\":%" PRIu64,
 					       ev->original_frame);
 		if (vi->count_key)
-			g_string_append_printf(o, ",\"%s\":%u", vi->count_key, ev->count);
+			qpt_appendf(o, ",\"%s\":%u", vi->count_key, ev->count);
 		switch (vi->code) {
 		case QPT_CODE_NAK:
-			g_string_append_printf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
+			qpt_appendf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
 			break;
 		case QPT_CODE_RNR_NAK:
 		case QPT_CODE_RNR_TIMER:
-			g_string_append_printf(o, ",\"rnr_timer\":%u", ev->code);
+			qpt_appendf(o, ",\"rnr_timer\":%u", ev->code);
 			break;
 		case QPT_CODE_REASON:
-			g_string_append_printf(o, ",\"reason\":%u", ev->code);
+			qpt_appendf(o, ",\"reason\":%u", ev->code);
 			break;
 		case QPT_CODE_NONE: break;
 		}
 		if (ev->duration_ns)
-			g_string_append_printf(o, ",\"duration_us\":%.3f",
+			qpt_appendf(o, ",\"duration_us\":%.3f",
 					       (double)ev->duration_ns / 1000.0);
 		if (ev->detail) {
 			g_string_append(o, ",\"detail\":");
@@ -103,33 +103,33 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		g_string_append(o, "}\n");
 		return;
 	}
-	g_string_append_printf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
+	qpt_appendf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
 	if (f)
-		g_string_append_printf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
-	g_string_append_printf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
+		qpt_appendf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
+	qpt_appendf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
 	if (ev->original_frame)
-		g_string_append_printf(o, " (%s frame %" PRIu64 ")",
+		qpt_appendf(o, " (%s frame %" PRIu64 ")",
 				       ev->kind == QPT_VB_GBN_START || ev->kind == QPT_VB_TIMEOUT_RESEND ?
 					       "trigger" : ev->kind == QPT_VB_CM_REJECT ? "REQ" :
 					       ev->kind == QPT_VB_RNR_RETRY ? "RNR NAK" : "original",
 				       ev->original_frame);
 	if (vi->count_key)
-		g_string_append_printf(o, " %s %u", vi->count_key, ev->count);
+		qpt_appendf(o, " %s %u", vi->count_key, ev->count);
 	switch (vi->code) {
-	case QPT_CODE_NAK: g_string_append_printf(o, " %s", qpt_nak_name(ev->code)); break;
+	case QPT_CODE_NAK: qpt_appendf(o, " %s", qpt_nak_name(ev->code)); break;
 	case QPT_CODE_RNR_NAK: /* its duration is the timer's wait */
-		g_string_append_printf(o, " timer %u (%s)", ev->code,
+		qpt_appendf(o, " timer %u (%s)", ev->code,
 				       qpt_format_duration(ev->duration_ns, dur, sizeof(dur)));
 		break;
-	case QPT_CODE_RNR_TIMER: g_string_append_printf(o, " timer %u", ev->code); break;
-	case QPT_CODE_REASON: g_string_append_printf(o, " reason %u", ev->code); break;
+	case QPT_CODE_RNR_TIMER: qpt_appendf(o, " timer %u", ev->code); break;
+	case QPT_CODE_REASON: qpt_appendf(o, " reason %u", ev->code); break;
 	case QPT_CODE_NONE: break;
 	}
 	if (ev->duration_ns && vi->code != QPT_CODE_RNR_NAK)
-		g_string_append_printf(o, " after %s",
+		qpt_appendf(o, " after %s",
 				       qpt_format_duration(ev->duration_ns, dur, sizeof(dur)));
 	if (ev->detail && vi->detail_in_text)
-		g_string_append_printf(o, ": %s", ev->detail);
+		qpt_appendf(o, ": %s", ev->detail);
 	g_string_append_c(o, '\n');
 }
 
@@ -307,12 +307,12 @@ analysed:
 /* "1 NAK", "2 NAKs", then SEP */
 static void counted(GString *o, uint64_t n, const char *noun, const char *sep)
 {
-	g_string_append_printf(o, "%" PRIu64 " %s%s%s", n, noun, n == 1 ? "" : "s", sep);
+	qpt_appendf(o, "%" PRIu64 " %s%s%s", n, noun, n == 1 ? "" : "s", sep);
 }
 
 static void row(GString *o, const char *label, uint64_t a, uint64_t b)
 {
-	g_string_append_printf(o, "  %-28s %18" PRIu64 " %18" PRIu64 "\n", label, a, b);
+	qpt_appendf(o, "  %-28s %18" PRIu64 " %18" PRIu64 "\n", label, a, b);
 }
 
 /* s right-aligned in width characters (UTF-8: "µs" is one). */
@@ -356,7 +356,7 @@ static void row_lat(GString *o, const char *label, const struct qpt_lat *a,
 		else
 			g_strlcpy(cell[i], "-", sizeof(cell[i]));
 	}
-	g_string_append_printf(o, "  %-28s", label);
+	qpt_appendf(o, "  %-28s", label);
 	cell_pad(o, cell[0], 19);
 	cell_pad(o, cell[1], 19);
 	g_string_append_c(o, '\n');
@@ -374,12 +374,12 @@ static void text_attempts(GString *o, GPtrArray *att)
 			g_string_append(o, "CM requests that made no connection:\n");
 		qpt_format_endpoint_qp(&a->from, fq);
 		qpt_endpoint_addr(&a->to, t);
-		g_string_append_printf(o, "  REQ frame %" PRIu64 ": %s -> %s, service ID 0x%016" PRIx64,
+		qpt_appendf(o, "  REQ frame %" PRIu64 ": %s -> %s, service ID 0x%016" PRIx64,
 				       a->info.req_frame, fq, t, a->info.service_id);
 		if (a->info.mra_frame)
-			g_string_append_printf(o, ", MRA frame %" PRIu64, a->info.mra_frame);
+			qpt_appendf(o, ", MRA frame %" PRIu64, a->info.mra_frame);
 		if (a->info.rej_frame)
-			g_string_append_printf(o, ", REJ frame %" PRIu64 ": reason %u (%s)\n",
+			qpt_appendf(o, ", REJ frame %" PRIu64 ": reason %u (%s)\n",
 					       a->info.rej_frame, a->info.rej_reason,
 					       qpt_cm_rej_reason_text(a->info.rej_reason));
 		else
@@ -399,14 +399,14 @@ static void json_attempts(GString *o, GPtrArray *att)
 
 		qpt_endpoint_addr(&a->from, f);
 		qpt_endpoint_addr(&a->to, t);
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       "%s{\"req_frame\":%" PRIu64 ",\"from\":{\"addr\":\"%s\",\"qpn\":%u}"
 				       ",\"to\":{\"addr\":\"%s\"},\"service_id\":%" PRIu64
 				       ",\"mra_frame\":%" PRIu64 ",\"rej_frame\":%" PRIu64,
 				       i ? "," : "", a->info.req_frame, f, a->from.qpn, t,
 				       a->info.service_id, a->info.mra_frame, a->info.rej_frame);
 		if (a->info.rej_frame)
-			g_string_append_printf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
+			qpt_appendf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
 					       a->info.rej_reason, qpt_cm_rej_reason_text(a->info.rej_reason));
 		g_string_append_c(o, '}');
 	}
@@ -457,7 +457,7 @@ static void qos_cell(char *buf, size_t len, const struct qpt_dir *x, unsigned cl
 		if (e->value < 0)
 			g_string_append(t, "none");
 		else
-			g_string_append_printf(t, "%d", e->value);
+			qpt_appendf(t, "%d", e->value);
 	}
 	g_strlcpy(buf, t->len ? t->str : "-", len);
 	g_string_free(t, TRUE);
@@ -491,7 +491,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 			else
 				g_snprintf(cell[d], sizeof(cell[d]), "%s/%s", pcp, dscp);
 		}
-		g_string_append_printf(o, "  %-28s %18s %18s\n", labels[cls], cell[0], cell[1]);
+		qpt_appendf(o, "  %-28s %18s %18s\n", labels[cls], cell[0], cell[1]);
 	}
 	if (aq || bq) {
 		static const struct qpt_lat none;
@@ -514,7 +514,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 			qpt_format_rate(q->rate_after_bps, r1, sizeof(r1));
 			g_snprintf(cell[d], sizeof(cell[d]), "%s > %s", r0, r1);
 		}
-		g_string_append_printf(o, "  %-28s", "rate before > after CNPs:");
+		qpt_appendf(o, "  %-28s", "rate before > after CNPs:");
 		cell_pad(o, cell[0], 19);
 		cell_pad(o, cell[1], 19);
 		g_string_append_c(o, '\n');
@@ -528,15 +528,15 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 
 	qpt_format_endpoint_qp(&c->ep[0], e0);
 	qpt_format_endpoint_qp(&c->ep[1], e1);
-	g_string_append_printf(o, "conversation %d: %s  a: %s  b: %s\n", c->id,
+	qpt_appendf(o, "conversation %d: %s  a: %s  b: %s\n", c->id,
 			       c->transport[0] ? c->transport : "?", e0, e1);
-	g_string_append_printf(o, "  paired by %s%s%s%s\n", qpt_paired_by_name(c->paired_by),
+	qpt_appendf(o, "  paired by %s%s%s%s\n", qpt_paired_by_name(c->paired_by),
 			       c->pair_evidence[0] ? " (" : "", c->pair_evidence,
 			       c->pair_evidence[0] ? ")" : "");
 	if (c->has_cm) {
 		const struct qpt_cm_info *cm = c->cm;
 
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       "  CM: REQ frame %" PRIu64 ", REP frame %" PRIu64
 				       ", RTU frame %" PRIu64 ", DREQ frame %" PRIu64
 				       ", DREP frame %" PRIu64 "; service ID 0x%016" PRIx64
@@ -545,7 +545,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 				       cm->dreq_frame, cm->drep_frame, cm->service_id,
 				       cm->path_mtu);
 		if (cm->rej_frame)
-			g_string_append_printf(o, "  CM REJ frame %" PRIu64 ": reason %u (%s)\n",
+			qpt_appendf(o, "  CM REJ frame %" PRIu64 ": reason %u (%s)\n",
 					       cm->rej_frame, cm->rej_reason,
 					       qpt_cm_rej_reason_text(cm->rej_reason));
 		if (cm->has_ip) {
@@ -556,11 +556,11 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 
 			inet_ntop(af, sa, s, sizeof(s));
 			inet_ntop(af, da, d, sizeof(d));
-			g_string_append_printf(o, "  RDMA-CM: %s port %u -> %s port %u\n", s,
+			qpt_appendf(o, "  RDMA-CM: %s port %u -> %s port %u\n", s,
 					       cm->ip.port, d, cm->ip.dst_port);
 		}
 	}
-	g_string_append_printf(o, "  %-28s %18s %18s\n", "", "a->b", "b->a");
+	qpt_appendf(o, "  %-28s %18s %18s\n", "", "a->b", "b->a");
 	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
 		const struct qpt_counter_info *ci = &qpt_counters[k];
 		uint64_t va = qpt_counter(a, k), vb = qpt_counter(b, k);
@@ -585,7 +585,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 		if (b->payload_bytes && db > 0)
 			qpt_format_rate((double)b->payload_bytes * 8 / db, tb, sizeof(tb));
 		if (a->payload_bytes || b->payload_bytes)
-			g_string_append_printf(o, "  %-28s %18s %18s\n", "throughput:", ta, tb);
+			qpt_appendf(o, "  %-28s %18s %18s\n", "throughput:", ta, tb);
 	}
 	{
 		char pa[32] = "-", pb[32] = "-";
@@ -594,12 +594,12 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			g_snprintf(pa, sizeof(pa), "%u-%u", a->first_psn, a->last_psn);
 		if (b->psn_seen)
 			g_snprintf(pb, sizeof(pb), "%u-%u", b->first_psn, b->last_psn);
-		g_string_append_printf(o, "  %-28s %18s %18s\n", "request PSNs:", pa, pb);
+		qpt_appendf(o, "  %-28s %18s %18s\n", "request PSNs:", pa, pb);
 	}
-	g_string_append_printf(o, "  %-28s %18.6f %18.6f\n", "first packet (s):",
+	qpt_appendf(o, "  %-28s %18.6f %18.6f\n", "first packet (s):",
 			       a->packets ? secs(a->first_ns - t0) : 0.0,
 			       b->packets ? secs(b->first_ns - t0) : 0.0);
-	g_string_append_printf(o, "  %-28s %18.6f %18.6f\n", "last packet (s):",
+	qpt_appendf(o, "  %-28s %18.6f %18.6f\n", "last packet (s):",
 			       a->packets ? secs(a->last_ns - t0) : 0.0,
 			       b->packets ? secs(b->last_ns - t0) : 0.0);
 	for (int d = 0; d < 2; d++) {
@@ -611,7 +611,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 
 			char lost[32];
 
-			g_string_append_printf(o,
+			qpt_appendf(o,
 					       "  %s go-back-N #%u: %s frame %" PRIu64
 					       ", first resent frame %" PRIu64
 					       ", %u packets resent from PSN %u, %s lost\n",
@@ -623,7 +623,7 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 								   sizeof(lost)));
 		}
 		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
-			g_string_append_printf(o, "  %s: %" PRIu64 " more go-back-N episodes, "
+			qpt_appendf(o, "  %s: %" PRIu64 " more go-back-N episodes, "
 					       "not kept (at most %u per direction)\n",
 					       d ? "b->a" : "a->b",
 					       x->r->gbn_episodes - x->r->episodes->len, x->r->episodes->len);
@@ -635,12 +635,14 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 
 static void json_lat(GString *o, const char *key, const struct qpt_lat *l)
 {
-	g_string_append_printf(o, ",\"%s\":", key);
+	g_string_append(o, ",\"");
+	g_string_append(o, key);
+	g_string_append(o, "\":");
 	if (!l->n) {
 		g_string_append(o, "null");
 		return;
 	}
-	g_string_append_printf(o,
+	qpt_appendf(o,
 			       "{\"n\":%" PRIu64 ",\"min\":%.3f,\"mean\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
 			       l->n, l->min_us, l->sum_us / (double)l->n,
 			       qpt_lat_percentile(l, 50), qpt_lat_percentile(l, 99),
@@ -655,7 +657,7 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
 		if (!qpt_dir_op(x, op)->count)
 			continue;
-		g_string_append_printf(o, "%s\"%s\":%" PRIu64, first ? "" : ",",
+		qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",",
 				       qpt_op_name(op), qpt_dir_op(x, op)->count);
 		first = false;
 	}
@@ -666,7 +668,7 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 
 		if (!s->count)
 			continue;
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       "%s\"%s\":{\"bytes\":%" PRIu64 ",\"min\":%u,\"max\":%u,\"packets\":%" PRIu64 "}",
 				       first ? "" : ",", qpt_op_name(op), s->bytes,
 				       s->min_size, s->max_size, s->packets);
@@ -687,15 +689,15 @@ static void json_qos(GString *o, const struct qpt_dir *x)
 			struct qpt_qos_count tmp;
 			bool first = true;
 
-			g_string_append_printf(o, ",\"%s%s\":{", keys[cls], dscp ? "dscp" : "pcp");
+			qpt_appendf(o, ",\"%s%s\":{", keys[cls], dscp ? "dscp" : "pcp");
 			for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
 				if (e->cls != cls || e->dscp != (dscp != 0))
 					continue;
 				if (e->value < 0)
-					g_string_append_printf(o, "%s\"untagged\":%" PRIu64,
+					qpt_appendf(o, "%s\"untagged\":%" PRIu64,
 							       first ? "" : ",", e->packets);
 				else
-					g_string_append_printf(o, "%s\"%d\":%" PRIu64, first ? "" : ",",
+					qpt_appendf(o, "%s\"%d\":%" PRIu64, first ? "" : ",",
 							       e->value, e->packets);
 				first = false;
 			}
@@ -703,55 +705,72 @@ static void json_qos(GString *o, const struct qpt_dir *x)
 		}
 	if (q) {
 		json_lat(o, "ecn_reaction_us", &q->reaction);
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       ",\"ecn\":{\"ce_answered\":%" PRIu64 ",\"ce_covered\":%" PRIu64
 				       ",\"ce_undecided\":%" PRIu64 ",\"cnps_without_ce\":%" PRIu64
 				       ",\"rate_windows\":%" PRIu64 ",\"rate_windows_cut\":%" PRIu64,
 				       q->ce_answered, q->ce_covered, q->ce_undecided,
 				       q->cnps_without_ce, q->rate_windows, q->rate_windows_cut);
 		if (q->rate_windows) {
-			g_string_append_printf(o, ",\"rate_before_bps\":%.0f,\"rate_after_bps\":%.0f",
+			qpt_appendf(o, ",\"rate_before_bps\":%.0f,\"rate_after_bps\":%.0f",
 					       q->rate_before_bps, q->rate_after_bps);
 		} else {
 			g_string_append(o, ",\"rate_before_bps\":null,\"rate_after_bps\":null");
 		}
-		g_string_append_printf(o, "},\"max_payload\":%u", x->qos_in.max_payload);
+		qpt_appendf(o, "},\"max_payload\":%u", x->qos_in.max_payload);
 		if (x->qos_in.seg_payload)
-			g_string_append_printf(o, ",\"segment_payload\":%u", x->qos_in.seg_payload);
+			qpt_appendf(o, ",\"segment_payload\":%u", x->qos_in.seg_payload);
 	} else {
 		g_string_append(o, ",\"ecn_reaction_us\":null");
 	}
 }
 
+/* sep "key":v (what qpt_appendf(o, "%s\"%s\":%" PRIu64, ...)
+ * writes, without formatting: a direction has some 40 of them, a
+ * summary --json of a million conversations 80 million) */
+static void json_u64(GString *o, const char *sep, const char *key, uint64_t v)
+{
+	char d[24];
+	size_t n = sizeof(d);
+
+	do {
+		d[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	g_string_append(o, sep);
+	g_string_append_c(o, '"');
+	g_string_append(o, key);
+	g_string_append(o, "\":");
+	g_string_append_len(o, d + n, (gssize)(sizeof(d) - n));
+}
+
 static void json_dir(GString *o, const struct qpt_dir *x)
 {
-	g_string_append_printf(o, "{\"from\":%u,\"to\":%u", x->from, x->to);
+	qpt_appendf(o, "{\"from\":%u,\"to\":%u", x->from, x->to);
 	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
 		if (qpt_counters[k].key)
-			g_string_append_printf(o, ",\"%s\":%" PRIu64, qpt_counters[k].key,
-					       qpt_counter(x, k));
+			json_u64(o, ",", qpt_counters[k].key, qpt_counter(x, k));
 		if (k == QPT_C_resp_packets)
 			json_ops(o, x);
 		if (k == QPT_C_out_of_order) {
 			g_string_append(o, ",\"naks\":{");
 			for (unsigned i = 0; i < QPT_NAK_KINDS; i++)
-				g_string_append_printf(o, "%s\"%s\":%" PRIu64, i ? "," : "",
-						       qpt_nak_name(i), x->r->naks[i]);
+				json_u64(o, i ? "," : "", qpt_nak_name(i), x->r->naks[i]);
 			g_string_append_c(o, '}');
 		}
 	}
 	if (x->psn_seen)
-		g_string_append_printf(o, ",\"first_psn\":%u,\"last_psn\":%u",
+		qpt_appendf(o, ",\"first_psn\":%u,\"last_psn\":%u",
 				       x->first_psn, x->last_psn);
 	if (x->packets) {
 		double dur = secs(x->last_ns - x->first_ns);
 
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       ",\"first_time\":%.6f,\"last_time\":%.6f,\"throughput_bps\":%.0f",
 				       secs(x->first_ns), secs(x->last_ns),
 				       dur > 0 ? (double)x->payload_bytes * 8 / dur : 0.0);
 	}
-	g_string_append_printf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
+	qpt_appendf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
 	json_lat(o, "ack_rtt_us", x->ack_rtt);
 	json_lat(o, "read_latency_us", &x->r->read_lat);
 	json_lat(o, "atomic_latency_us", &x->r->atomic_lat);
@@ -760,7 +779,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
 		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
 
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       "%s{\"trigger\":\"%s\",\"trigger_frame\":%" PRIu64
 				       ",\"first_resent_frame\":%" PRIu64 ",\"end_frame\":%" PRIu64
 				       ",\"resent_packets\":%u,\"from_psn\":%u,\"time_lost_us\":%.3f}",
@@ -769,7 +788,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       e->resent_packets, e->from_psn,
 				       (double)(e->end_ns - e->start_ns) / 1000.0);
 	}
-	g_string_append_printf(o, "],\"episodes_truncated\":%s}",
+	qpt_appendf(o, "],\"episodes_truncated\":%s}",
 			       x->r->episodes && x->r->gbn_episodes > x->r->episodes->len ? "true" : "false");
 }
 
@@ -777,7 +796,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 {
 	char a[64];
 
-	g_string_append_printf(o, "{\"id\":%d,\"transport\":\"%s\",\"paired_by\":\"%s\"",
+	qpt_appendf(o, "{\"id\":%d,\"transport\":\"%s\",\"paired_by\":\"%s\"",
 			       c->id, c->transport[0] ? c->transport : "?",
 			       qpt_paired_by_name(c->paired_by));
 	g_string_append(o, ",\"evidence\":");
@@ -785,20 +804,20 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append(o, ",\"endpoints\":[");
 	for (int e = 0; e < 2; e++) {
 		qpt_endpoint_addr(&c->ep[e], a);
-		g_string_append_printf(o, "%s{\"addr\":\"%s\",\"qpn\":", e ? "," : "", a);
+		qpt_appendf(o, "%s{\"addr\":\"%s\",\"qpn\":", e ? "," : "", a);
 		if (c->ep[e].qpn_known)
-			g_string_append_printf(o, "%u}", c->ep[e].qpn);
+			qpt_appendf(o, "%u}", c->ep[e].qpn);
 		else
 			g_string_append(o, "null}");
 	}
 	g_string_append_c(o, ']');
 	if (c->mtu)
-		g_string_append_printf(o, ",\"mtu\":%u", c->mtu);
-	if (qpt_conv_ulp(c)) g_string_append_printf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(c));
+		qpt_appendf(o, ",\"mtu\":%u", c->mtu);
+	if (qpt_conv_ulp(c)) qpt_appendf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(c));
 	if (c->has_cm) {
 		const struct qpt_cm_info *cm = c->cm;
 
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       ",\"cm\":{\"req_frame\":%" PRIu64 ",\"rep_frame\":%" PRIu64
 				       ",\"rtu_frame\":%" PRIu64 ",\"dreq_frame\":%" PRIu64
 				       ",\"drep_frame\":%" PRIu64 ",\"rej_frame\":%" PRIu64
@@ -808,14 +827,14 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 				       cm->dreq_frame, cm->drep_frame, cm->rej_frame,
 				       cm->service_id, cm->path_mtu, cm->psn[0], cm->psn[1]);
 		if (cm->rej_frame)
-			g_string_append_printf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
+			qpt_appendf(o, ",\"rej_reason\":%u,\"rej_reason_name\":\"%s\"",
 					       cm->rej_reason, qpt_cm_rej_reason_text(cm->rej_reason));
 		if (cm->req_frame)
-			g_string_append_printf(o, ",\"setup_time\":%.6f", secs(cm->req_ns));
+			qpt_appendf(o, ",\"setup_time\":%.6f", secs(cm->req_ns));
 		if (cm->rtu_frame)
-			g_string_append_printf(o, ",\"established_time\":%.6f", secs(cm->rtu_ns));
+			qpt_appendf(o, ",\"established_time\":%.6f", secs(cm->rtu_ns));
 		if (cm->dreq_frame)
-			g_string_append_printf(o, ",\"teardown_time\":%.6f", secs(cm->dreq_ns));
+			qpt_appendf(o, ",\"teardown_time\":%.6f", secs(cm->dreq_ns));
 		if (cm->has_ip) {
 			char s[64], d[64];
 			int af = cm->ip.ip_version == 4 ? AF_INET : AF_INET6;
@@ -824,7 +843,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 				  s, sizeof(s));
 			inet_ntop(af, cm->ip.ip_version == 4 ? cm->ip.dst + 12 : cm->ip.dst,
 				  d, sizeof(d));
-			g_string_append_printf(o,
+			qpt_appendf(o,
 					       ",\"rdma_cm\":{\"src_ip\":\"%s\",\"src_port\":%u,\"dst_ip\":\"%s\",\"dst_port\":%u}",
 					       s, cm->ip.port, d, cm->ip.dst_port);
 		}
@@ -865,19 +884,19 @@ static void json_pfc(GString *o, struct qpt_flow *fl)
 
 		if (!pr->pause_frames)
 			continue;
-		g_string_append_printf(o, "%s{\"priority\":%u,\"pause_frames\":%" PRIu64
+		qpt_appendf(o, "%s{\"priority\":%u,\"pause_frames\":%" PRIu64
 				       ",\"xoff_frames\":%" PRIu64 ",\"xon_frames\":%" PRIu64
 				       ",\"pause_8023x\":%" PRIu64 ",\"quanta_total\":%" PRIu64,
 				       first ? "" : ",", p, pr->pause_frames, pr->xoff_frames,
 				       pr->xon_frames, pr->pause_8023x, pr->quanta_total);
 		if (qpt_pfc_link_speed(pf) > 0)
-			g_string_append_printf(o, ",\"pause_us\":%.3f",
+			qpt_appendf(o, ",\"pause_us\":%.3f",
 					       qpt_pfc_quanta_us(pf, pr->quanta_total));
-		g_string_append_printf(o, ",\"windows\":%" PRIu64 ",\"roce_packets\":%" PRIu64
+		qpt_appendf(o, ",\"windows\":%" PRIu64 ",\"roce_packets\":%" PRIu64
 				       ",\"stalled_conversations\":[", pr->windows, pr->data_packets);
 		ids = qpt_flow_pfc_stalled(fl, p);
 		for (guint i = 0; i < ids->len; i++)
-			g_string_append_printf(o, "%s%d", i ? "," : "", g_array_index(ids, int32_t, i));
+			qpt_appendf(o, "%s%d", i ? "," : "", g_array_index(ids, int32_t, i));
 		g_array_free(ids, TRUE);
 		g_string_append(o, "]}");
 		first = false;
@@ -893,7 +912,7 @@ static void text_pfc(GString *o, struct qpt_flow *fl)
 	if (!qpt_pfc_any(pf))
 		return;
 	if (qpt_pfc_link_speed(pf) > 0)
-		g_string_append_printf(o, "PFC/PAUSE pauses per priority (link %s):\n",
+		qpt_appendf(o, "PFC/PAUSE pauses per priority (link %s):\n",
 				       qpt_format_rate(qpt_pfc_link_speed(pf), rate, sizeof(rate)));
 	else
 		g_string_append(o, "PFC/PAUSE pauses per priority (link speed unknown: "
@@ -911,14 +930,14 @@ static void text_pfc(GString *o, struct qpt_flow *fl)
 			qpt_format_duration_us(qpt_pfc_quanta_us(pf, pr->quanta_total), t, sizeof(t));
 		else
 			g_strlcpy(t, "-", sizeof(t));
-		g_string_append_printf(o, "  %8u %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %13" PRIu64 " ",
+		qpt_appendf(o, "  %8u %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %13" PRIu64 " ",
 				       p, pr->pause_frames, pr->xoff_frames, pr->xon_frames,
 				       pr->quanta_total);
 		cell_pad(o, t, 11);
-		g_string_append_printf(o, " %13" PRIu64 "  ", pr->data_packets);
+		qpt_appendf(o, " %13" PRIu64 "  ", pr->data_packets);
 		ids = qpt_flow_pfc_stalled(fl, p);
 		for (guint i = 0; i < ids->len; i++)
-			g_string_append_printf(o, "%s%d", i ? ", " : "", g_array_index(ids, int32_t, i));
+			qpt_appendf(o, "%s%d", i ? ", " : "", g_array_index(ids, int32_t, i));
 		if (!ids->len)
 			g_string_append(o, "-");
 		g_array_free(ids, TRUE);
@@ -935,12 +954,12 @@ static void text_findings(GString *o, GArray *fs)
 		g_string_append(o, "diagnosis: nothing wrong found\n\n");
 		return;
 	}
-	g_string_append_printf(o, "diagnosis (%u %s, worst first):\n", fs->len,
+	qpt_appendf(o, "diagnosis (%u %s, worst first):\n", fs->len,
 			       fs->len == 1 ? "finding" : "findings");
 	for (guint i = 0; i < fs->len; i++) {
 		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
 
-		g_string_append_printf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
+		qpt_appendf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
 	}
 	g_string_append_c(o, '\n');
 }
@@ -951,22 +970,22 @@ static void json_findings(GString *o, GArray *fs)
 	for (guint i = 0; i < fs->len; i++) {
 		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
 
-		g_string_append_printf(o, "%s{\"kind\":\"%s\",\"severity\":\"%s\",\"text\":",
+		qpt_appendf(o, "%s{\"kind\":\"%s\",\"severity\":\"%s\",\"text\":",
 				       i ? "," : "", qpt_finding_kinds[f->kind].key,
 				       qpt_severity_name(f->severity));
 		qpt_json_escape(o, f->text);
 		if (f->conv >= 0)
-			g_string_append_printf(o, ",\"conv\":%d", f->conv);
+			qpt_appendf(o, ",\"conv\":%d", f->conv);
 		else
 			g_string_append(o, ",\"conv\":null");
 		if (f->dir >= 0)
-			g_string_append_printf(o, ",\"dir\":%d", f->dir);
+			qpt_appendf(o, ",\"dir\":%d", f->dir);
 		g_string_append(o, ",\"frames\":[");
 		for (unsigned k = 0; k < f->nframes; k++)
-			g_string_append_printf(o, "%s%" PRIu64, k ? "," : "", f->frames[k]);
+			qpt_appendf(o, "%s%" PRIu64, k ? "," : "", f->frames[k]);
 		g_string_append(o, "],\"numbers\":{");
 		for (unsigned k = 0; k < f->nnumbers; k++)
-			g_string_append_printf(o, "%s\"%s\":%.17g", k ? "," : "",
+			qpt_appendf(o, "%s\"%s\":%.17g", k ? "," : "",
 					       f->numbers[k].key, f->numbers[k].value);
 		g_string_append(o, "}}");
 	}
@@ -1200,10 +1219,10 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append(o, "{\"file\":");
 		qpt_json_escape(o, file);
 		if (r->an.interrupted)
-			g_string_append_printf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
+			qpt_appendf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
 					       r->an.frames_read);
 		else if (r->an.count_reached)
-			g_string_append_printf(o, ",\"count_reached\":%d", r->o->count);
+			qpt_appendf(o, ",\"count_reached\":%d", r->o->count);
 		g_string_append(o, ",\"conversations\":[");
 		for (guint i = 0; i < shown->len; i++) {
 			g_string_append(o, i ? "," : "");
@@ -1214,7 +1233,7 @@ static void summary_out(struct run *r, const char *file)
 		json_attempts(o, att);
 		json_findings(o, fs);
 		json_pfc(o, r->fl);
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
 				       ",\"management\":%" PRIu64 ",\"malformed\":%" PRIu64
 				       ",\"bad_icrc\":%" PRIu64 ",\"untracked\":%" PRIu64
@@ -1230,25 +1249,25 @@ static void summary_out(struct run *r, const char *file)
 				       t->cm_rejects, t->fragmented_roce_packets);
 		/* headers-only captures: the key only when some frame was cut */
 		if (t->cut_by_snaplen)
-			g_string_append_printf(o, ",\"cut_by_capture\":%" PRIu64
+			qpt_appendf(o, ",\"cut_by_capture\":%" PRIu64
 					       ",\"cut_snaplen\":%u", t->cut_by_snaplen, t->snaplen);
 		/* pcapng interface statistics: only when a file had them */
 		if (t->drops_known)
-			g_string_append_printf(o, ",\"interface_drops\":%" PRIu64
+			qpt_appendf(o, ",\"interface_drops\":%" PRIu64
 					       ",\"os_drops\":%" PRIu64, t->interface_drops, t->os_drops);
 		/* --max-qps: the limit, and whether it was reached */
 		if (t->max_halves)
-			g_string_append_printf(o, ",\"max_qps\":%u,\"qp_limit_reached\":%s",
+			qpt_appendf(o, ",\"max_qps\":%u,\"qp_limit_reached\":%s",
 					       t->max_halves, t->limit_reached ? "true" : "false");
 		g_string_append(o, "}}\n");
 		goto out;
 	}
-	g_string_append_printf(o, "%s:\n\n", file);
+	qpt_appendf(o, "%s:\n\n", file);
 	if (r->an.interrupted)
-		g_string_append_printf(o, "cut short by Ctrl-C: the results of the first %" PRIu64
+		qpt_appendf(o, "cut short by Ctrl-C: the results of the first %" PRIu64
 				       " frames only\n\n", r->an.frames_read);
 	else if (r->an.count_reached)
-		g_string_append_printf(o, "stopped after %d frames (-c): the results of those "
+		qpt_appendf(o, "stopped after %d frames (-c): the results of those "
 				       "only\n\n", r->o->count);
 	text_findings(o, fs);
 	if (r->o->long_report) {
@@ -1261,35 +1280,35 @@ static void summary_out(struct run *r, const char *file)
 	}
 	text_attempts(o, att);
 	text_pfc(o, r->fl);
-	g_string_append_printf(o,
+	qpt_appendf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
 			       t->frames, t->iba_packets, t->management, t->malformed, t->bad_icrc);
 	counted(o, convs->len, "conversation", "; ");
-	g_string_append_printf(o, "%" PRIu64 " retransmitted, ", rexmit);
+	qpt_appendf(o, "%" PRIu64 " retransmitted, ", rexmit);
 	counted(o, gaps, "PSN gap", ", ");
 	counted(o, naks, "NAK", ", ");
 	counted(o, rnr, "RNR NAK", ", ");
-	g_string_append_printf(o, "%" PRIu64 " go-back-N, ", gbn);
+	qpt_appendf(o, "%" PRIu64 " go-back-N, ", gbn);
 	counted(o, cnps, "CNP", ", ");
-	g_string_append_printf(o, "%" PRIu64 " ECN-CE\n", ce);
+	qpt_appendf(o, "%" PRIu64 " ECN-CE\n", ce);
 	if (t->cut_by_snaplen)
-		g_string_append_printf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
+		qpt_appendf(o, "note: %" PRIu64 " frame%s cut by the capture at %u bytes: "
 				       "ICRC not checked\n", t->cut_by_snaplen,
 				       t->cut_by_snaplen == 1 ? "" : "s", t->snaplen);
 	if (t->interface_drops + t->os_drops)
-		g_string_append_printf(o, "warning: the capture dropped %" PRIu64 " packets "
+		qpt_appendf(o, "warning: the capture dropped %" PRIu64 " packets "
 				       "(pcapng interface statistics: %" PRIu64 " by the interface, %"
 				       PRIu64 " by the OS)\n", t->interface_drops + t->os_drops,
 				       t->interface_drops, t->os_drops);
 	if (t->limit_reached)
-		g_string_append_printf(o, "warning: %" PRIu64 " packet%s not analysed: more QPs than "
+		qpt_appendf(o, "warning: %" PRIu64 " packet%s not analysed: more QPs than "
 				       "--max-qps %u\n", t->untracked, t->untracked == 1 ? "" : "s",
 				       t->max_halves);
 	if (!r->o->long_report)
 		goto out; /* the findings say the rest, the table is worst first */
 	if (t->fragmented_roce_packets)
-		g_string_append_printf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
+		qpt_appendf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
 	g_ptr_array_sort(convs, qpt_conv_cmp_worst);
@@ -1301,7 +1320,7 @@ static void summary_out(struct run *r, const char *file)
 			break;
 		if (!i)
 			g_string_append(o, "worst conversations:\n");
-		g_string_append_printf(o,
+		qpt_appendf(o,
 				       "  conv %d: %" PRIu64 "+%" PRIu64 " retransmitted, %" PRIu64
 				       "+%" PRIu64 " PSN gaps, %" PRIu64 "+%" PRIu64
 				       " go-back-N (a->b + b->a)\n",
@@ -1404,7 +1423,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 			if (!r.nevents[k])
 				continue;
-			g_string_append_printf(t, "%s%" PRIu64 " %s", n ? ", " : ": ",
+			qpt_appendf(t, "%s%" PRIu64 " %s", n ? ", " : ": ",
 					       r.nevents[k], qpt_verdicts[k].key);
 			n += r.nevents[k];
 		}
