@@ -142,7 +142,8 @@ struct qpt_dir_rare {
 	uint64_t response_gaps, missing_responses; /* READ responses skipped */
 	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
 	uint64_t time_backwards; /* frames stamped before the previous frame */
-	struct qpt_lat read_lat, atomic_lat;
+	/* never NULL: qpt_lat_none until the first sample */
+	const struct qpt_lat *read_lat, *atomic_lat;
 	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
 	uint64_t gbn_episodes;
 };

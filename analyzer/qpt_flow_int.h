@@ -241,20 +241,40 @@ static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
 	return (struct qpt_dir *)(uintptr_t)c->dir[d];
 }
 
-/* The direction's ACK RTT for writing (allocated with the first sample). */
+/* A latency histogram for writing (allocated with the first sample: *l
+ * is qpt_lat_none until then). */
+static inline struct qpt_lat *fl_lat_w(const struct qpt_lat **l)
+{
+	if (*l == &qpt_lat_none)
+		*l = g_new0(struct qpt_lat, 1);
+	return (struct qpt_lat *)(uintptr_t)*l;
+}
+
+/* The direction's ACK RTT for writing. */
 static inline struct qpt_lat *fl_rtt(struct qpt_dir *d)
 {
-	if (d->ack_rtt == &qpt_lat_none)
-		d->ack_rtt = g_new0(struct qpt_lat, 1);
-	return (struct qpt_lat *)(uintptr_t)d->ack_rtt;
+	return fl_lat_w(&d->ack_rtt);
 }
 
 /* The direction's rare counters for writing (allocated on the first). */
 static inline struct qpt_dir_rare *fl_dr(struct qpt_dir *d)
 {
-	if (d->r == &qpt_dir_rare_none)
-		d->r = g_new0(struct qpt_dir_rare, 1);
+	if (d->r == &qpt_dir_rare_none) {
+		struct qpt_dir_rare *r = g_new0(struct qpt_dir_rare, 1);
+
+		r->read_lat = r->atomic_lat = &qpt_lat_none;
+		d->r = r;
+	}
 	return (struct qpt_dir_rare *)(uintptr_t)d->r;
+}
+
+/* A histogram's memory, unless it is the shared empty one. */
+static inline void fl_lat_free(const struct qpt_lat *l)
+{
+	if (l != &qpt_lat_none) {
+		g_free(l->bins);
+		g_free((gpointer)(uintptr_t)l);
+	}
 }
 
 /* The halves from one address to another (src,dst), for pairing by

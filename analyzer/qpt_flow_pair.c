@@ -253,12 +253,9 @@ static void conv_free(gpointer p)
 		if (x == &qpt_dir_none[d])
 			continue;
 		g_free(x->opv);
-		if (x->ack_rtt != &qpt_lat_none) {
-			g_free(x->ack_rtt->bins);
-			g_free((gpointer)(uintptr_t)x->ack_rtt);
-		}
-		g_free(x->r->read_lat.bins);
-		g_free(x->r->atomic_lat.bins);
+		fl_lat_free(x->ack_rtt);
+		fl_lat_free(x->r->read_lat);
+		fl_lat_free(x->r->atomic_lat);
 		if (x->r->episodes)
 			g_array_free(x->r->episodes, TRUE);
 		if (x->r != &qpt_dir_rare_none)
@@ -459,8 +456,10 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 
 		for (int i = 0; i < QPT_NAK_KINDS; i++)
 			dr->naks[i] += s->r->naks[i];
-		fl_lat_merge(&dr->read_lat, &s->r->read_lat);
-		fl_lat_merge(&dr->atomic_lat, &s->r->atomic_lat);
+		if (s->r->read_lat->n)
+			fl_lat_merge(fl_lat_w(&dr->read_lat), s->r->read_lat);
+		if (s->r->atomic_lat->n)
+			fl_lat_merge(fl_lat_w(&dr->atomic_lat), s->r->atomic_lat);
 		if (s->r->episodes) {
 			if (!dr->episodes)
 				dr->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));

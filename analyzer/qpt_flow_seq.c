@@ -799,7 +799,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			v->read_request_frame = r->frame;
 			if (!r->answered && psn == r->psn) {
 				r->answered = true;
-				fl_lat_add(&fl_dr(fl_dir_of(t))->read_lat, (double)(ns - r->ns) / 1000.0);
+				fl_lat_add(fl_lat_w(&fl_dr(fl_dir_of(t))->read_lat), (double)(ns - r->ns) / 1000.0);
 			}
 			if (oi->flags & QPT_O_LAST && !r->span) {
 				r->span = (uint32_t)qpt_psn_diff(psn, r->psn) + 1;
@@ -812,7 +812,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			struct slot *s = fl_slot_of(t, WIN_REQ, psn, false);
 
 			if (s && !s->resent)
-				fl_lat_add(&fl_dr(fl_dir_of(t))->atomic_lat, (double)(ns - s->ns) / 1000.0);
+				fl_lat_add(fl_lat_w(&fl_dr(fl_dir_of(t))->atomic_lat), (double)(ns - s->ns) / 1000.0);
 		}
 		/* Responses carrying an AETH acknowledge up to their PSN. */
 		if (p->flags & QPT_H_AETH)

@@ -31,8 +31,9 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	return NULL;
 }
 
-const struct qpt_dir_rare qpt_dir_rare_none;
 const struct qpt_lat qpt_lat_none;
+const struct qpt_dir_rare qpt_dir_rare_none = { .read_lat = &qpt_lat_none,
+						.atomic_lat = &qpt_lat_none };
 const struct qpt_dir qpt_dir_none[2] = {
 	{ .from = 0, .to = 1, .r = &qpt_dir_rare_none, .ack_rtt = &qpt_lat_none },
 	{ .from = 1, .to = 0, .r = &qpt_dir_rare_none, .ack_rtt = &qpt_lat_none },

@@ -573,8 +573,8 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			text_naks(o, a, b, verbose);
 	}
 	row_lat(o, "ACK RTT min/p50/max:", a->ack_rtt, b->ack_rtt);
-	row_lat(o, "READ latency min/p50/max:", &a->r->read_lat, &b->r->read_lat);
-	row_lat(o, "atomic latency min/p50/max:", &a->r->atomic_lat, &b->r->atomic_lat);
+	row_lat(o, "READ latency min/p50/max:", a->r->read_lat, b->r->read_lat);
+	row_lat(o, "atomic latency min/p50/max:", a->r->atomic_lat, b->r->atomic_lat);
 	text_qos(o, c, verbose);
 	{
 		char ta[32] = "-", tb[32] = "-";
@@ -772,8 +772,8 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 	}
 	qpt_appendf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
 	json_lat(o, "ack_rtt_us", x->ack_rtt);
-	json_lat(o, "read_latency_us", &x->r->read_lat);
-	json_lat(o, "atomic_latency_us", &x->r->atomic_lat);
+	json_lat(o, "read_latency_us", x->r->read_lat);
+	json_lat(o, "atomic_latency_us", x->r->atomic_lat);
 	json_qos(o, x);
 	g_string_append(o, ",\"episodes\":[");
 	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {

@@ -220,8 +220,8 @@ static void walk(struct qpt_flow *fl)
 
 			qpt_lat_percentile(di->ack_rtt, 50);
 			qpt_lat_percentile(di->ack_rtt, 99);
-			qpt_lat_percentile(&di->r->read_lat, 50);
-			qpt_lat_percentile(&di->r->atomic_lat, 99);
+			qpt_lat_percentile(di->r->read_lat, 50);
+			qpt_lat_percentile(di->r->atomic_lat, 99);
 			if (di->r->episodes && di->r->episodes->len > 100000)
 				abort();
 		}
