@@ -113,18 +113,18 @@ struct gap {
 	uint32_t first, count;
 };
 
-/* What a half needs only once something out of the ordinary happened
- * (a gap, a NAK, a resend, a message whose start was lost, a READ, several
- * capture points): allocated then (fl_rare), freed with the half.  Each
- * field is read only under a flag of struct half that its write set. */
-/* ... and of those, what only a loss before the capture point needs: its
- * own allocation (fl_loss), as a half seen by two capture points or one
- * carrying READs needs a struct half_rare but none of this. */
+/* Of struct half_rare below, what only a gap or a message whose start was
+ * lost needs: its own allocation (fl_loss), as a half seen by two capture
+ * points or one carrying READs needs a struct half_rare but none of this. */
 struct half_loss {
 	struct gap gaps[MAX_GAPS];	  /* ngaps of them */
 	struct pend_msg pend[MAX_PEND_MSGS]; /* each: used */
 };
 
+/* What a half needs only once something out of the ordinary happened
+ * (a gap, a NAK, a resend, a message whose start was lost, a READ, several
+ * capture points): allocated then (fl_rare), freed with the half.  Each
+ * field is read only under a flag of struct half that its write set. */
 struct half_rare {
 	struct half_loss *l; /* NULL until needed: fl_loss() */
 	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
