@@ -121,21 +121,11 @@ struct half_loss {
 	struct pend_msg pend[MAX_PEND_MSGS]; /* each: used */
 };
 
-/* What a half needs only once something out of the ordinary happened
- * (a gap, a NAK, a resend, a message whose start was lost, a READ, several
- * capture points): allocated then (fl_rare), freed with the half.  Each
- * field is read only under a flag of struct half that its write set. */
-struct half_rare {
-	struct half_loss *l; /* NULL until needed: fl_loss() */
-	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
-	/* with several capture points: their sightings, a ring that grows
-	 * as the seen ring does (taps_size entries, up to TAP_RING) */
-	struct tap_seen *taps;
-	unsigned taps_pos, taps_size;
-	/* with the MTU unknown: the largest packet size that READ requests'
-	 * spacing allows (one READ after another takes len / MTU PSNs; a
-	 * READ lost in between makes a step longer, never shorter) */
-	uint32_t read_mtu_guess;
+/* Of struct half_rare below, what only resends, NAKs and RNR NAKs (and a
+ * gap filler) need: its own allocation (fl_rec), as a half seen by two
+ * capture points needs none of it.  Each field is read only under a flag
+ * of struct half that its write set. */
+struct half_rec {
 	/* the latest resend this half carried (resend_valid) and (RNR) NAK
 	 * (nak_seen): a copy never has one between itself and its original */
 	uint32_t resend_psn;
@@ -154,6 +144,24 @@ struct half_rare {
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */
 	struct qpt_episode cur;
+};
+
+/* What a half needs only once something out of the ordinary happened
+ * (a gap, a NAK, a resend, a message whose start was lost, a READ, several
+ * capture points): allocated then (fl_rare), freed with the half.  Each
+ * field is read only under a flag of struct half that its write set. */
+struct half_rare {
+	struct half_loss *l; /* NULL until needed: fl_loss() */
+	struct read_req *reads; /* MAX_READS of them, or NULL before any READ */
+	/* with several capture points: their sightings, a ring that grows
+	 * as the seen ring does (taps_size entries, up to TAP_RING) */
+	struct tap_seen *taps;
+	unsigned taps_pos, taps_size;
+	/* with the MTU unknown: the largest packet size that READ requests'
+	 * spacing allows (one READ after another takes len / MTU PSNs; a
+	 * READ lost in between makes a step longer, never shorter) */
+	uint32_t read_mtu_guess;
+	struct half_rec *rc; /* NULL until needed: fl_rec() */
 };
 
 struct half {
@@ -212,6 +220,15 @@ static inline struct half_rare *fl_rare(struct half *h)
 	if (!h->x)
 		h->x = g_new0(struct half_rare, 1);
 	return h->x;
+}
+
+/* h's recovery state (allocated on the first use: all zero until then, as
+ * it was inside struct half_rare). */
+static inline struct half_rec *fl_rec(struct half *h)
+{
+	if (!fl_rare(h)->rc)
+		h->x->rc = g_new0(struct half_rec, 1);
+	return h->x->rc;
 }
 
 static inline struct half_loss *fl_loss(struct half *h)

@@ -255,10 +255,10 @@ same_point:
 		if (request && h->ans_valid && h->ans_ns > e->ns &&
 		    qpt_psn_diff(h->ans_hi, psn) >= 0)
 			continue;
-		if (request && h->nak_seen && h->x->nak_seen_ns > e->ns)
+		if (request && h->nak_seen && fl_rec(h)->nak_seen_ns > e->ns)
 			continue;
-		if (!request && t && t->resend_valid && t->x->resend_ns > e->ns &&
-		    qpt_psn_diff(t->x->resend_psn, psn) <= 0)
+		if (!request && t && t->resend_valid && fl_rec(t)->resend_ns > e->ns &&
+		    qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0)
 			continue;
 		return copy_of(v, d, h, frame, ns, psn, e->frame,
 			       "same PSN and bytes as a packet just before: a capture copy");

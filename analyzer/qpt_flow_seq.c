@@ -66,14 +66,14 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 	if (!h->in_episode)
 		return;
 	h->in_episode = false;
-	h->x->cur.end_frame = frame;
-	h->x->cur.end_ns = ns;
+	fl_rec(h)->cur.end_frame = frame;
+	fl_rec(h)->cur.end_ns = ns;
 	if (!d)
 		return;
 	if (!d->r->episodes)
 		fl_dr(d)->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
 	if (d->r->episodes->len < QPT_MAX_EPISODES)
-		g_array_append_val(d->r->episodes, h->x->cur);
+		g_array_append_val(d->r->episodes, fl_rec(h)->cur);
 }
 
 /* The most PSNs a READ of unknown span can take: its length over the
@@ -210,6 +210,7 @@ void fl_half_free_parts(struct half *h)
 		g_free(h->x->taps);
 		g_free(h->x->reads);
 		g_free(h->x->l);
+		g_free(h->x->rc);
 		g_free(h->x);
 	}
 }
@@ -269,33 +270,33 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 		return;
 	h->fill_pending = false;
 	s = p ? fl_slot_of(h, WIN_REQ, p->bth.psn, false) : NULL;
-	if (!d || !p || qpt_psn_diff(p->bth.psn, h->x->fill_psn) <= 0 ||
-	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > h->x->fill_frame) {
-		fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_OUT_OF_ORDER, h->x->fill_psn, 0, 0,
+	if (!d || !p || qpt_psn_diff(p->bth.psn, fl_rec(h)->fill_psn) <= 0 ||
+	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > fl_rec(h)->fill_frame) {
+		fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_OUT_OF_ORDER, fl_rec(h)->fill_psn, 0, 0,
 			0, 0, "fills a PSN gap without a resend trigger");
 		return;
 	}
 	fl_dr(d)->out_of_order--;
 	fl_dr(d)->retransmitted_packets++;
-	fs = fl_slot_of(h, WIN_REQ, h->x->fill_psn, false);
+	fs = fl_slot_of(h, WIN_REQ, fl_rec(h)->fill_psn, false);
 	if (fs)
 		fs->resent = true;
 	h->rnr_resend = false;
 	h->in_episode = true;
-	memset(&h->x->cur, 0, sizeof(h->x->cur));
-	h->x->cur.first_resent_frame = h->x->fill_frame;
-	h->x->cur.from_psn = h->x->fill_psn;
-	h->x->cur.trigger = QPT_TRIGGER_RESEND;
-	h->x->cur.trigger_frame = h->x->fill_frame;
-	h->x->cur.start_ns = h->x->fill_ns;
-	h->x->cur.resent_packets = 1;
-	h->x->episode_top = qpt_psn_add(h->expected, -1);
-	h->x->episode_resent_top = false;
+	memset(&fl_rec(h)->cur, 0, sizeof(struct qpt_episode));
+	fl_rec(h)->cur.first_resent_frame = fl_rec(h)->fill_frame;
+	fl_rec(h)->cur.from_psn = fl_rec(h)->fill_psn;
+	fl_rec(h)->cur.trigger = QPT_TRIGGER_RESEND;
+	fl_rec(h)->cur.trigger_frame = fl_rec(h)->fill_frame;
+	fl_rec(h)->cur.start_ns = fl_rec(h)->fill_ns;
+	fl_rec(h)->cur.resent_packets = 1;
+	fl_rec(h)->episode_top = qpt_psn_add(h->expected, -1);
+	fl_rec(h)->episode_resent_top = false;
 	fl_dr(d)->gbn_episodes++;
-	fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_GBN_START, h->x->fill_psn, h->x->fill_frame,
+	fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_GBN_START, fl_rec(h)->fill_psn, fl_rec(h)->fill_frame,
 		(uint32_t)d->r->gbn_episodes, 0, 0,
 		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
-	fl_emit(v, h->x->fill_frame, h->x->fill_ns, h, QPT_VB_RETRANSMISSION, h->x->fill_psn, 0, 0, 0, 0,
+	fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_RETRANSMISSION, fl_rec(h)->fill_psn, 0, 0, 0, 0,
 		"PSN sent before (original not captured): the first resend of a go-back-N");
 }
 
@@ -436,7 +437,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			fl_emit(v, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
 			     "PSNs skipped: lost before the capture point or from the capture");
 		}
-		if (h->in_episode && qpt_psn_diff(psn, h->x->episode_top) > 0)
+		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		h->rnr_resend = false;
 		s = fl_slot_of(h, WIN_REQ, psn, true);
@@ -471,8 +472,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	fill = s || rr ? NULL : gap_of(h, psn);
 	h->resend_valid = true;
-	fl_rare(h)->resend_psn = psn;
-	h->x->resend_ns = ns;
+	fl_rec(h)->resend_psn = psn;
+	fl_rec(h)->resend_ns = ns;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = fl_slot_of(h, WIN_REQ, psn, true);
@@ -493,9 +494,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			 * now, decided and reported then (fl_fill_resolve). */
 			fl_dr(d)->out_of_order++;
 			h->fill_pending = true;
-			h->x->fill_psn = psn;
-			h->x->fill_frame = frame;
-			h->x->fill_ns = ns;
+			fl_rec(h)->fill_psn = psn;
+			fl_rec(h)->fill_frame = frame;
+			fl_rec(h)->fill_ns = ns;
 			return;
 		}
 		n->resent = true;
@@ -512,18 +513,18 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
 			"READ re-issued inside its response range");
 	}
-	if (h->rnr_resend && !h->in_episode && psn == h->x->rnr_next) {
+	if (h->rnr_resend && !h->in_episode && psn == fl_rec(h)->rnr_next) {
 		/* the rest of a message resent after an RNR NAK: part of the retry */
-		h->x->rnr_next = qpt_psn_add(request_end(h, p), 1);
-	} else if (h->rnr_pending && psn == h->x->rnr_psn) {
+		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
+	} else if (h->rnr_pending && psn == fl_rec(h)->rnr_psn) {
 		h->rnr_pending = false;
 		h->rnr_resend = true;
-		fl_rare(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
+		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 		v->flags |= QPT_V(RNR_RETRY);
-		v->nak_frame = h->x->rnr_frame;
+		v->nak_frame = fl_rec(h)->rnr_frame;
 		fl_dr(d)->rnr_retries++;
-		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, h->x->rnr_frame, 0,
-		     h->x->rnr_timer, ns - h->x->rnr_ns, "retry after RNR NAK");
+		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, fl_rec(h)->rnr_frame, 0,
+		     fl_rec(h)->rnr_timer, ns - fl_rec(h)->rnr_ns, "retry after RNR NAK");
 	} else if (!h->in_episode) {
 		/* A go-back-N episode starts with its first resent packet.  A
 		 * NAK's requester resends from the NAK's PSN (rxe_comp.c: it
@@ -533,60 +534,60 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * resends were lost again before the capture point (a capture
 		 * at the requester behind a lossy egress: the PSN gap that the
 		 * NAK answered showed that loss once already). */
-		int32_t above = h->nak_pending ? qpt_psn_diff(psn, h->x->nak_psn) : -1;
+		int32_t above = h->nak_pending ? qpt_psn_diff(psn, fl_rec(h)->nak_psn) : -1;
 		bool nak = above == 0 ||
 			   (above > 0 && silence < fl->o.timeout_gap_ns &&
 			    qpt_psn_diff(h->expected, psn) > 0);
 
 		h->rnr_resend = false;
 		h->in_episode = true;
-		memset(&fl_rare(h)->cur, 0, sizeof(h->x->cur));
-		h->x->cur.first_resent_frame = frame;
-		h->x->cur.from_psn = psn;
-		h->x->episode_top = qpt_psn_add(h->expected, -1);
+		memset(&fl_rec(h)->cur, 0, sizeof(struct qpt_episode));
+		fl_rec(h)->cur.first_resent_frame = frame;
+		fl_rec(h)->cur.from_psn = psn;
+		fl_rec(h)->episode_top = qpt_psn_add(h->expected, -1);
 		/* Everything sent before was answered already (a READ's
 		 * responses went missing before later ones came): recovered
 		 * once what this episode resends is answered, see below. */
-		h->x->episode_resent_top =
-			h->any_acked && qpt_psn_diff(h->acked, h->x->episode_top) >= 0 &&
-			qpt_psn_diff(h->acked, h->x->episode_top) < 65536;
-		if (h->x->episode_resent_top)
-			h->x->episode_top = request_end(h, p);
+		fl_rec(h)->episode_resent_top =
+			h->any_acked && qpt_psn_diff(h->acked, fl_rec(h)->episode_top) >= 0 &&
+			qpt_psn_diff(h->acked, fl_rec(h)->episode_top) < 65536;
+		if (fl_rec(h)->episode_resent_top)
+			fl_rec(h)->episode_top = request_end(h, p);
 		if (nak) {
-			h->x->cur.trigger = QPT_TRIGGER_NAK;
-			h->x->cur.trigger_frame = h->x->nak_frame;
-			h->x->cur.start_ns = h->x->nak_ns;
-			v->nak_frame = h->x->nak_frame;
+			fl_rec(h)->cur.trigger = QPT_TRIGGER_NAK;
+			fl_rec(h)->cur.trigger_frame = fl_rec(h)->nak_frame;
+			fl_rec(h)->cur.start_ns = fl_rec(h)->nak_ns;
+			v->nak_frame = fl_rec(h)->nak_frame;
 		} else if (silence >= fl->o.timeout_gap_ns) {
 			/* from the last packet before the silence */
-			h->x->cur.trigger = QPT_TRIGGER_TIMEOUT;
-			h->x->cur.timeout = true;
-			h->x->cur.trigger_frame = prev_frame;
-			h->x->cur.start_ns = ns - silence;
+			fl_rec(h)->cur.trigger = QPT_TRIGGER_TIMEOUT;
+			fl_rec(h)->cur.timeout = true;
+			fl_rec(h)->cur.trigger_frame = prev_frame;
+			fl_rec(h)->cur.start_ns = ns - silence;
 			fl_dr(d)->timeouts++;
 		} else {
-			h->x->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
+			fl_rec(h)->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
 						 QPT_TRIGGER_READ_RETRY :
 						 QPT_TRIGGER_RESEND;
-			h->x->cur.trigger_frame = frame;
-			h->x->cur.start_ns = ns;
+			fl_rec(h)->cur.trigger_frame = frame;
+			fl_rec(h)->cur.start_ns = ns;
 		}
 		h->nak_pending = false;
 		fl_dr(d)->gbn_episodes++;
-		v->trigger = h->x->cur.trigger;
-		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, h->x->cur.trigger_frame,
-		     (uint32_t)d->r->gbn_episodes, 0, ns - h->x->cur.start_ns,
-		     qpt_name_of(qpt_trigger_descr, h->x->cur.trigger, "?"));
-		if (h->x->cur.trigger == QPT_TRIGGER_TIMEOUT)
+		v->trigger = fl_rec(h)->cur.trigger;
+		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, fl_rec(h)->cur.trigger_frame,
+		     (uint32_t)d->r->gbn_episodes, 0, ns - fl_rec(h)->cur.start_ns,
+		     qpt_name_of(qpt_trigger_descr, fl_rec(h)->cur.trigger, "?"));
+		if (fl_rec(h)->cur.trigger == QPT_TRIGGER_TIMEOUT)
 			fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0,
 			     silence, "resend after a silence (local ACK timeout)");
 	}
 	if (h->in_episode) {
-		h->x->cur.resent_packets++;
+		fl_rec(h)->cur.resent_packets++;
 		v->episode = (uint32_t)d->r->gbn_episodes;
-		if (h->x->episode_resent_top &&
-		    qpt_psn_diff(request_end(h, p), h->x->episode_top) > 0)
-			h->x->episode_top = request_end(h, p);
+		if (fl_rec(h)->episode_resent_top &&
+		    qpt_psn_diff(request_end(h, p), fl_rec(h)->episode_top) > 0)
+			fl_rec(h)->episode_top = request_end(h, p);
 	}
 	fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
 	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
@@ -637,8 +638,8 @@ static void ack_requests(struct half *h, struct half *t,
 	}
 	/* Recovered once the responder answers up to the highest PSN sent
 	 * before the episode (even with a resent response: READs). */
-	if (t->in_episode && qpt_psn_diff(psn, t->x->episode_top) >= 0 &&
-	    qpt_psn_diff(psn, t->x->episode_top) < 65536)
+	if (t->in_episode && qpt_psn_diff(psn, fl_rec(t)->episode_top) >= 0 &&
+	    qpt_psn_diff(psn, fl_rec(t)->episode_top) < 65536)
 		fl_episode_close(t, frame, ns);
 }
 
@@ -686,7 +687,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 		if (t && a->kind != QPT_AETH_ACK) {
 			t->nak_seen = true;
-			fl_rare(t)->nak_seen_ns = ns;
+			fl_rec(t)->nak_seen_ns = ns;
 		}
 
 		if (a->kind == QPT_AETH_NAK) {
@@ -697,9 +698,9 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
 			    !t->nak_pending) {
 				t->nak_pending = true;
-				fl_rare(t)->nak_frame = frame;
-				t->x->nak_ns = ns;
-				t->x->nak_psn = psn;
+				fl_rec(t)->nak_frame = frame;
+				fl_rec(t)->nak_ns = ns;
+				fl_rec(t)->nak_psn = psn;
 			}
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR)
 				gap_before_start(t, psn, frame, ns, v);
@@ -720,10 +721,10 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
 			if (t) {
 				t->rnr_pending = true;
-				fl_rare(t)->rnr_frame = frame;
-				t->x->rnr_ns = ns;
-				t->x->rnr_psn = psn;
-				t->x->rnr_timer = a->value;
+				fl_rec(t)->rnr_frame = frame;
+				fl_rec(t)->rnr_ns = ns;
+				fl_rec(t)->rnr_psn = psn;
+				fl_rec(t)->rnr_timer = a->value;
 			}
 			h->ack_valid = false;
 			return;
