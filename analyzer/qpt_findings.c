@@ -190,10 +190,20 @@ static void frames_put(struct conv_frames **cfp, int d, unsigned k, uint64_t fra
 	cf->e[cf->n++] = e;
 }
 
-static struct conv_frames *frames_new(void)
+/* frames_put() on the frames of conversation id in t (id -> struct
+ * conv_frames), made when it has none; t keeps the list where it moved. */
+static void frames_add(GHashTable *t, int32_t id, int d, unsigned k, uint64_t frame)
 {
+	struct conv_frames *cf = g_hash_table_lookup(t, GINT_TO_POINTER(id)), *was = cf;
+
 	G_STATIC_ASSERT(2 * N_FK * FRAMES_PER <= UINT8_MAX);
-	return g_new0(struct conv_frames, 1);
+	if (!cf)
+		cf = g_new0(struct conv_frames, 1);
+	frames_put(&cf, d, k, frame);
+	if (cf != was) { /* new, or reallocated: was is gone, not to be freed */
+		g_hash_table_steal(t, GINT_TO_POINTER(id));
+		g_hash_table_insert(t, GINT_TO_POINTER(id), cf);
+	}
 }
 
 struct qpt_findings_frames {
@@ -229,19 +239,12 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 	for (unsigned i = 0; i < v->nevents; i++) {
 		const struct qpt_event *ev = &v->ev[i];
 		int k = fk_index(ev->kind);
-		struct conv_frames *cf;
 
 		if (k < 0 || ev->conv < 0 || ev->dir < 0 || ev->dir > 1)
 			continue;
 		if (!ev->frame)
 			continue; /* none (frames count from 1) */
-		cf = g_hash_table_lookup(ff->by_conv, GINT_TO_POINTER(ev->conv));
-		if (!cf)
-			cf = frames_new();
-		else
-			g_hash_table_steal(ff->by_conv, GINT_TO_POINTER(ev->conv));
-		frames_put(&cf, ev->dir, (unsigned)k, ev->frame);
-		g_hash_table_insert(ff->by_conv, GINT_TO_POINTER(ev->conv), cf);
+		frames_add(ff->by_conv, ev->conv, ev->dir, (unsigned)k, ev->frame);
 	}
 }
 
@@ -1079,19 +1082,12 @@ static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_find
 		while (g_hash_table_iter_next(&it, &k, &val)) {
 			int32_t now = qpt_flow_conv_id(fl, GPOINTER_TO_INT(k));
 			const struct conv_frames *src = val;
-			struct conv_frames *dst;
 
 			if (now < 0)
 				continue;
-			dst = g_hash_table_lookup(cache, GINT_TO_POINTER(now));
-			if (!dst)
-				dst = frames_new();
-			else
-				g_hash_table_steal(cache, GINT_TO_POINTER(now));
 			for (unsigned i = 0; i < src->n; i++)
-				frames_put(&dst, (int)(src->e[i] & 1), fe_key(src->e[i]) >> 1,
+				frames_add(cache, now, (int)(src->e[i] & 1), fe_key(src->e[i]) >> 1,
 					   src->e[i] >> FK_BITS);
-			g_hash_table_insert(cache, GINT_TO_POINTER(now), dst);
 		}
 	}
 	cf = g_hash_table_lookup(cache, GINT_TO_POINTER(id));
