@@ -26,6 +26,17 @@ const char *qpt_paired_by_name(enum qpt_paired_by p)
 	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
 
+/* A halves table entry's live half, NULL when it is cold (a cold half
+ * has nothing to drain or finish: no rare state). */
+static struct half *live_or_null(struct qpt_flow *fl, struct half *p)
+{
+	if (!fl_is_cold(p))
+		return p;
+	if (fl_cold_of(p)->thawed)
+		return g_hash_table_lookup(fl->thawed, fl_cold_of(p));
+	return NULL;
+}
+
 void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 {
 	GHashTableIter it;
@@ -38,7 +49,8 @@ void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 	v->ack_rtt_ns = -1;
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &val) && v->nevents < QPT_MAX_EVENTS)
-		fl_fill_resolve(fl, val, NULL, v);
+		if ((val = live_or_null(fl, val)))
+			fl_fill_resolve(fl, val, NULL, v);
 	fl_qos_drain(fl, v); /* ECN marks whose window ended with the capture */
 }
 
@@ -263,6 +275,10 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		     const struct qpt_pkt *p, struct qpt_verdict *v)
 {
+	if (!--fl->to_sweep) {
+		fl_cold_sweep(fl);
+		fl->to_sweep = fl->o.cold_every;
+	}
 	flow_packet(fl, frame, ns, p, v);
 	qpt_flow_pfc_feed(fl, frame, ns, p, v);
 }
@@ -274,8 +290,10 @@ void qpt_flow_finish(struct qpt_flow *fl)
 
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
-		struct half *h = val;
+		struct half *h = live_or_null(fl, val);
 
+		if (!h)
+			continue;
 		if (h->in_episode)
 			fl_episode_close(h, 0, h->last_ns);
 		fl_pend_flush(h); /* messages whose start never showed */

@@ -265,6 +265,10 @@ struct qpt_flow_opts {
 				  * halves (QPs, see qpt_flow.c) are tracked, the
 				  * packets of the others are untracked and the
 				  * totals say so (max_halves, untracked) */
+	/* frames between two sweeps that make idle halves compact
+	 * (qpt_flow_cold.c; 0: 65,536; the analysis is the same whatever it
+	 * is, 1 sweeps before every frame) */
+	uint32_t cold_every;
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
 	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */

@@ -166,7 +166,9 @@ struct half_rare {
 
 struct half {
 	struct half_key key; /* first: the halves table is a set of halves */
-	struct half *twin; /* the last fl_twin_of() answer (halves are never freed) */
+	/* the last fl_twin_of() answer (live: a sweep clears it, see
+	 * qpt_flow_cold.c; during a sweep, a freezing half's cold half) */
+	struct half *twin;
 	struct qpt_conv *conv;
 	struct half_rare *x; /* NULL until needed */
 	/* PSN windows (fl_slot_of): requests carried, responses carried;
@@ -211,9 +213,67 @@ struct half {
 	bool rnr_resend : 1; /* an RNR retry resending a multi-packet message */
 	bool nak_pending : 1, rnr_pending : 1, in_episode : 1;
 	bool resp_started : 1, ack_valid : 1;
+	/* qpt_flow_cold.c: a frame or lookup had it since the last sweep;
+	 * the sweep is making it cold */
+	bool touched : 1, freezing : 1;
 };
 G_STATIC_ASSERT(WIN_SIZE <= UINT16_MAX);
 G_STATIC_ASSERT(sizeof(struct half) == 184); /* with malloc's 8: 192 */
+
+/* A half that was idle, kept compact (qpt_flow_cold.c): where the half
+ * was, as a pointer with its low bit set.  The key first, as in struct
+ * half: the halves table and the address lists' key reads take either. */
+struct cold_half {
+	struct half_key key;
+	int32_t conv; /* its conversation's id, -1: none */
+	int8_t dir;
+	bool thawed; /* a forwarder until the next sweep: fl->thawed has its half */
+	uint16_t len;
+	uint8_t buf[]; /* the rest, varints (qpt_flow_cold.c) */
+};
+
+static inline bool fl_is_cold(const struct half *p)
+{
+	return (uintptr_t)p & 1;
+}
+
+static inline struct cold_half *fl_cold_of(const void *p)
+{
+	return (struct cold_half *)((uintptr_t)p & ~(uintptr_t)1);
+}
+
+/* The key of a half or of a cold half (a pointer from the halves table or
+ * an address pair's lists). */
+static inline const struct half_key *fl_key_of(const void *p)
+{
+	return (const struct half_key *)(const void *)fl_cold_of(p);
+}
+
+struct half *fl_thaw(struct qpt_flow *fl, struct half *p);
+
+/* The live half of a pointer from the halves table or an address pair's
+ * lists (NULL: NULL), thawed if cold; marked as used. */
+static inline struct half *fl_live(struct qpt_flow *fl, struct half *p)
+{
+	if (!p)
+		return NULL;
+	if (fl_is_cold(p))
+		return fl_thaw(fl, p);
+	p->touched = true;
+	return p;
+}
+
+/* The same to read only: a cold half's scalars decoded into *view (not its
+ * windows or ring), nothing thawed, nothing marked. */
+const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half *view);
+void fl_cold_sweep(struct qpt_flow *fl);
+/* h (no rare state: h->x NULL) as a cold half, the caller's (g_free). */
+struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h);
+/* c into h: every field but twin, x, touched and freezing (h all zero
+ * before), and h->win[], h->seen allocated, unless scalars_only (a view:
+ * the scalars alone). */
+void fl_cold_decode(struct qpt_flow *fl, const struct cold_half *c, struct half *h,
+		    bool scalars_only);
 
 static inline struct half_rare *fl_rare(struct half *h)
 {
@@ -353,6 +413,13 @@ struct qpt_flow {
 	struct qpt_pfc *pfc; /* PFC/PAUSE per priority (qpt_pfc.c) */
 	bool absorbed; /* has conversations of other engines, finished there
 			* (qpt_flow_absorb): the ECN finish skips them */
+	/* idle halves kept compact (qpt_flow_cold.c): frames until the next
+	 * sweep; cold halves thawed since the last one (cold -> live half) */
+	uint32_t to_sweep;
+	GHashTable *thawed;
+	GByteArray *cold_buf; /* the sweep's encoding buffer */
+	int64_t cold_base_ns; /* times are encoded relative to this */
+	uint64_t cold_halves, thaws; /* cold now; thawed ever */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its

@@ -16,7 +16,7 @@ static guint key_hash(gconstpointer p)
 	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
 
 	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
-	memcpy(w, p, sizeof(w));
+	memcpy(w, fl_key_of(p), sizeof(w)); /* a half or a cold half */
 	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
 		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
 	return (guint)(h ^ (h >> 32));
@@ -24,7 +24,7 @@ static guint key_hash(gconstpointer p)
 
 static gboolean key_equal(gconstpointer a, gconstpointer b)
 {
-	return !memcmp(a, b, sizeof(struct half_key));
+	return !memcmp(fl_key_of(a), fl_key_of(b), sizeof(struct half_key));
 }
 
 static guint pair_hash(gconstpointer p)
@@ -57,10 +57,10 @@ static void addr_halves_free(gpointer p)
 }
 
 /* A UD half is in neither lookup list (it is neither a requester nor a
- * responder to pair by PSNs). */
+ * responder to pair by PSNs).  h: live or cold. */
 static bool half_ud(const struct half *h)
 {
-	return h->key.sqpn != ~0u;
+	return fl_key_of(h)->sqpn != ~0u;
 }
 
 /* A lookup list given by a mask over n inline halves, as spilled: NULL
@@ -158,10 +158,21 @@ static void addr_remake(struct addr_halves *a)
 	list_remake(&a->u.v.resp, a->u.v.all, nrc);
 }
 
-/* Calls keep(r, ctx) on every half r of a's lookup list (resp or req),
- * in order; drops from the list those it returns false for. */
-static void addr_walk(struct addr_halves *a, bool resp,
-		      bool (*keep)(struct half *r, void *ctx), void *ctx)
+/* keep(r, e, ctx) of a list entry e: r is e's half to read (a cold one
+ * decoded, not thawed: fl_peek). */
+typedef bool keep_fn(const struct half *r, struct half *e, void *ctx);
+
+static bool keep_entry(struct qpt_flow *fl, struct half *e, keep_fn *keep, void *ctx)
+{
+	struct half view;
+
+	return keep(fl_peek(fl, e, &view), e, ctx);
+}
+
+/* Calls keep on every half of a's lookup list (resp or req), in order;
+ * drops from the list those it returns false for. */
+static void addr_walk(struct qpt_flow *fl, struct addr_halves *a, bool resp,
+		      keep_fn *keep, void *ctx)
 {
 	GPtrArray **lp, *list, *all;
 	guint k = 0;
@@ -170,7 +181,7 @@ static void addr_walk(struct addr_halves *a, bool resp,
 		uint8_t *m = resp ? &a->resp : &a->req;
 
 		for (unsigned i = 0; i < a->n; i++)
-			if (*m & 1u << i && !keep(a->u.in[i], ctx))
+			if (*m & 1u << i && !keep_entry(fl, a->u.in[i], keep, ctx))
 				*m &= (uint8_t)~(1u << i);
 		return;
 	}
@@ -180,7 +191,7 @@ static void addr_walk(struct addr_halves *a, bool resp,
 		for (guint i = 0; i < list->len; i++) {
 			struct half *r = g_ptr_array_index(list, i);
 
-			if (keep(r, ctx))
+			if (keep_entry(fl, r, keep, ctx))
 				list->pdata[k++] = r;
 		}
 		g_ptr_array_set_size(list, k);
@@ -192,7 +203,7 @@ static void addr_walk(struct addr_halves *a, bool resp,
 	for (guint i = 0; i < all->len; i++) {
 		struct half *r = g_ptr_array_index(all, i);
 
-		if (keep(r, ctx)) {
+		if (keep_entry(fl, r, keep, ctx)) {
 			if (list)
 				g_ptr_array_add(list, r);
 		} else if (!list) {
@@ -209,6 +220,10 @@ static void half_free(gpointer p)
 {
 	struct half *h = p;
 
+	if (fl_is_cold(h)) {
+		g_free(fl_cold_of(h));
+		return;
+	}
 	fl_half_free_parts(h);
 	g_free(h);
 }
@@ -289,6 +304,9 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
 	fl->convs = g_ptr_array_new_with_free_func(conv_free);
 	fl->pfc = qpt_pfc_new();
+	if (!fl->o.cold_every)
+		fl->o.cold_every = 65536;
+	fl->to_sweep = fl->o.cold_every;
 	return fl;
 }
 
@@ -296,7 +314,20 @@ void qpt_flow_free(struct qpt_flow *fl)
 {
 	if (!fl)
 		return;
+	if (fl->thawed) { /* a forwarder's half is only there */
+		GHashTableIter it;
+		gpointer c, h;
+
+		g_hash_table_iter_init(&it, fl->thawed);
+		while (g_hash_table_iter_next(&it, &c, &h)) {
+			((struct cold_half *)c)->thawed = false;
+			half_free(h);
+		}
+		g_hash_table_destroy(fl->thawed);
+	}
 	g_hash_table_destroy(fl->halves);
+	if (fl->cold_buf)
+		g_byte_array_free(fl->cold_buf, TRUE);
 	g_hash_table_destroy(fl->by_addr);
 	if (fl->folded)
 		g_hash_table_destroy(fl->folded);
@@ -387,7 +418,7 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 	slot = &fl->recent[recent_slot(&k)];
 	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k)))
 		return *slot;
-	h = g_hash_table_lookup(fl->halves, &k);
+	h = fl_live(fl, g_hash_table_lookup(fl->halves, &k));
 	if (!h && create) {
 		if (fl->o.max_halves && fl->nhalves >= fl->o.max_halves) {
 			fl->t.limit_reached = true;
@@ -395,6 +426,7 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		}
 		h = g_new0(struct half, 1);
 		h->key = k;
+		h->touched = true;
 		h->family = fam;
 		h->service = 0xff;
 		G_STATIC_ASSERT(offsetof(struct half, key) == 0);
@@ -418,7 +450,9 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 	return h;
 }
 
-struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
+/* h's twin as fl_twin_of() finds it: the one it keeps, or the halves
+ * table's entry (maybe cold); NULL when none. */
+static struct half *twin_entry(struct qpt_flow *fl, const struct half *h)
 {
 	struct half_key k;
 
@@ -434,8 +468,16 @@ struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
 	memcpy(k.dst, h->key.src, 16);
 	k.qpn = h->conv->ep[h->dir].qpn;
 	k.sqpn = ~0u;
-	h->twin = g_hash_table_lookup(fl->halves, &k);
-	return h->twin;
+	return g_hash_table_lookup(fl->halves, &k);
+}
+
+struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
+{
+	struct half *e = twin_entry(fl, h);
+
+	if (e && e != h->twin)
+		h->twin = fl_live(fl, e);
+	return e ? h->twin : NULL;
 }
 
 static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
@@ -497,14 +539,14 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 
 /* A fold moved h to another conversation (and maybe direction): a half
  * the pairing lookups dropped between h's addresses may be one again. */
-static void addr_stale(struct qpt_flow *fl, const struct half *h)
+static void addr_stale(struct qpt_flow *fl, const struct half_key *hk)
 {
 	uint8_t k[32];
 	struct addr_halves *a;
 
 	for (int i = 0; i < 2; i++) {
-		memcpy(k, i ? h->key.dst : h->key.src, 16);
-		memcpy(k + 16, i ? h->key.src : h->key.dst, 16);
+		memcpy(k, i ? hk->dst : hk->src, 16);
+		memcpy(k + 16, i ? hk->src : hk->dst, 16);
 		a = g_hash_table_lookup(fl->by_addr, k);
 		if (a)
 			a->stale = true;
@@ -531,10 +573,22 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		struct half *x = v;
 
+		if (fl_is_cold(x) && !fl_cold_of(x)->thawed) {
+			struct cold_half *ch = fl_cold_of(x);
+
+			if (ch->conv == o->id) { /* it thaws into c */
+				ch->conv = c->id;
+				ch->dir = (int8_t)cd;
+				addr_stale(fl, &ch->key);
+			}
+			continue;
+		}
+		if (fl_is_cold(x))
+			x = g_hash_table_lookup(fl->thawed, fl_cold_of(x));
 		if (x->conv == o) {
 			x->conv = c;
 			x->dir = cd;
-			addr_stale(fl, x);
+			addr_stale(fl, &x->key);
 		}
 	}
 }
@@ -569,7 +623,7 @@ struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
 	c->ep[resp->dir].qpn = req->key.qpn;
 	c->ep[resp->dir].qpn_known = true;
 	if (fl->folded && g_hash_table_contains(fl->folded, c))
-		addr_stale(fl, req);
+		addr_stale(fl, &req->key);
 	if (by > c->paired_by || c->paired_by == QPT_PAIR_NONE) {
 		c->paired_by = by;
 		c->pair_evidence = evidence;
@@ -602,12 +656,12 @@ struct req_scan {
 	int32_t best_d;
 };
 
-static bool req_keep(struct half *r, void *ctx)
+static bool req_keep(const struct half *r, struct half *e, void *ctx)
 {
 	struct req_scan *s = ctx;
 	int32_t d;
 
-	if (r != s->h && r->conv && fl_twin_of(s->fl, r))
+	if (r != s->h && r->conv && twin_entry(s->fl, r))
 		return false; /* already paired, for good: dropped */
 	if (r == s->h || !r->req_started)
 		return true;
@@ -616,7 +670,7 @@ static bool req_keep(struct half *r, void *ctx)
 	if (d < 0 || d > 65536)
 		return true;
 	if (!s->best || d < s->best_d) {
-		s->best = r;
+		s->best = e;
 		s->best_d = d;
 	}
 	return true;
@@ -635,8 +689,8 @@ struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 	struct req_scan s = { .fl = fl, .h = h, .psn = psn };
 
 	if (a)
-		addr_walk(a, false, req_keep, &s);
-	return s.best;
+		addr_walk(fl, a, false, req_keep, &s);
+	return fl_live(fl, s.best);
 }
 
 struct half *fl_half_for(struct qpt_flow *fl, uint8_t fam, const uint8_t *src,
@@ -666,7 +720,7 @@ struct resp_scan {
 	bool ambiguous;
 };
 
-static bool resp_keep(struct half *r, void *ctx)
+static bool resp_keep(const struct half *r, struct half *e, void *ctx)
 {
 	struct resp_scan *s = ctx;
 	int32_t d;
@@ -682,7 +736,7 @@ static bool resp_keep(struct half *r, void *ctx)
 		return true;
 	if (s->found)
 		s->ambiguous = true; /* wait for stronger evidence */
-	s->found = r;
+	s->found = e;
 	return true;
 }
 
@@ -695,10 +749,10 @@ bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn)
 	struct resp_scan s = { .h = h, .psn = psn };
 
 	if (a)
-		addr_walk(a, true, resp_keep, &s);
+		addr_walk(fl, a, true, resp_keep, &s);
 	if (!s.found || s.ambiguous)
 		return false;
-	fl_pair(fl, h, s.found, QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
+	fl_pair(fl, h, fl_live(fl, s.found), QPT_PAIR_TRAFFIC, "requests continue the PSNs ACKed before");
 	return true;
 }
 
@@ -715,7 +769,7 @@ void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h)
 		memcpy(k.dst, h->key.src, 16);
 		k.qpn = h->key.sqpn;
 		k.sqpn = h->key.qpn;
-		r = g_hash_table_lookup(fl->halves, &k);
+		r = fl_live(fl, g_hash_table_lookup(fl->halves, &k));
 		if (r && r->conv) {
 			h->conv = r->conv;
 			h->dir = 1 - r->dir;

@@ -112,6 +112,7 @@ struct opts {
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
 	gint top;      /* plot: --top N */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
+	guint32 cold_every; /* QPTRACE_COLD_EVERY: the engine's cold_every (0: its default) */
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];

@@ -204,6 +204,26 @@ static bool parse_max_qps(const struct command *cmd, const char *s, guint32 *out
 	return true;
 }
 
+/* QPTRACE_COLD_EVERY=N (the environment, for tests): the engine's sweep
+ * of idle halves every N frames instead of 65,536 (qpt_flow_cold.c; the
+ * results are the same whatever N is, which tests/cold_sweep.py checks
+ * with 1). */
+static bool parse_cold_every(const struct command *cmd, guint32 *out)
+{
+	const char *s = g_getenv("QPTRACE_COLD_EVERY");
+	guint64 v;
+
+	if (!s)
+		return true;
+	if (!g_ascii_string_to_unsigned(s, 10, 1, G_MAXUINT32, &v, NULL)) {
+		g_printerr("qptrace %s: bad QPTRACE_COLD_EVERY '%s' in the environment: "
+			   "a number of frames, 1 or more\n", cmd->name, s);
+		return false;
+	}
+	*out = (guint32)v;
+	return true;
+}
+
 /* -j N: analysis threads, 1 to QPT_MAX_JOBS; without it, the default for
  * the commands that take it. */
 static bool parse_jobs(const struct command *cmd, const char *s, gint *out)
@@ -485,7 +505,7 @@ int main(int argc, char **argv)
 		   !parse_id(cmd, "--conv", conv_s, 0x7fffffff, &o.conv) ||
 		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o) ||
 		   !parse_count(cmd, count_s, &o.count) || !parse_jobs(cmd, jobs_s, &o.jobs) ||
-		   !parse_max_qps(cmd, max_qps_s, &o.max_qps) ||
+		   !parse_max_qps(cmd, max_qps_s, &o.max_qps) || !parse_cold_every(cmd, &o.cold_every) ||
 		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o)) {
 		status = 2;
 	} else {

@@ -1373,6 +1373,7 @@ void qpt_flow_opts_from(const struct opts *o, struct qpt_flow_opts *fo)
 	fo->cnp_pcp = o->cnp_pcp;
 	fo->ecn_window_ns = o->ecn_window_ns;
 	fo->max_halves = o->max_qps;
+	fo->cold_every = o->cold_every;
 }
 
 /* One analysis over the files as a single timeline. */

@@ -1,0 +1,449 @@
+/* qpt_flow_cold.c - idle halves kept compact (see qpt_flow_int.h)
+ *
+ * A capture at an aggregation point has a million QPs, most of them idle
+ * at any moment.  Every cold_every frames (qpt_flow_opts.cold_every) the
+ * sweep encodes each half that no frame or lookup touched since the sweep
+ * before, and that needs none of the rare state (struct half_rare), into a
+ * struct cold_half: its key, its conversation's id and direction, and the
+ * rest (every scalar, the used slots of its PSN windows, its seen ring) as
+ * varints, relative where that makes them short.  The half itself, its
+ * windows and ring are freed.  It is decoded again (thawed) when a frame
+ * or a lookup needs it; the encoding is lossless, so the analysis is the
+ * same as if it had stayed (tests/cold_sweep.py: a sweep on every frame
+ * changes no output of any capture).
+ *
+ * A cold half is where the half was: in the halves table and in its
+ * address pair's lists, as a pointer with its low bit set (fl_is_cold).
+ * Both keep their key first, so the table hashes and compares either.  A
+ * thawed one stays there until the next sweep as a forwarder to its live
+ * half (fl->thawed), which the sweep then puts back in its place.  The
+ * recent-halves cache and the twin pointers hold only live halves: the
+ * sweep clears them.
+ */
+#include <string.h>
+
+#include "qpt_flow_int.h"
+
+/* ---- varints ----------------------------------------------------------- */
+
+struct cold_w {
+	GByteArray *b;
+	uint64_t ref_frame;
+	int64_t ref_ns, base_ns;
+	uint32_t ref_psn;
+};
+
+static void put_u(struct cold_w *w, uint64_t v)
+{
+	uint8_t t[10];
+	unsigned n = 0;
+
+	while (v >= 0x80) {
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	g_byte_array_append(w->b, t, n);
+}
+
+/* v relative to ref: 0 as 0 (most unset times and frames), else the
+ * zigzag of the difference, 2 up (1: v itself follows, for the one
+ * difference the zigzag cannot shift up). */
+static void put_rel(struct cold_w *w, uint64_t v, uint64_t ref)
+{
+	int64_t d = (int64_t)(v - ref);
+	uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+
+	if (!v) {
+		put_u(w, 0);
+	} else if (z <= UINT64_MAX - 2) {
+		put_u(w, z + 2);
+	} else {
+		put_u(w, 1);
+		put_u(w, v);
+	}
+}
+
+/* A PSN (or any 32-bit value near ref_psn): 0 as 0, else the zigzag of
+ * the 32-bit difference, 1 up. */
+static void put_psn(struct cold_w *w, uint32_t v)
+{
+	int32_t d = (int32_t)(v - w->ref_psn);
+
+	put_u(w, v ? (uint64_t)(((uint32_t)d << 1) ^ (uint32_t)(d >> 31)) + 1 : 0);
+}
+
+/* A fingerprint (a hash: 4 bytes as they are). */
+static void put_fp(struct cold_w *w, uint32_t v)
+{
+	g_byte_array_append(w->b, (const uint8_t *)&v, 4);
+}
+
+struct cold_r {
+	const uint8_t *p, *end;
+	uint64_t ref_frame;
+	int64_t ref_ns, base_ns;
+	uint32_t ref_psn;
+};
+
+static uint64_t get_u(struct cold_r *r)
+{
+	uint64_t v = 0;
+
+	for (unsigned s = 0; s < 64; s += 7) {
+		uint8_t b;
+
+		g_assert(r->p < r->end); /* the engine's own encoding */
+		b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			return v;
+	}
+	g_assert_not_reached();
+}
+
+static uint32_t get_psn(struct cold_r *r)
+{
+	uint64_t z = get_u(r);
+	uint32_t y;
+
+	if (!z)
+		return 0;
+	y = (uint32_t)(z - 1);
+	return r->ref_psn + ((y >> 1) ^ (uint32_t)-(int32_t)(y & 1));
+}
+
+static uint32_t get_fp(struct cold_r *r)
+{
+	uint32_t v;
+
+	g_assert(r->end - r->p >= 4);
+	memcpy(&v, r->p, 4);
+	r->p += 4;
+	return v;
+}
+
+static uint64_t get_rel(struct cold_r *r, uint64_t ref)
+{
+	uint64_t z = get_u(r), d;
+
+	if (z == 0)
+		return 0;
+	if (z == 1)
+		return get_u(r);
+	z -= 2;
+	d = (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+	return ref + d;
+}
+
+/* ---- a half, its windows and its ring ---------------------------------- */
+
+/* struct half's one-bit flags, in one word */
+#define HALF_FLAGS(X)                                                              \
+	X(req_started) X(any_acked) X(msg_end_valid) X(last_valid) X(ans_valid)     \
+	X(resend_valid) X(nak_seen) X(fill_pending) X(rnr_resend) X(nak_pending)    \
+	X(rnr_pending) X(in_episode) X(resp_started) X(ack_valid)
+
+static uint32_t flags_of(const struct half *h)
+{
+	uint32_t f = 0, bit = 1;
+
+#define X(name)              \
+	if (h->name)         \
+		f |= bit;    \
+	bit <<= 1;
+	HALF_FLAGS(X)
+#undef X
+	return f;
+}
+
+static void flags_set(struct half *h, uint32_t f)
+{
+	uint32_t bit = 1;
+
+#define X(name)                      \
+	h->name = (f & bit) != 0;    \
+	bit <<= 1;
+	HALF_FLAGS(X)
+#undef X
+}
+
+/* The scalars after expected, in one order both ways: PSNs (relative to
+ * expected), then the others. */
+#define HALF_PSN(X)                                                              \
+	X(msg.first_psn) X(acked) X(msg_end_psn) X(ans_hi) X(resp_max) X(ack_psn) \
+	X(ack_msn)
+#define HALF_U(X)                                                                \
+	X(msg.len) X(msg.pkts) X(msg.open) X(msg.from_first) X(msg.op)            \
+	X(win_size[0]) X(win_size[1]) X(seen_size) X(seen_pos) X(ngaps)           \
+	X(nreads) X(family) X(service) X(ack_synd)
+
+static void slot_put(struct cold_w *w, const struct slot *s)
+{
+	put_rel(w, s->frame, w->ref_frame);
+	put_rel(w, (uint64_t)s->ns, (uint64_t)w->ref_ns);
+	put_fp(w, s->fp);
+	put_psn(w, s->psn);
+	put_u(w, (uint64_t)s->used | (uint64_t)s->ackreq << 1 | (uint64_t)s->resent << 2 |
+			 (uint64_t)s->acked << 3 | (uint64_t)s->bound << 4);
+}
+
+static void slot_get(struct cold_r *r, struct slot *s)
+{
+	uint64_t b;
+
+	s->frame = get_rel(r, r->ref_frame);
+	s->ns = (int64_t)get_rel(r, (uint64_t)r->ref_ns);
+	s->fp = get_fp(r);
+	s->psn = get_psn(r) & 0xffffff;
+	b = get_u(r);
+	s->used = b & 1;
+	s->ackreq = b >> 1 & 1;
+	s->resent = b >> 2 & 1;
+	s->acked = b >> 3 & 1;
+	s->bound = b >> 4 & 3;
+}
+
+static void seen_put(struct cold_w *w, const struct seen *s)
+{
+	put_rel(w, s->frame, w->ref_frame);
+	put_rel(w, (uint64_t)s->ns, (uint64_t)w->ref_ns);
+	put_fp(w, s->fp);
+	put_psn(w, s->psn);
+	put_u(w, s->tap);
+}
+
+static void seen_get(struct cold_r *r, struct seen *s)
+{
+	s->frame = get_rel(r, r->ref_frame);
+	s->ns = (int64_t)get_rel(r, (uint64_t)r->ref_ns);
+	s->fp = get_fp(r);
+	s->psn = get_psn(r) & 0xffffff;
+	s->tap = (uint32_t)get_u(r) & 0xff;
+}
+
+static const struct slot zero_slot;
+
+struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h)
+{
+	struct cold_w w;
+	struct cold_half *c;
+
+	if (!fl->cold_buf)
+		fl->cold_buf = g_byte_array_new();
+	w = (struct cold_w){ .b = fl->cold_buf, .base_ns = fl->cold_base_ns };
+	g_byte_array_set_size(w.b, 0);
+	put_u(&w, h->last_frame);
+	put_rel(&w, (uint64_t)h->last_ns, (uint64_t)w.base_ns);
+	w.ref_frame = h->last_frame;
+	w.ref_ns = h->last_ns;
+	put_rel(&w, (uint64_t)h->ans_ns, (uint64_t)w.ref_ns);
+	put_rel(&w, h->msg.first_frame, w.ref_frame);
+	put_u(&w, h->expected);
+	w.ref_psn = h->expected;
+#define X(f) put_psn(&w, h->f);
+	HALF_PSN(X)
+#undef X
+#define X(f) put_u(&w, (uint64_t)h->f);
+	HALF_U(X)
+#undef X
+	put_u(&w, flags_of(h));
+	for (int k = 0; k < 2; k++) {
+		unsigned used = 0, prev = 0;
+
+		for (unsigned i = 0; i < h->win_size[k]; i++)
+			used += memcmp(&h->win[k][i], &zero_slot, sizeof(zero_slot)) != 0;
+		put_u(&w, used);
+		for (unsigned i = 0; i < h->win_size[k]; i++) {
+			if (!memcmp(&h->win[k][i], &zero_slot, sizeof(zero_slot)))
+				continue;
+			put_u(&w, i - prev); /* index, from the previous one's */
+			prev = i;
+			slot_put(&w, &h->win[k][i]);
+		}
+	}
+	for (unsigned i = 0; i < h->seen_size; i++)
+		seen_put(&w, &h->seen[i]);
+	g_assert(w.b->len <= UINT16_MAX);
+	c = g_malloc(sizeof(*c) + w.b->len);
+	c->key = h->key;
+	c->conv = h->conv ? h->conv->id : -1;
+	c->dir = h->dir;
+	c->thawed = false;
+	c->len = (uint16_t)w.b->len;
+	memcpy(c->buf, w.b->data, w.b->len);
+	return c;
+}
+
+void fl_cold_decode(struct qpt_flow *fl, const struct cold_half *c, struct half *h,
+		    bool scalars_only)
+{
+	struct cold_r r = { .p = c->buf, .end = c->buf + c->len, .base_ns = fl->cold_base_ns };
+
+	h->key = c->key;
+	h->conv = c->conv >= 0 ? g_ptr_array_index(fl->convs, c->conv) : NULL;
+	h->dir = c->dir;
+	h->last_frame = get_u(&r);
+	h->last_ns = (int64_t)get_rel(&r, (uint64_t)r.base_ns);
+	r.ref_frame = h->last_frame;
+	r.ref_ns = h->last_ns;
+	h->ans_ns = (int64_t)get_rel(&r, (uint64_t)r.ref_ns);
+	h->msg.first_frame = get_rel(&r, r.ref_frame);
+	h->expected = (uint32_t)get_u(&r);
+	r.ref_psn = h->expected;
+#define X(f) h->f = get_psn(&r);
+	HALF_PSN(X)
+#undef X
+#define X(f) h->f = (__typeof__(h->f))get_u(&r);
+	HALF_U(X)
+#undef X
+	flags_set(h, (uint32_t)get_u(&r));
+	if (scalars_only)
+		return;
+	for (int k = 0; k < 2; k++) {
+		unsigned used = (unsigned)get_u(&r), i = 0;
+
+		if (h->win_size[k])
+			h->win[k] = g_new0(struct slot, h->win_size[k]);
+		while (used--) {
+			i += (unsigned)get_u(&r);
+			g_assert(i < h->win_size[k]);
+			slot_get(&r, &h->win[k][i]);
+		}
+	}
+	if (h->seen_size)
+		h->seen = g_new0(struct seen, h->seen_size);
+	for (unsigned i = 0; i < h->seen_size; i++)
+		seen_get(&r, &h->seen[i]);
+	g_assert(r.p == r.end);
+}
+
+/* ---- thawing, and the sweep -------------------------------------------- */
+
+struct half *fl_thaw(struct qpt_flow *fl, struct half *p)
+{
+	struct cold_half *c = fl_cold_of(p);
+	struct half *h;
+
+	if (c->thawed)
+		h = g_hash_table_lookup(fl->thawed, c);
+	else {
+		h = g_new0(struct half, 1);
+		fl_cold_decode(fl, c, h, false);
+		c->thawed = true;
+		if (!fl->thawed)
+			fl->thawed = g_hash_table_new(g_direct_hash, g_direct_equal);
+		g_hash_table_insert(fl->thawed, c, h);
+		fl->thaws++;
+	}
+	h->touched = true;
+	return h;
+}
+
+const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half *view)
+{
+	struct cold_half *c;
+
+	if (!fl_is_cold(p))
+		return p;
+	c = fl_cold_of(p);
+	if (c->thawed)
+		return g_hash_table_lookup(fl->thawed, c);
+	memset(view, 0, sizeof(*view));
+	fl_cold_decode(fl, c, view, true);
+	return view;
+}
+
+/* Every pointer to a half in an address pair's lists: frozen ones to
+ * their cold halves, forwarders to their live halves. */
+static void sweep_entry(struct qpt_flow *fl, struct half **e)
+{
+	struct half *p = *e;
+
+	if (fl_is_cold(p)) {
+		if (fl_cold_of(p)->thawed)
+			*e = g_hash_table_lookup(fl->thawed, fl_cold_of(p));
+	} else if (p->freezing) {
+		*e = p->twin; /* its cold half (tagged), for the sweep */
+	}
+}
+
+static void sweep_lists(struct qpt_flow *fl)
+{
+	GHashTableIter it;
+	gpointer v;
+
+	g_hash_table_iter_init(&it, fl->by_addr);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct addr_halves *a = v;
+		GPtrArray *l[3];
+
+		if (a->n != ADDR_SPILLED) {
+			for (unsigned i = 0; i < a->n; i++)
+				sweep_entry(fl, &a->u.in[i]);
+			continue;
+		}
+		l[0] = a->u.v.all;
+		l[1] = a->u.v.req;
+		l[2] = a->u.v.resp;
+		for (int k = 0; k < 3; k++)
+			for (guint i = 0; l[k] && i < l[k]->len; i++)
+				sweep_entry(fl, (struct half **)&l[k]->pdata[i]);
+	}
+}
+
+void fl_cold_sweep(struct qpt_flow *fl)
+{
+	GPtrArray *freeze = g_ptr_array_new(), *fwd = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer v;
+
+	if (!fl->cold_buf)
+		fl->cold_base_ns = fl->last_ns; /* the first sweep */
+	g_hash_table_iter_init(&it, fl->halves);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		struct half *h = v;
+
+		if (fl_is_cold(h)) {
+			if (fl_cold_of(h)->thawed)
+				g_ptr_array_add(fwd, fl_cold_of(h));
+			continue;
+		}
+		h->twin = NULL;
+		if (!h->touched && !h->x) {
+			h->twin = (struct half *)((uintptr_t)fl_cold_encode(fl, h) | 1);
+			h->freezing = true;
+			g_ptr_array_add(freeze, h);
+		}
+		h->touched = false;
+	}
+	for (guint i = 0; i < fwd->len; i++) {
+		struct half *h = g_hash_table_lookup(fl->thawed, fwd->pdata[i]);
+
+		h->twin = NULL;
+		h->touched = false;
+	}
+	memset(fl->recent, 0, sizeof(fl->recent));
+	sweep_lists(fl);
+	/* Each in its own place in the table (an equal key replaces the
+	 * pointer there, and the table's free function frees the old one):
+	 * the table's order, which the drain's follows, stays. */
+	for (guint i = 0; i < freeze->len; i++) {
+		struct half *h = freeze->pdata[i];
+
+		g_hash_table_add(fl->halves, h->twin);
+	}
+	for (guint i = 0; i < fwd->len; i++) {
+		struct cold_half *c = fwd->pdata[i];
+		struct half *h = g_hash_table_lookup(fl->thawed, c);
+
+		c->thawed = false; /* the table frees c alone */
+		g_hash_table_add(fl->halves, h);
+	}
+	if (fl->thawed)
+		g_hash_table_remove_all(fl->thawed);
+	fl->cold_halves += freeze->len;
+	fl->cold_halves -= fwd->len;
+	g_ptr_array_free(freeze, TRUE);
+	g_ptr_array_free(fwd, TRUE);
+}
