@@ -18,7 +18,9 @@
  * thawed one stays there until the next sweep as a forwarder to its live
  * half (fl->thawed), which the sweep then puts back in its place.  The
  * recent-halves cache and the twin pointers hold only live halves: the
- * sweep clears them.
+ * sweep clears them.  The sweep visits the live halves (fl->live) and
+ * the lists of the address pairs where one froze or thawed, not every
+ * half.
  */
 #include <string.h>
 
@@ -334,6 +336,7 @@ struct half *fl_thaw(struct qpt_flow *fl, struct half *p)
 		if (!fl->thawed)
 			fl->thawed = g_hash_table_new(g_direct_hash, g_direct_equal);
 		g_hash_table_insert(fl->thawed, c, h);
+		g_ptr_array_add(fl->live, h);
 		fl->thaws++;
 	}
 	h->touched = true;
@@ -354,6 +357,18 @@ const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half *vie
 	return view;
 }
 
+/* An address pair whose lists hold a half made cold or thawed: to sweep. */
+static void mark_dirty(struct qpt_flow *fl, const struct half_key *k, GPtrArray *dirty)
+{
+	/* k->src, k->dst: the 32 bytes of an address pair's key */
+	struct addr_halves *a = g_hash_table_lookup(fl->by_addr, k->src);
+
+	if (a && !a->dirty) {
+		a->dirty = true;
+		g_ptr_array_add(dirty, a);
+	}
+}
+
 /* Every pointer to a half in an address pair's lists: frozen ones to
  * their cold halves, forwarders to their live halves. */
 static void sweep_entry(struct qpt_flow *fl, struct half **e)
@@ -368,63 +383,62 @@ static void sweep_entry(struct qpt_flow *fl, struct half **e)
 	}
 }
 
-static void sweep_lists(struct qpt_flow *fl)
+static void sweep_lists(struct qpt_flow *fl, struct addr_halves *a)
 {
-	GHashTableIter it;
-	gpointer v;
+	GPtrArray *l[3];
 
-	g_hash_table_iter_init(&it, fl->by_addr);
-	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		struct addr_halves *a = v;
-		GPtrArray *l[3];
-
-		if (a->n != ADDR_SPILLED) {
-			for (unsigned i = 0; i < a->n; i++)
-				sweep_entry(fl, &a->u.in[i]);
-			continue;
-		}
-		l[0] = a->u.v.all;
-		l[1] = a->u.v.req;
-		l[2] = a->u.v.resp;
-		for (int k = 0; k < 3; k++)
-			for (guint i = 0; l[k] && i < l[k]->len; i++)
-				sweep_entry(fl, (struct half **)&l[k]->pdata[i]);
+	a->dirty = false;
+	if (a->n != ADDR_SPILLED) {
+		for (unsigned i = 0; i < a->n; i++)
+			sweep_entry(fl, &a->u.in[i]);
+		return;
 	}
+	l[0] = a->u.v.all;
+	l[1] = a->u.v.req;
+	l[2] = a->u.v.resp;
+	for (int k = 0; k < 3; k++)
+		for (guint i = 0; l[k] && i < l[k]->len; i++)
+			sweep_entry(fl, (struct half **)&l[k]->pdata[i]);
 }
 
 void fl_cold_sweep(struct qpt_flow *fl)
 {
-	GPtrArray *freeze = g_ptr_array_new(), *fwd = g_ptr_array_new();
-	GHashTableIter it;
-	gpointer v;
+	GPtrArray *freeze = g_ptr_array_new(), *fwd = g_ptr_array_new(),
+		  *dirty = g_ptr_array_new();
+	guint n = 0;
 
 	if (!fl->cold_buf)
 		fl->cold_base_ns = fl->last_ns; /* the first sweep */
-	g_hash_table_iter_init(&it, fl->halves);
-	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		struct half *h = v;
+	/* the live halves (the thawed ones among them): an untouched one
+	 * freezes, the others stay */
+	for (guint i = 0; i < fl->live->len; i++) {
+		struct half *h = fl->live->pdata[i];
 
-		if (fl_is_cold(h)) {
-			if (fl_cold_of(h)->thawed)
-				g_ptr_array_add(fwd, fl_cold_of(h));
-			continue;
-		}
 		h->twin = NULL;
 		if (!h->touched && !h->x) {
 			h->twin = (struct half *)((uintptr_t)fl_cold_encode(fl, h) | 1);
 			h->freezing = true;
 			g_ptr_array_add(freeze, h);
+			mark_dirty(fl, &h->key, dirty);
+			continue;
 		}
 		h->touched = false;
+		fl->live->pdata[n++] = h;
 	}
-	for (guint i = 0; i < fwd->len; i++) {
-		struct half *h = g_hash_table_lookup(fl->thawed, fwd->pdata[i]);
+	g_ptr_array_set_size(fl->live, n);
+	if (fl->thawed) {
+		GHashTableIter it;
+		gpointer c;
 
-		h->twin = NULL;
-		h->touched = false;
+		g_hash_table_iter_init(&it, fl->thawed);
+		while (g_hash_table_iter_next(&it, &c, NULL)) {
+			g_ptr_array_add(fwd, c);
+			mark_dirty(fl, &((struct cold_half *)c)->key, dirty);
+		}
 	}
 	memset(fl->recent, 0, sizeof(fl->recent));
-	sweep_lists(fl);
+	for (guint i = 0; i < dirty->len; i++)
+		sweep_lists(fl, dirty->pdata[i]);
 	/* Each in its own place in the table (an equal key replaces the
 	 * pointer there, and the table's free function frees the old one):
 	 * the table's order, which the drain's follows, stays. */
@@ -446,4 +460,5 @@ void fl_cold_sweep(struct qpt_flow *fl)
 	fl->cold_halves -= fwd->len;
 	g_ptr_array_free(freeze, TRUE);
 	g_ptr_array_free(fwd, TRUE);
+	g_ptr_array_free(dirty, TRUE);
 }

@@ -377,6 +377,7 @@ struct addr_halves {
 	uint8_t req;	 /* while inline: bit i, u.in[i] may be a requester */
 	uint8_t resp;	 /* the same for a responder */
 	bool stale;	 /* a fold moved halves: req and resp are made from all */
+	bool dirty;	 /* a half of it froze or thawed: the sweep's to visit */
 	union {
 		struct half *in[ADDR_INLINE];
 		struct {
@@ -416,6 +417,7 @@ struct qpt_flow {
 	/* idle halves kept compact (qpt_flow_cold.c): frames until the next
 	 * sweep; cold halves thawed since the last one (cold -> live half) */
 	uint32_t to_sweep;
+	GPtrArray *live; /* the halves not cold (thawed ones too), unordered */
 	GHashTable *thawed;
 	GByteArray *cold_buf; /* the sweep's encoding buffer */
 	int64_t cold_base_ns; /* times are encoded relative to this */

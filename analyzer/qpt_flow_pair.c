@@ -307,6 +307,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	if (!fl->o.cold_every)
 		fl->o.cold_every = 65536;
 	fl->to_sweep = fl->o.cold_every;
+	fl->live = g_ptr_array_new();
 	return fl;
 }
 
@@ -328,6 +329,7 @@ void qpt_flow_free(struct qpt_flow *fl)
 	g_hash_table_destroy(fl->halves);
 	if (fl->cold_buf)
 		g_byte_array_free(fl->cold_buf, TRUE);
+	g_ptr_array_free(fl->live, TRUE);
 	g_hash_table_destroy(fl->by_addr);
 	if (fl->folded)
 		g_hash_table_destroy(fl->folded);
@@ -427,6 +429,7 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		h = g_new0(struct half, 1);
 		h->key = k;
 		h->touched = true;
+		g_ptr_array_add(fl->live, h);
 		h->family = fam;
 		h->service = 0xff;
 		G_STATIC_ASSERT(offsetof(struct half, key) == 0);

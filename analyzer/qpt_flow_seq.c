@@ -228,6 +228,9 @@ void fl_half_restart(struct half *h)
 	h->key = key;
 	h->family = family;
 	h->service = service;
+	/* in use (a thawed half must not look idle to the sweep before the
+	 * next: its forwarder is in the table until then) */
+	h->touched = true;
 }
 
 /* A request PSN far from any window after a silence: the requester's

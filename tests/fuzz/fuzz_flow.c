@@ -253,6 +253,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h[0] & 8)
 		fopts.timeout_gap_ns = 1000;
 	bad_icrc = h[0] >> 4 & 1;
+	/* bits 5-7: idle halves made cold every 1 to 7 frames (0: the
+	 * default, 65,536), to fuzz the sweep and the thawing too */
+	fopts.cold_every = h[0] >> 5;
 
 	fl = qpt_flow_new(&fopts);
 	for (;;) {
