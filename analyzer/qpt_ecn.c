@@ -35,18 +35,8 @@ struct rate_open {
 	uint64_t before; /* bytes sent in the window before it */
 };
 
-struct hist_ent {
-	int64_t ns;
-	uint64_t sent; /* bytes sent up to and with this packet */
-};
-
-/* A direction's rate window history once it is not inline. */
-struct qpt_qos_hist {
-	GArray *ents; /* struct hist_ent: the data packets of the last window */
-	guint head;   /* the first in the window */
-	uint64_t sent, base; /* bytes sent since the first kept; up to the last
-			      * dropped (sent - base: in the window) */
-};
+/* struct hist_ent, struct qpt_qos_hist: in qpt_flow_int.h (the cold
+ * conversations' encoding, qpt_flow_cold.c, takes them too) */
 
 /* The direction's history on the heap (moved there when inline). */
 static struct qpt_qos_hist *hist_heap(struct qpt_dir *x)
@@ -514,7 +504,8 @@ int64_t qpt_flow_conv_end(struct qpt_flow *fl)
 		return fl->conv_end_ns;
 
 	for (guint i = 0; i < fl->convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+		struct conv_view v;
+		const struct qpt_conv *c = fl_conv_peek(fl, (int32_t)i, &v);
 
 		for (int d = 0; d < 2; d++)
 			if (c->dir[d]->packets && (!any || c->dir[d]->last_ns > end)) {
@@ -538,8 +529,8 @@ void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 	for (guint i = 0; i < fl->convs->len; i++) {
 		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
 
-		if (c->merged)
-			continue;
+		if (fl_conv_is_cold(c) || c->merged)
+			continue; /* a cold one has no ECN state */
 		qos_expire(fl, c, 0, end, v);
 		qos_expire(fl, c, 1, end, v);
 	}
@@ -557,8 +548,8 @@ void fl_qos_finish(struct qpt_flow *fl)
 	for (guint i = 0; i < fl->convs->len; i++) {
 		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
 
-		if (c->merged)
-			continue;
+		if (fl_conv_is_cold(c) || c->merged)
+			continue; /* a cold one has no ECN state */
 		for (int d = 0; d < 2; d++) {
 			struct qpt_dir_qos *q = c->dir[d]->qos;
 

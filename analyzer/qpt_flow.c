@@ -275,6 +275,7 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		     const struct qpt_pkt *p, struct qpt_verdict *v)
 {
+	g_assert(!fl->halves_gone); /* qpt_flow_forget_halves() */
 	if (!--fl->to_sweep) {
 		fl_cold_sweep(fl);
 		fl->to_sweep = fl->o.cold_every;
@@ -320,8 +321,11 @@ void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *
 	GHashTableIter it;
 	gpointer key, val;
 
+	/* part's cold conversations are encoded with part's times and
+	 * evidences: thawed here, where they were its halves */
+	qpt_flow_forget_halves(part);
 	for (guint i = 0; i < part->convs->len; i++) {
-		struct qpt_conv *c = g_ptr_array_index(part->convs, i);
+		struct qpt_conv *c = fl_conv_live(part, (int32_t)i);
 
 		g_assert(ids[i] >= 0);
 		c->id = ids[i];

@@ -258,6 +258,7 @@ struct qpt_conv {
 	int32_t merged_into; /* that conversation's id, -1 when not merged */
 	bool merged;  /* folded into another conversation: skip */
 	bool has_cm;
+	uint8_t cold_mark; /* the engine's own (qpt_flow_cold.c) */
 };
 
 struct qpt_flow_opts {
@@ -321,6 +322,12 @@ void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap);
 void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v);
 /* End of input: closes open episodes. */
 void qpt_flow_finish(struct qpt_flow *fl);
+/* After qpt_flow_finish(), when no frame will follow: frees what only
+ * frames need (the QP halves, their PSN windows, the lookup tables), so
+ * that the conversations, which the results read, can be thawed where
+ * they were (qpt_flow_cold.c).  The conversations, totals, CM requests
+ * and PFC results stay; qpt_flow_packet() must not be called again. */
+void qpt_flow_forget_halves(struct qpt_flow *fl);
 /* Conversations in id order (merged ones skipped).  The array is the
  * caller's (g_ptr_array_free(a, TRUE)); the conversations in it stay the
  * engine's, valid until qpt_flow_free(). */

@@ -1,4 +1,4 @@
-/* qpt_flow_cold.c - idle halves kept compact (see qpt_flow_int.h)
+/* qpt_flow_cold.c - idle halves and conversations kept compact
  *
  * A capture at an aggregation point has a million QPs, most of them idle
  * at any moment.  Every cold_every frames (qpt_flow_opts.cold_every) the
@@ -10,7 +10,7 @@
  * windows and ring are freed.  It is decoded again (thawed) when a frame
  * or a lookup needs it; the encoding is lossless, so the analysis is the
  * same as if it had stayed (tests/cold_sweep.py: a sweep on every frame
- * changes no output of any capture).
+ * changes no output of any capture; tests/test_cold.c: every bit back).
  *
  * A cold half is where the half was: in the halves table and in its
  * address pair's lists, as a pointer with its low bit set (fl_is_cold).
@@ -21,6 +21,15 @@
  * sweep clears them.  The sweep visits the live halves (fl->live) and
  * the lists of the address pairs where one froze or thawed, not every
  * half.
+ *
+ * A conversation whose halves are all cold, and that has nothing but
+ * plain counters (no rare counters, ECN state, CM exchange; not a fold's
+ * target), is made cold too: fl->convs holds its encoding (low bit set),
+ * which the conversation's first half to thaw, or a reader
+ * (qpt_flow_conv(), qpt_flow_conversations()), thaws again.  The pairing
+ * scans and the end-of-capture time read cold ones without thawing them
+ * (fl_peek, fl_conv_peek).  qpt_flow_forget_halves() frees the halves
+ * before the results thaw every conversation.
  */
 #include <string.h>
 
@@ -283,7 +292,7 @@ void fl_cold_decode(struct qpt_flow *fl, const struct cold_half *c, struct half 
 	struct cold_r r = { .p = c->buf, .end = c->buf + c->len, .base_ns = fl->cold_base_ns };
 
 	h->key = c->key;
-	h->conv = c->conv >= 0 ? g_ptr_array_index(fl->convs, c->conv) : NULL;
+	h->conv = c->conv >= 0 && !scalars_only ? fl_conv_live(fl, c->conv) : NULL;
 	h->dir = c->dir;
 	h->last_frame = get_u(&r);
 	h->last_ns = (int64_t)get_rel(&r, (uint64_t)r.base_ns);
@@ -320,6 +329,389 @@ void fl_cold_decode(struct qpt_flow *fl, const struct cold_half *c, struct half 
 	g_assert(r.p == r.end);
 }
 
+/* ---- a conversation ---------------------------------------------------- */
+
+static void put_raw(struct cold_w *w, const void *p, size_t n)
+{
+	g_byte_array_append(w->b, p, (guint)n);
+}
+
+static void get_raw(struct cold_r *r, void *p, size_t n)
+{
+	g_assert((size_t)(r->end - r->p) >= n);
+	memcpy(p, r->p, n);
+	r->p += n;
+}
+
+/* The index of a pairing evidence (a string of the engine's code, the
+ * same pointer for every conversation paired that way). */
+static unsigned evidence_index(struct qpt_flow *fl, const char *e)
+{
+	guint i;
+
+	if (!fl->evidence)
+		fl->evidence = g_ptr_array_new();
+	for (i = 0; i < fl->evidence->len; i++)
+		if (fl->evidence->pdata[i] == e)
+			return i;
+	g_ptr_array_add(fl->evidence, (gpointer)e);
+	return i;
+}
+
+static void lat_put(struct cold_w *w, const struct qpt_lat *l)
+{
+	unsigned nz = 0, prev = 0;
+
+	if (l == &qpt_lat_none) {
+		put_u(w, 0);
+		return;
+	}
+	put_u(w, 1 + (uint64_t)(l->bins != NULL));
+	put_u(w, l->n);
+	put_raw(w, &l->min_us, sizeof(l->min_us));
+	put_raw(w, &l->max_us, sizeof(l->max_us));
+	put_raw(w, &l->sum_us, sizeof(l->sum_us));
+	if (!l->bins)
+		return;
+	if (l->n <= QPT_LAT_FEW) { /* the samples' bins */
+		for (unsigned i = 0; i < QPT_LAT_FEW; i++)
+			put_u(w, l->bins[i]);
+		return;
+	}
+	for (unsigned i = 0; i < FL_LAT_NBINS; i++) /* counts per bin */
+		nz += l->bins[i] != 0;
+	put_u(w, nz);
+	for (unsigned i = 0; i < FL_LAT_NBINS; i++) {
+		if (!l->bins[i])
+			continue;
+		put_u(w, i - prev);
+		prev = i;
+		put_u(w, l->bins[i]);
+	}
+}
+
+/* A histogram (into *l: qpt_lat_none or one allocated); a view
+ * (scalars_only) gets qpt_lat_none. */
+static void lat_get(struct cold_r *r, const struct qpt_lat **lp, bool scalars_only)
+{
+	uint64_t kind = get_u(r);
+	struct qpt_lat tmp = { 0 }, *l;
+
+	*lp = &qpt_lat_none;
+	if (!kind)
+		return;
+	l = scalars_only ? &tmp : g_new0(struct qpt_lat, 1);
+	l->n = get_u(r);
+	get_raw(r, &l->min_us, sizeof(l->min_us));
+	get_raw(r, &l->max_us, sizeof(l->max_us));
+	get_raw(r, &l->sum_us, sizeof(l->sum_us));
+	if (kind == 2) {
+		bool few = l->n <= QPT_LAT_FEW;
+		uint32_t *b = scalars_only ? NULL : g_new0(uint32_t, few ? QPT_LAT_FEW : FL_LAT_NBINS);
+
+		if (few) {
+			for (unsigned i = 0; i < QPT_LAT_FEW; i++) {
+				uint32_t v = (uint32_t)get_u(r);
+
+				if (b)
+					b[i] = v;
+			}
+		} else {
+			unsigned nz = (unsigned)get_u(r), i = 0;
+
+			while (nz--) {
+				uint32_t v;
+
+				i += (unsigned)get_u(r);
+				g_assert(i < FL_LAT_NBINS);
+				v = (uint32_t)get_u(r);
+				if (b)
+					b[i] = v;
+			}
+		}
+		l->bins = b;
+	}
+	if (!scalars_only)
+		*lp = l;
+}
+
+/* A direction's fields, in one order both ways. */
+#define DIR_U(X)                                                                \
+	X(from) X(to) X(op_mask) X(packets) X(payload_bytes) X(bytes)             \
+	X(req_packets) X(resp_packets) X(acks) X(coalesced_acks) X(psn_seen)      \
+	X(psn_span) X(qos_in.max_payload_frame) X(qos_in.seg_frame)               \
+	X(qos_in.hist.in.len[0]) X(qos_in.hist.in.len[1]) X(qos_in.max_payload)   \
+	X(qos_in.seg_payload) X(qos_in.n[0]) X(qos_in.n[1]) X(qos_in.n[2])        \
+	X(qos_in.n[3]) X(qos_in.order) X(qos_in.nhist) X(qos_in.seen)             \
+	X(qos_in.seg_varies)
+
+static void dir_put(struct cold_w *w, const struct qpt_dir *d)
+{
+	unsigned nops = (unsigned)__builtin_popcount(d->op_mask);
+
+#define X(f) put_u(w, (uint64_t)d->f);
+	DIR_U(X)
+#undef X
+	put_raw(w, d->qos_in.value, sizeof(d->qos_in.value));
+	put_rel(w, (uint64_t)d->first_ns, (uint64_t)w->base_ns);
+	w->ref_ns = d->first_ns;
+	put_rel(w, (uint64_t)d->last_ns, (uint64_t)w->ref_ns);
+	/* the rate window history: inline (its first time is where the
+	 * pointer to it on the heap is) or on the heap */
+	if (d->qos_in.nhist != QPT_QOS_HIST_HEAP)
+		put_rel(w, (uint64_t)d->qos_in.hist.in.ns[0], (uint64_t)w->ref_ns);
+	put_rel(w, (uint64_t)d->qos_in.hist.in.ns[1], (uint64_t)w->ref_ns);
+	if (d->qos_in.nhist == QPT_QOS_HIST_HEAP) {
+		const struct qpt_qos_hist *hh = d->qos_in.hist.heap;
+		int64_t ns = w->ref_ns;
+		uint64_t sent = hh->base;
+
+		put_u(w, hh->head);
+		put_u(w, hh->base);
+		put_u(w, hh->sent - hh->base);
+		put_u(w, hh->ents->len);
+		for (guint i = 0; i < hh->ents->len; i++) {
+			const struct hist_ent *e = &g_array_index(hh->ents, struct hist_ent, i);
+
+			put_rel(w, (uint64_t)e->ns, (uint64_t)ns);
+			put_rel(w, e->sent, sent);
+			ns = e->ns;
+			sent = e->sent;
+		}
+	}
+	put_u(w, d->first_psn);
+	w->ref_psn = d->first_psn;
+	put_psn(w, d->last_psn);
+	for (unsigned i = 0; i < nops; i++) {
+		const struct qpt_opstat *o = &d->opv[i];
+
+		put_u(w, o->count);
+		put_u(w, o->bytes);
+		put_u(w, o->packets);
+		put_u(w, o->min_size);
+		put_u(w, o->max_size);
+	}
+	lat_put(w, d->ack_rtt);
+}
+
+static void dir_get(struct cold_r *r, struct qpt_dir *d, bool scalars_only)
+{
+	unsigned nops;
+
+#define X(f) d->f = (__typeof__(d->f))get_u(r);
+	DIR_U(X)
+#undef X
+	get_raw(r, d->qos_in.value, sizeof(d->qos_in.value));
+	d->first_ns = (int64_t)get_rel(r, (uint64_t)r->base_ns);
+	r->ref_ns = d->first_ns;
+	d->last_ns = (int64_t)get_rel(r, (uint64_t)r->ref_ns);
+	if (d->qos_in.nhist != QPT_QOS_HIST_HEAP)
+		d->qos_in.hist.in.ns[0] = (int64_t)get_rel(r, (uint64_t)r->ref_ns);
+	d->qos_in.hist.in.ns[1] = (int64_t)get_rel(r, (uint64_t)r->ref_ns);
+	if (d->qos_in.nhist == QPT_QOS_HIST_HEAP) {
+		struct qpt_qos_hist tmp, *hh = scalars_only ? &tmp : g_new0(struct qpt_qos_hist, 1);
+		int64_t ns = r->ref_ns;
+		uint64_t sent;
+		guint n;
+
+		hh->head = (guint)get_u(r);
+		hh->base = get_u(r);
+		hh->sent = hh->base + get_u(r);
+		n = (guint)get_u(r);
+		hh->ents = scalars_only ? NULL : g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent), n);
+		sent = hh->base;
+		for (guint i = 0; i < n; i++) {
+			struct hist_ent e;
+
+			e.ns = (int64_t)get_rel(r, (uint64_t)ns);
+			e.sent = get_rel(r, sent);
+			ns = e.ns;
+			sent = e.sent;
+			if (hh->ents)
+				g_array_append_val(hh->ents, e);
+		}
+		/* a view: the heap history is not read (the ECN state only) */
+		d->qos_in.hist.heap = scalars_only ? NULL : hh;
+	}
+	d->first_psn = (uint32_t)get_u(r);
+	r->ref_psn = d->first_psn;
+	d->last_psn = get_psn(r);
+	nops = (unsigned)__builtin_popcount(d->op_mask);
+	d->opv = scalars_only || !nops ? NULL : g_new(struct qpt_opstat, nops);
+	for (unsigned i = 0; i < nops; i++) {
+		struct qpt_opstat o;
+
+		o.count = get_u(r);
+		o.bytes = get_u(r);
+		o.packets = get_u(r);
+		o.min_size = (uint32_t)get_u(r);
+		o.max_size = (uint32_t)get_u(r);
+		if (d->opv)
+			d->opv[i] = o;
+	}
+	lat_get(r, &d->ack_rtt, scalars_only);
+	d->qos = NULL;
+	d->r = &qpt_dir_rare_none;
+}
+
+/* Whether the sweep can make c cold: nothing of it but plain counters (no
+ * rare counters, no ECN state, no CM exchange, not a fold's target) and a
+ * burst's rate window history. */
+static bool conv_plain(struct qpt_flow *fl, const struct qpt_conv *c)
+{
+	if (c->merged || c->has_cm || c->cm != &fl_no_cm || c->dir[0] == &qpt_dir_none[0])
+		return false;
+	if (fl->folded && g_hash_table_contains(fl->folded, c))
+		return false;
+	for (int d = 0; d < 2; d++) {
+		const struct qpt_dir *x = c->dir[d];
+
+		if (x == &qpt_dir_none[d])
+			continue;
+		if (x->r != &qpt_dir_rare_none || x->qos)
+			return false;
+	}
+	return true;
+}
+
+uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c)
+{
+	struct cold_w w;
+	uint8_t *blob;
+
+	if (!fl->cold_buf)
+		fl->cold_buf = g_byte_array_new();
+	w = (struct cold_w){ .b = fl->cold_buf, .base_ns = fl->cold_base_ns };
+	g_byte_array_set_size(w.b, 0);
+	put_raw(&w, c->transport, sizeof(c->transport));
+	put_u(&w, c->paired_by);
+	put_u(&w, c->mtu);
+	put_u(&w, evidence_index(fl, c->pair_evidence));
+	for (int e = 0; e < 2; e++) {
+		const struct qpt_endpoint *ep = &c->ep[e];
+		/* an IPv4 address is 12 zero bytes and 4 (fl_pkt_addrs) */
+		bool v4 = !memcmp(ep->addr, (const uint8_t[12]){ 0 }, 12);
+
+		put_u(&w, (uint64_t)ep->family << 2 | (uint64_t)ep->qpn_known << 1 | v4);
+		put_raw(&w, v4 ? ep->addr + 12 : ep->addr, v4 ? 4 : 16);
+		put_u(&w, ep->qpn);
+	}
+	put_u(&w, c->dir[1] != &qpt_dir_none[1]);
+	for (int d = 0; d < 2; d++)
+		if (c->dir[d] != &qpt_dir_none[d])
+			dir_put(&w, c->dir[d]);
+	blob = g_malloc(w.b->len + 4);
+	memcpy(blob, &w.b->len, 4); /* its length first (guint) */
+	memcpy(blob + 4, w.b->data, w.b->len);
+	return blob;
+}
+
+void fl_conv_decode(struct qpt_flow *fl, const uint8_t *blob, int32_t id, struct conv_block *b,
+		    struct qpt_dir *d1, bool scalars_only)
+{
+	guint len;
+	struct cold_r r;
+	struct qpt_conv *c = &b->c;
+
+	memcpy(&len, blob, 4);
+	r = (struct cold_r){ .p = blob + 4, .end = blob + 4 + len, .base_ns = fl->cold_base_ns };
+	c->id = id;
+	get_raw(&r, c->transport, sizeof(c->transport));
+	c->paired_by = (enum qpt_paired_by)get_u(&r);
+	c->mtu = (uint32_t)get_u(&r);
+	c->pair_evidence = g_ptr_array_index(fl->evidence, (guint)get_u(&r));
+	c->cm = &fl_no_cm;
+	for (int e = 0; e < 2; e++) {
+		struct qpt_endpoint *ep = &c->ep[e];
+		uint64_t f = get_u(&r);
+
+		ep->family = (uint8_t)(f >> 2);
+		ep->qpn_known = f >> 1 & 1;
+		memset(ep->addr, 0, sizeof(ep->addr));
+		get_raw(&r, f & 1 ? ep->addr + 12 : ep->addr, f & 1 ? 4 : 16);
+		ep->qpn = (uint32_t)get_u(&r);
+	}
+	c->dir[1] = get_u(&r) ? d1 : &qpt_dir_none[1];
+	c->dir[0] = &b->d0;
+	dir_get(&r, &b->d0, scalars_only);
+	if (c->dir[1] == d1)
+		dir_get(&r, d1, scalars_only);
+	c->merged_into = -1;
+	c->merged = false;
+	c->has_cm = false;
+	c->cold_mark = 0;
+	g_assert(r.p == r.end);
+}
+
+struct qpt_conv *fl_conv_thaw(struct qpt_flow *fl, int32_t id)
+{
+	uint8_t *blob = fl_cold_conv_of(g_ptr_array_index(fl->convs, id));
+	struct conv_block *b = g_new0(struct conv_block, 1);
+	struct qpt_dir d1;
+
+	fl_conv_decode(fl, blob, id, b, &d1, false);
+	if (b->c.dir[1] == &d1) {
+		struct qpt_dir *x = g_new(struct qpt_dir, 1);
+
+		*x = d1;
+		b->c.dir[1] = x;
+	}
+	g_free(blob);
+	fl->convs->pdata[id] = &b->c;
+	fl->cold_convs--;
+	return &b->c;
+}
+
+struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id)
+{
+	void *p = g_ptr_array_index(fl->convs, id);
+
+	return fl_conv_is_cold(p) ? fl_conv_thaw(fl, id) : p;
+}
+
+const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv_view *v)
+{
+	void *p = g_ptr_array_index(fl->convs, id);
+
+	if (!fl_conv_is_cold(p))
+		return p;
+	memset(v, 0, sizeof(*v));
+	fl_conv_decode(fl, fl_cold_conv_of(p), id, &v->b, &v->d1, true);
+	return &v->b.c;
+}
+
+/* Conversations made cold: those of the halves frozen now (freeze), but
+ * for one a live half still has (marked). */
+static void sweep_convs(struct qpt_flow *fl, GPtrArray *freeze)
+{
+	uint8_t mark = (uint8_t)++fl->sweeps;
+
+	for (guint i = 0; i < fl->live->len; i++) {
+		struct half *h = fl->live->pdata[i];
+
+		if (h->conv)
+			h->conv->cold_mark = mark;
+	}
+	for (guint i = 0; i < freeze->len; i++) {
+		/* its cold half's id: the half's pointer may be to one frozen
+		 * here already (both halves froze) */
+		int32_t id = fl_cold_of(((struct half *)freeze->pdata[i])->twin)->conv;
+		struct qpt_conv *c;
+
+		if (id < 0 || fl_conv_is_cold(g_ptr_array_index(fl->convs, id)))
+			continue;
+		c = g_ptr_array_index(fl->convs, id);
+		/* (a mark of 256 sweeps ago keeps one live: wrongly, never
+		 * unsafely) */
+		if (c->cold_mark == mark || !conv_plain(fl, c))
+			continue;
+		c->cold_mark = mark; /* once, if both halves froze */
+		fl->convs->pdata[c->id] = (gpointer)((uintptr_t)fl_conv_encode(fl, c) | 1);
+		fl_conv_free(c);
+		fl->cold_convs++;
+	}
+}
+
 /* ---- thawing, and the sweep -------------------------------------------- */
 
 struct half *fl_thaw(struct qpt_flow *fl, struct half *p)
@@ -343,7 +735,7 @@ struct half *fl_thaw(struct qpt_flow *fl, struct half *p)
 	return h;
 }
 
-const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half *view)
+const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view *v)
 {
 	struct cold_half *c;
 
@@ -352,9 +744,11 @@ const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half *vie
 	c = fl_cold_of(p);
 	if (c->thawed)
 		return g_hash_table_lookup(fl->thawed, c);
-	memset(view, 0, sizeof(*view));
-	fl_cold_decode(fl, c, view, true);
-	return view;
+	memset(&v->h, 0, sizeof(v->h));
+	fl_cold_decode(fl, c, &v->h, true);
+	if (c->conv >= 0) /* its conversation, cold or not: read only */
+		v->h.conv = (struct qpt_conv *)(uintptr_t)fl_conv_peek(fl, c->conv, &v->c);
+	return &v->h;
 }
 
 /* An address pair whose lists hold a half made cold or thawed: to sweep. */
@@ -426,6 +820,7 @@ void fl_cold_sweep(struct qpt_flow *fl)
 		fl->live->pdata[n++] = h;
 	}
 	g_ptr_array_set_size(fl->live, n);
+	sweep_convs(fl, freeze);
 	if (fl->thawed) {
 		GHashTableIter it;
 		gpointer c;

@@ -5,6 +5,7 @@
  *   qpt_flow_seq.c   sequence analysis: requests, responses, episodes
  *   qpt_flow_cm.c    CM connection tracking
  *   qpt_flow_lat.c   latency histograms
+ *   qpt_flow_cold.c  idle halves and conversations kept compact
  *
  * Not part of the engine's interface (qpt_flow.h).
  */
@@ -263,9 +264,11 @@ static inline struct half *fl_live(struct qpt_flow *fl, struct half *p)
 	return p;
 }
 
-/* The same to read only: a cold half's scalars decoded into *view (not its
- * windows or ring), nothing thawed, nothing marked. */
-const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half *view);
+struct half_view;
+/* The same to read only: a cold half's scalars decoded into *v (not its
+ * windows or ring), its conversation's too if cold; nothing thawed,
+ * nothing marked. */
+const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view *v);
 void fl_cold_sweep(struct qpt_flow *fl);
 /* h (no rare state: h->x NULL) as a cold half, the caller's (g_free). */
 struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h);
@@ -305,6 +308,48 @@ struct conv_block {
 	struct qpt_conv c;
 	struct qpt_dir d0;
 };
+
+/* A cold conversation read without thawing it (fl_conv_peek). */
+struct conv_view {
+	struct conv_block b;
+	struct qpt_dir d1;
+};
+/* A cold half read without thawing it, and its conversation (fl_peek). */
+struct half_view {
+	struct half h;
+	struct conv_view c;
+};
+
+/* Idle conversations kept compact (qpt_flow_cold.c): fl->convs holds a
+ * cold one as its encoding with the pointer's low bit set, made by the
+ * sweep once no live half has it; thawed by fl_conv_live(). */
+#define FL_LAT_NBINS (QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES)
+extern const struct qpt_cm_info fl_no_cm; /* a conversation's cm without one */
+
+static inline bool fl_conv_is_cold(const void *p)
+{
+	return (uintptr_t)p & 1;
+}
+
+static inline uint8_t *fl_cold_conv_of(const void *p)
+{
+	return (uint8_t *)((uintptr_t)p & ~(uintptr_t)1);
+}
+
+struct qpt_conv *fl_conv_thaw(struct qpt_flow *fl, int32_t id);
+/* Conversation id (an index into fl->convs), live: thawed if cold. */
+struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id);
+/* Conversation id to read only (a cold one decoded into *v, without its
+ * per-operation counts and histogram bins). */
+const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv_view *v);
+/* c (conv_plain) encoded: the caller's (g_free). */
+uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c);
+/* blob into b (all zero before) as conversation id; its second direction,
+ * if any, into *d1 (b->c.dir[1] = d1); scalars_only: without allocating
+ * the per-operation counts and histograms (a view). */
+void fl_conv_decode(struct qpt_flow *fl, const uint8_t *blob, int32_t id, struct conv_block *b,
+		    struct qpt_dir *d1, bool scalars_only);
+void fl_conv_free(gpointer p); /* a live or cold conversation of fl->convs */
 
 /* Direction d of c for writing (allocated on the first). */
 static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
@@ -422,6 +467,9 @@ struct qpt_flow {
 	GByteArray *cold_buf; /* the sweep's encoding buffer */
 	int64_t cold_base_ns; /* times are encoded relative to this */
 	uint64_t cold_halves, thaws; /* cold now; thawed ever */
+	uint64_t cold_convs, sweeps;
+	GPtrArray *evidence; /* the pairing evidences cold conversations name */
+	bool halves_gone; /* qpt_flow_forget_halves() */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its
@@ -429,6 +477,21 @@ struct qpt_flow {
 struct cm_rec {
 	struct qpt_cm_attempt att;
 	struct qpt_conv *conv;
+};
+
+/* qpt_ecn.c's: a data packet in a direction's CNP rate window history */
+struct hist_ent {
+	int64_t ns;
+	uint64_t sent; /* bytes sent up to and with this packet */
+};
+
+/* qpt_ecn.c's: a direction's rate window history once it is not inline
+ * (qpt_qos_inline.nhist == QPT_QOS_HIST_HEAP). */
+struct qpt_qos_hist {
+	GArray *ents; /* struct hist_ent: the data packets of the last window */
+	guint head;   /* the first in the window */
+	uint64_t sent, base; /* bytes sent since the first kept; up to the last
+			      * dropped (sent - base: in the window) */
 };
 
 struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op);

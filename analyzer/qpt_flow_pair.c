@@ -164,7 +164,7 @@ typedef bool keep_fn(const struct half *r, struct half *e, void *ctx);
 
 static bool keep_entry(struct qpt_flow *fl, struct half *e, keep_fn *keep, void *ctx)
 {
-	struct half view;
+	struct half_view view;
 
 	return keep(fl_peek(fl, e, &view), e, ctx);
 }
@@ -257,11 +257,17 @@ struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op)
 	return &d->opv[i];
 }
 
-static void conv_free(gpointer p)
+void fl_conv_free(gpointer p)
 {
-	struct conv_block *b = p;
-	struct qpt_conv *c = &b->c;
+	struct conv_block *b;
+	struct qpt_conv *c;
 
+	if (fl_conv_is_cold(p)) {
+		g_free(fl_cold_conv_of(p));
+		return;
+	}
+	b = p;
+	c = &b->c;
 	for (int d = 0; d < 2; d++) {
 		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)c->dir[d];
 
@@ -302,7 +308,7 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, addr_halves_free, NULL);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
-	fl->convs = g_ptr_array_new_with_free_func(conv_free);
+	fl->convs = g_ptr_array_new_with_free_func(fl_conv_free);
 	fl->pfc = qpt_pfc_new();
 	if (!fl->o.cold_every)
 		fl->o.cold_every = 65536;
@@ -311,10 +317,11 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 	return fl;
 }
 
-void qpt_flow_free(struct qpt_flow *fl)
+void qpt_flow_forget_halves(struct qpt_flow *fl)
 {
-	if (!fl)
+	if (fl->halves_gone)
 		return;
+	fl->halves_gone = true;
 	if (fl->thawed) { /* a forwarder's half is only there */
 		GHashTableIter it;
 		gpointer c, h;
@@ -325,12 +332,25 @@ void qpt_flow_free(struct qpt_flow *fl)
 			half_free(h);
 		}
 		g_hash_table_destroy(fl->thawed);
+		fl->thawed = NULL;
 	}
 	g_hash_table_destroy(fl->halves);
+	g_hash_table_destroy(fl->by_addr);
+	g_ptr_array_free(fl->live, TRUE);
+	fl->halves = fl->by_addr = NULL;
+	fl->live = NULL;
+	memset(fl->recent, 0, sizeof(fl->recent));
+}
+
+void qpt_flow_free(struct qpt_flow *fl)
+{
+	if (!fl)
+		return;
+	qpt_flow_forget_halves(fl);
 	if (fl->cold_buf)
 		g_byte_array_free(fl->cold_buf, TRUE);
-	g_ptr_array_free(fl->live, TRUE);
-	g_hash_table_destroy(fl->by_addr);
+	if (fl->evidence)
+		g_ptr_array_free(fl->evidence, TRUE);
 	if (fl->folded)
 		g_hash_table_destroy(fl->folded);
 	g_hash_table_destroy(fl->cm_rep);
@@ -361,7 +381,7 @@ uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
 	return 6;
 }
 
-static const struct qpt_cm_info no_cm;
+const struct qpt_cm_info fl_no_cm;
 
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 {
@@ -374,7 +394,7 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 	g_ptr_array_add(fl->convs, c);
 	fl->t.conversations++;
 	c->pair_evidence = "";
-	c->cm = &no_cm;
+	c->cm = &fl_no_cm;
 	for (int e = 0; e < 2; e++) {
 		c->ep[e].family = h->family;
 		memcpy(c->ep[e].addr, e == 0 ? h->key.src : h->key.dst, 16);
@@ -792,8 +812,8 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
 	while (id >= 0 && (guint)id < fl->convs->len) {
 		const struct qpt_conv *c = g_ptr_array_index(fl->convs, id);
 
-		if (c->merged_into < 0)
-			break;
+		if (fl_conv_is_cold(c) || c->merged_into < 0)
+			break; /* (a cold one is never merged) */
 		id = c->merged_into;
 	}
 	return id;
@@ -804,7 +824,7 @@ GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)
 	GPtrArray *out = g_ptr_array_new();
 
 	for (guint i = 0; i < fl->convs->len; i++) {
-		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
+		struct qpt_conv *c = fl_conv_live(fl, (int32_t)i);
 
 		if (!c->merged)
 			g_ptr_array_add(out, c);
@@ -817,5 +837,5 @@ const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id)
 	id = qpt_flow_conv_id(fl, id);
 	if (id < 0 || (guint)id >= fl->convs->len)
 		return NULL;
-	return g_ptr_array_index(fl->convs, id);
+	return fl_conv_live(fl, id);
 }

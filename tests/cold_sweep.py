@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""cold_sweep.py - idle halves made compact change no result.
+"""cold_sweep.py - idle halves and conversations made compact change no result.
 
 The engine's sweep (analyzer/qpt_flow_cold.c) encodes every half no frame
-touched since the sweep before, and decodes it when a frame needs it again.
+touched since the sweep before, and the conversations all of whose halves
+are so, and decodes them when a frame or a reader needs them again.
 The encoding must lose nothing: QPTRACE_COLD_EVERY=N makes the sweep run
 every N frames instead of every 65,536.  With N = 1 (a sweep before every
 frame: every half is encoded and decoded again and again) the output must

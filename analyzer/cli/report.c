@@ -1399,6 +1399,9 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		r.ff = qpt_findings_frames_new();
 	r.an.window_selects = true; /* analyse everything, show the window */
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
+	/* no frame follows: the halves go before the results thaw the
+	 * conversations (qpt_flow_cold.c) */
+	qpt_flow_forget_halves(r.fl);
 	r.file = r.an.label; /* only the files that could be read */
 	window_final(&r);
 	if (r.an.opened && (selecting || r.window) && !count_shown(&r)) {
