@@ -328,9 +328,10 @@ void qpt_flow_finish(struct qpt_flow *fl);
  * they were (qpt_flow_cold.c).  The conversations, totals, CM requests
  * and PFC results stay; qpt_flow_packet() must not be called again. */
 void qpt_flow_forget_halves(struct qpt_flow *fl);
-/* Conversations in id order (merged ones skipped).  The array is the
- * caller's (g_ptr_array_free(a, TRUE)); the conversations in it stay the
- * engine's, valid until qpt_flow_free(). */
+/* Conversations in id order (merged ones skipped), thawed if cold.  The
+ * array is the caller's (g_ptr_array_free(a, TRUE)); the conversations in
+ * it stay the engine's, valid until the next qpt_flow_packet() (whose
+ * sweep may make them cold again, qpt_flow_cold.c) or qpt_flow_free(). */
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
 /* A CM connection request that made no conversation: no REP came (a REJ
  * instead, or nothing in the capture; an RTU shows a REP that the capture
@@ -365,7 +366,8 @@ const struct qpt_dir_qos *qpt_dir_qos(const struct qpt_dir *d);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
-/* The conversation with that id now (following folds), NULL when none. */
+/* The conversation with that id now (following folds), NULL when none;
+ * valid as qpt_flow_conversations()' are. */
 const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
 
 

@@ -658,7 +658,6 @@ struct qpt_conv *fl_conv_thaw(struct qpt_flow *fl, int32_t id)
 	}
 	g_free(blob);
 	fl->convs->pdata[id] = &b->c;
-	fl->cold_convs--;
 	return &b->c;
 }
 
@@ -708,7 +707,6 @@ static void sweep_convs(struct qpt_flow *fl, GPtrArray *freeze)
 		c->cold_mark = mark; /* once, if both halves froze */
 		fl->convs->pdata[c->id] = (gpointer)((uintptr_t)fl_conv_encode(fl, c) | 1);
 		fl_conv_free(c);
-		fl->cold_convs++;
 	}
 }
 
@@ -729,7 +727,6 @@ struct half *fl_thaw(struct qpt_flow *fl, struct half *p)
 			fl->thawed = g_hash_table_new(g_direct_hash, g_direct_equal);
 		g_hash_table_insert(fl->thawed, c, h);
 		g_ptr_array_add(fl->live, h);
-		fl->thaws++;
 	}
 	h->touched = true;
 	return h;
@@ -851,8 +848,6 @@ void fl_cold_sweep(struct qpt_flow *fl)
 	}
 	if (fl->thawed)
 		g_hash_table_remove_all(fl->thawed);
-	fl->cold_halves += freeze->len;
-	fl->cold_halves -= fwd->len;
 	g_ptr_array_free(freeze, TRUE);
 	g_ptr_array_free(fwd, TRUE);
 	g_ptr_array_free(dirty, TRUE);

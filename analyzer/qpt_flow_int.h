@@ -466,8 +466,7 @@ struct qpt_flow {
 	GHashTable *thawed;
 	GByteArray *cold_buf; /* the sweep's encoding buffer */
 	int64_t cold_base_ns; /* times are encoded relative to this */
-	uint64_t cold_halves, thaws; /* cold now; thawed ever */
-	uint64_t cold_convs, sweeps;
+	uint64_t sweeps; /* (their marks on live conversations) */
 	GPtrArray *evidence; /* the pairing evidences cold conversations name */
 	bool halves_gone; /* qpt_flow_forget_halves() */
 };
