@@ -668,6 +668,12 @@ struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id)
 	return fl_conv_is_cold(p) ? fl_conv_thaw(fl, id) : p;
 }
 
+void qpt_flow_thaw_all(struct qpt_flow *fl)
+{
+	for (guint i = 0; i < fl->convs->len; i++)
+		(void)fl_conv_live(fl, (int32_t)i);
+}
+
 const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv_view *v)
 {
 	void *p = g_ptr_array_index(fl->convs, id);

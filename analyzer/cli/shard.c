@@ -42,7 +42,10 @@ struct entry {
 
 struct round {
 	guint n;
-	bool end;  /* no frames: the analysis threads stop */
+	bool end;  /* no frames: the analysis threads stop analysing */
+	bool thaw; /* ... then this: they thaw their engine's conversations and
+		    * end (qpt_flow_cold.c: in their own malloc arena, where
+		    * the cold records and halves were) */
 	int done;  /* analysis threads that finished it (calling thread's) */
 	struct entry *e;
 	uint16_t **idx; /* [shard]: its entries, in frame order */
@@ -66,7 +69,7 @@ struct shards {
 	struct worker *w;
 	GAsyncQueue *done; /* rounds analysed, once per analysis thread */
 	struct round r[ROUNDS];
-	struct round stop;
+	struct round stop, thaw;
 	uint64_t sent, merged;
 	GHashTable *req_owner; /* CM REQ local comm ID -> shard + 1 */
 	int32_t next_id;
@@ -96,13 +99,19 @@ static gpointer worker_main(gpointer data)
 	for (;;) {
 		struct round *r = qpt_queue_pop(w->in);
 
+		if (r->thaw) { /* the engine finished (the calling thread's) */
+			qpt_flow_forget_halves(w->fl);
+			qpt_flow_thaw_all(w->fl);
+			break;
+		}
 		if (r->end) {
 			struct rusage ru;
 
 			getrusage(RUSAGE_THREAD, &ru);
 			w->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
 			w->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-			break;
+			qpt_queue_push(w->s->done, r);
+			continue;
 		}
 		for (guint k = 0; k < r->nidx[w->index]; k++) {
 			struct entry *e = &r->e[r->idx[w->index][k]];
@@ -272,6 +281,7 @@ static void shards_start(struct shards *s, unsigned n)
 			r->idx[k] = g_new(uint16_t, ROUND_FRAMES);
 	}
 	s->stop.end = true;
+	s->thaw.end = s->thaw.thaw = true;
 	for (unsigned k = 0; k < n; k++) {
 		struct worker *w = &s->w[k];
 		char name[32];
@@ -286,14 +296,13 @@ static void shards_start(struct shards *s, unsigned n)
 	}
 }
 
+/* The analysis threads stop analysing (they stay, for shards_join). */
 static void shards_stop(struct shards *s)
 {
 	for (unsigned k = 0; k < s->n; k++)
 		qpt_queue_push(s->w[k].in, &s->stop);
-	for (unsigned k = 0; k < s->n; k++) {
-		g_thread_join(s->w[k].thread);
-		g_async_queue_unref(s->w[k].in);
-	}
+	for (unsigned k = 0; k < s->n; k++)
+		(void)qpt_queue_pop(s->done); /* each thread's stop, its times taken */
 	/* QPTRACE_THREAD_TIMES: what each analysis thread did (tests/shard.py,
 	 * tools/bench) */
 	for (unsigned k = 0; k < s->n && g_getenv("QPTRACE_THREAD_TIMES"); k++)
@@ -309,8 +318,19 @@ static void shards_stop(struct shards *s)
 		g_free(r->nidx);
 		g_free(r->e);
 	}
-	g_async_queue_unref(s->done);
 	g_hash_table_destroy(s->req_owner);
+}
+
+/* Their engines finished: each thread thaws its conversations and ends. */
+static void shards_join(struct shards *s)
+{
+	for (unsigned k = 0; k < s->n; k++)
+		qpt_queue_push(s->w[k].in, &s->thaw);
+	for (unsigned k = 0; k < s->n; k++) {
+		g_thread_join(s->w[k].thread);
+		g_async_queue_unref(s->w[k].in);
+	}
+	g_async_queue_unref(s->done);
 }
 
 const struct qpt_pkt *qpt_analysis_next(const struct opts *o, struct qpt_input *in,
@@ -416,6 +436,9 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 	for (unsigned k = 0; k < s.n; k++) {
 		g_assert(qpt_flow_conv_count(fls[k]) == (int32_t)ids[k]->len);
 		qpt_flow_finish(fls[k]);
+	}
+	shards_join(&s);
+	for (unsigned k = 0; k < s.n; k++) {
 		qpt_flow_absorb(fl, fls[k], (const int32_t *)(void *)ids[k]->data);
 		qpt_flow_free(fls[k]);
 		g_array_free(ids[k], TRUE);
