@@ -26,17 +26,6 @@ const char *qpt_paired_by_name(enum qpt_paired_by p)
 	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
 
-/* A halves table entry's live half, NULL when it is cold (a cold half
- * has nothing to drain or finish: no rare state). */
-static struct half *live_or_null(struct qpt_flow *fl, struct half *p)
-{
-	if (!fl_is_cold(p))
-		return p;
-	if (fl_cold_of(p)->thawed)
-		return g_hash_table_lookup(fl->thawed, fl_cold_of(p));
-	return NULL;
-}
-
 void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 {
 	GHashTableIter it;
@@ -49,7 +38,7 @@ void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
 	v->ack_rtt_ns = -1;
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &val) && v->nevents < QPT_MAX_EVENTS)
-		if ((val = live_or_null(fl, val)))
+		if ((val = fl_unforward(fl, val))) /* a cold half has nothing to drain */
 			fl_fill_resolve(fl, val, NULL, v);
 	fl_qos_drain(fl, v); /* ECN marks whose window ended with the capture */
 }
@@ -291,10 +280,10 @@ void qpt_flow_finish(struct qpt_flow *fl)
 
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
-		struct half *h = live_or_null(fl, val);
+		struct half *h = fl_unforward(fl, val);
 
 		if (!h)
-			continue;
+			continue; /* a cold half has no episode or pending message */
 		if (h->in_episode)
 			fl_episode_close(h, 0, h->last_ns);
 		fl_pend_flush(h); /* messages whose start never showed */

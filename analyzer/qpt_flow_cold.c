@@ -738,15 +738,23 @@ struct half *fl_thaw(struct qpt_flow *fl, struct half *p)
 	return h;
 }
 
-const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view *v)
+struct half *fl_unforward(struct qpt_flow *fl, struct half *p)
 {
-	struct cold_half *c;
-
 	if (!fl_is_cold(p))
 		return p;
+	if (fl_cold_of(p)->thawed)
+		return g_hash_table_lookup(fl->thawed, fl_cold_of(p));
+	return NULL;
+}
+
+const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view *v)
+{
+	struct half *live = fl_unforward(fl, p);
+	struct cold_half *c;
+
+	if (live)
+		return live;
 	c = fl_cold_of(p);
-	if (c->thawed)
-		return g_hash_table_lookup(fl->thawed, c);
 	memset(&v->h, 0, sizeof(v->h));
 	fl_cold_decode(fl, c, &v->h, true);
 	if (c->conv >= 0) /* its conversation, cold or not: read only */
@@ -774,7 +782,7 @@ static void sweep_entry(struct qpt_flow *fl, struct half **e)
 
 	if (fl_is_cold(p)) {
 		if (fl_cold_of(p)->thawed)
-			*e = g_hash_table_lookup(fl->thawed, fl_cold_of(p));
+			*e = fl_unforward(fl, p);
 	} else if (p->freezing) {
 		*e = p->twin; /* its cold half (tagged), for the sweep */
 	}

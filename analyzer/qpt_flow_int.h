@@ -251,6 +251,9 @@ static inline const struct half_key *fl_key_of(const void *p)
 }
 
 struct half *fl_thaw(struct qpt_flow *fl, struct half *p);
+/* The live half of a pointer from the halves table or an address pair's
+ * lists without thawing: itself, a forwarder's half, NULL while cold. */
+struct half *fl_unforward(struct qpt_flow *fl, struct half *p);
 
 /* The live half of a pointer from the halves table or an address pair's
  * lists (NULL: NULL), thawed if cold; marked as used. */

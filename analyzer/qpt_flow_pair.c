@@ -594,10 +594,10 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	fl->t.conversations--;
 	g_hash_table_iter_init(&it, fl->halves);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		struct half *x = v;
+		struct half *x = fl_unforward(fl, v);
 
-		if (fl_is_cold(x) && !fl_cold_of(x)->thawed) {
-			struct cold_half *ch = fl_cold_of(x);
+		if (!x) {
+			struct cold_half *ch = fl_cold_of(v);
 
 			if (ch->conv == o->id) { /* it thaws into c */
 				ch->conv = c->id;
@@ -606,8 +606,6 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 			}
 			continue;
 		}
-		if (fl_is_cold(x))
-			x = g_hash_table_lookup(fl->thawed, fl_cold_of(x));
 		if (x->conv == o) {
 			x->conv = c;
 			x->dir = cd;
