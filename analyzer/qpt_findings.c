@@ -537,6 +537,42 @@ static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dsc
 
 /* The direction an RC conversation has when the capture saw only one of
  * its two (0 or 1), else -1. */
+/* The conversations the findings consider: an array, or every one of the
+ * engine that a filter accepts, walked without thawing (qpt_conv_walk). */
+struct csrc {
+	GPtrArray *a;
+	struct qpt_flow *fl;
+	qpt_conv_filter shown;
+	void *data;
+	struct qpt_conv_walk w;
+	guint i;
+};
+
+static void csrc_start(struct csrc *s)
+{
+	s->i = 0;
+	if (!s->a)
+		qpt_conv_walk_start(&s->w, s->fl);
+}
+
+static const struct qpt_conv *csrc_next(struct csrc *s)
+{
+	const struct qpt_conv *c;
+
+	if (s->a)
+		return s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
+	do
+		c = qpt_conv_walk_next(&s->w);
+	while (c && s->shown && !s->shown(c, s->data));
+	return c;
+}
+
+static void csrc_end(struct csrc *s)
+{
+	if (!s->a)
+		qpt_conv_walk_end(&s->w);
+}
+
 static int one_way_dir(const struct qpt_conv *c)
 {
 	if (strcmp(c->transport, "RC") || (!c->dir[0]->packets) == (!c->dir[1]->packets))
@@ -547,14 +583,14 @@ static int one_way_dir(const struct qpt_conv *c)
 /* Many conversations seen one way only (a mirror of one direction of a
  * port, a one-way filter): one finding about the capture, with the first
  * ones named, instead of one per conversation. */
-static void one_way_wide(struct fb *b, GArray *out, GPtrArray *convs)
+static void one_way_wide(struct fb *b, GArray *out, struct csrc *convs)
 {
 	uint64_t n = 0, req = 0, resp = 0, packets = 0;
 	GString *ids = g_string_new(NULL);
+	const struct qpt_conv *c;
 
 	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, NULL, -1);
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+	for (csrc_start(convs); (c = csrc_next(convs));) {
 		int d = one_way_dir(c);
 
 		if (d < 0)
@@ -568,6 +604,7 @@ static void one_way_wide(struct fb *b, GArray *out, GPtrArray *convs)
 		else
 			resp++;
 	}
+	csrc_end(convs);
 	g_string_append_printf(b->t, "%" PRIu64 " RC conversations seen in one direction only "
 			       "(%" PRIu64 " with requests and nothing back, %" PRIu64 " with ACKs or "
 			       "responses and no request; %" PRIu64 " packets): the capture sees one "
@@ -593,15 +630,15 @@ static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_find
  * with the first conversations named and the first frames to look at,
  * instead of one per conversation and direction (a merged capture of
  * 100,000 QPs: 200,000 rows saying the same). */
-static void copies_wide(struct fb *b, GArray *out, GPtrArray *convs, struct qpt_flow *fl,
+static void copies_wide(struct fb *b, GArray *out, struct csrc *convs, struct qpt_flow *fl,
 			const struct qpt_findings_frames *ff, GHashTable *cache)
 {
 	uint64_t n = 0, copies = 0;
 	GString *ids = g_string_new(NULL);
+	const struct qpt_conv *c;
 
 	fb_start(b, QPT_F_CAPTURE_COPIES, NULL, -1);
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
+	for (csrc_start(convs); (c = csrc_next(convs));) {
 		uint64_t k = conv_copies(c);
 		const struct conv_frames *cf;
 
@@ -615,6 +652,7 @@ static void copies_wide(struct fb *b, GArray *out, GPtrArray *convs, struct qpt_
 		fb_frames_of(b, cf, 0, QPT_VB_DUPLICATE);
 		fb_frames_of(b, cf, 1, QPT_VB_DUPLICATE);
 	}
+	csrc_end(convs);
 	g_string_append_printf(b->t, "%" PRIu64 " packets in %" PRIu64 " conversations seen twice "
 			       "by the capture (mirrored both ways, or captures merged): not "
 			       "re-sent; conversations %s%s", copies, n, ids->str, n > 8 ? ", ..." : "");
@@ -1094,25 +1132,26 @@ static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_find
 	return cf;
 }
 
-GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
-		     bool capture_wide, const struct qpt_findings_frames *ff)
+static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *attempts,
+			   bool capture_wide, const struct qpt_findings_frames *ff)
 {
 	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding));
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	struct fb b = { .t = g_string_sized_new(640) };
 	guint one_way = 0, copies = 0;
+	const struct qpt_conv *c;
 
-	for (guint i = 0; i < convs->len && one_way < 2; i++)
-		one_way += one_way_dir(g_ptr_array_index(convs, i)) >= 0;
+	for (csrc_start(convs); one_way < 2 && (c = csrc_next(convs));)
+		one_way += one_way_dir(c) >= 0;
+	csrc_end(convs);
 	b.one_way_wide = one_way > 1;
-	for (guint i = 0; i < convs->len && copies < 2; i++)
-		copies += conv_copies(g_ptr_array_index(convs, i)) > 0;
+	for (csrc_start(convs); copies < 2 && (c = csrc_next(convs));)
+		copies += conv_copies(c) > 0;
+	csrc_end(convs);
 	b.copies_wide = copies > 1;
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-
+	for (csrc_start(convs); (c = csrc_next(convs));)
 		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id), qpt_flow_options(fl));
-	}
+	csrc_end(convs);
 	if (b.one_way_wide)
 		one_way_wide(&b, out, convs);
 	if (b.copies_wide)
@@ -1123,4 +1162,21 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 	g_string_free(b.t, TRUE);
 	g_hash_table_destroy(cache);
 	return out;
+}
+
+GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
+		     bool capture_wide, const struct qpt_findings_frames *ff)
+{
+	struct csrc s = { .a = convs, .fl = fl };
+
+	return findings_of(fl, &s, attempts, capture_wide, ff);
+}
+
+GArray *qpt_findings_walk(struct qpt_flow *fl, qpt_conv_filter shown, void *data,
+			  GPtrArray *attempts, bool capture_wide,
+			  const struct qpt_findings_frames *ff)
+{
+	struct csrc s = { .fl = fl, .shown = shown, .data = data };
+
+	return findings_of(fl, &s, attempts, capture_wide, ff);
 }

@@ -105,6 +105,13 @@ struct qpt_flow;
  * findings about the capture as a whole (totals); ff may be NULL. */
 GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 		     bool capture_wide, const struct qpt_findings_frames *ff);
+/* The same over every conversation of fl that shown(c, data) accepts
+ * (shown NULL: all), read one at a time without thawing any
+ * (qpt_conv_walk): what a report of a million conversations uses. */
+typedef bool (*qpt_conv_filter)(const struct qpt_conv *c, void *data);
+GArray *qpt_findings_walk(struct qpt_flow *fl, qpt_conv_filter shown, void *data,
+			  GPtrArray *attempts, bool capture_wide,
+			  const struct qpt_findings_frames *ff);
 
 /* Numbers as text reports write them. */
 /* A duration with three significant digits in µs, ms or s: "24.0 µs",

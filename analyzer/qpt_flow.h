@@ -374,6 +374,22 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
  * valid as qpt_flow_conversations()' are. */
 const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
 
+/* The conversations one at a time, in id order (merged ones skipped),
+ * without thawing any: a cold one (qpt_flow_cold.c) is decoded into the
+ * walk's own space, valid until the next qpt_conv_walk_next() or
+ * qpt_conv_walk_end(); a live one is the engine's (as for
+ * qpt_flow_conversations()).  What a report of a million conversations
+ * reads, once or a few times each, in the memory of one.  No frame may be
+ * fed to fl during a walk. */
+struct qpt_conv_walk {
+	struct qpt_flow *fl;
+	guint next;
+	void *view; /* the engine's */
+};
+void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl);
+const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w);
+void qpt_conv_walk_end(struct qpt_conv_walk *w);
+
 
 /* ---- sharded analysis (qptrace -j N, analyzer/cli/shard.c) --------------
  * Several engines, each fed the frames of its own address pairs in frame

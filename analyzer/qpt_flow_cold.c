@@ -685,6 +685,66 @@ const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv
 	return &v->b.c;
 }
 
+/* ---- reading every conversation without thawing ------------------------ */
+
+/* A walk's decoded cold conversation, and whether it holds one (whose
+ * counts and histograms are to be freed before the next). */
+struct walk_view {
+	struct conv_view v;
+	bool full;
+};
+
+static void walk_clear(struct walk_view *wv)
+{
+	if (!wv || !wv->full)
+		return;
+	for (int d = 0; d < 2; d++) {
+		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)wv->v.b.c.dir[d];
+
+		if (x != &qpt_dir_none[d])
+			fl_dir_free_parts(x);
+	}
+	wv->full = false;
+}
+
+void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl)
+{
+	*w = (struct qpt_conv_walk){ .fl = fl };
+}
+
+const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w)
+{
+	struct qpt_flow *fl = w->fl;
+	struct walk_view *wv = w->view;
+
+	walk_clear(wv);
+	while (w->next < fl->convs->len) {
+		guint id = w->next++;
+		void *p = g_ptr_array_index(fl->convs, id);
+
+		if (!fl_conv_is_cold(p)) {
+			if (((const struct qpt_conv *)p)->merged)
+				continue;
+			return p;
+		}
+		/* (a cold one is never merged) */
+		if (!wv)
+			w->view = wv = g_new(struct walk_view, 1);
+		memset(wv, 0, sizeof(*wv));
+		fl_conv_decode(fl, fl_cold_conv_of(p), (int32_t)id, &wv->v.b, &wv->v.d1, false);
+		wv->full = true;
+		return &wv->v.b.c;
+	}
+	return NULL;
+}
+
+void qpt_conv_walk_end(struct qpt_conv_walk *w)
+{
+	walk_clear(w->view);
+	g_free(w->view);
+	w->view = NULL;
+}
+
 /* Conversations made cold: those of the halves frozen now (freeze), but
  * for one a live half still has (marked). */
 static void sweep_convs(struct qpt_flow *fl, GPtrArray *freeze)

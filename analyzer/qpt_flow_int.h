@@ -353,6 +353,9 @@ uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c);
 void fl_conv_decode(struct qpt_flow *fl, const uint8_t *blob, int32_t id, struct conv_block *b,
 		    struct qpt_dir *d1, bool scalars_only);
 void fl_conv_free(gpointer p); /* a live or cold conversation of fl->convs */
+/* What a direction has allocated (its counts, histograms, rare counters,
+ * ECN state), not the direction itself. */
+void fl_dir_free_parts(struct qpt_dir *x);
 
 /* Direction d of c for writing (allocated on the first). */
 static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)

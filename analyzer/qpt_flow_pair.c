@@ -257,6 +257,19 @@ struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op)
 	return &d->opv[i];
 }
 
+void fl_dir_free_parts(struct qpt_dir *x)
+{
+	g_free(x->opv);
+	fl_lat_free(x->ack_rtt);
+	fl_lat_free(x->r->read_lat);
+	fl_lat_free(x->r->atomic_lat);
+	if (x->r->episodes)
+		g_array_free(x->r->episodes, TRUE);
+	if (x->r != &qpt_dir_rare_none)
+		g_free((gpointer)(uintptr_t)x->r);
+	fl_qos_free(x);
+}
+
 void fl_conv_free(gpointer p)
 {
 	struct conv_block *b;
@@ -273,15 +286,7 @@ void fl_conv_free(gpointer p)
 
 		if (x == &qpt_dir_none[d])
 			continue;
-		g_free(x->opv);
-		fl_lat_free(x->ack_rtt);
-		fl_lat_free(x->r->read_lat);
-		fl_lat_free(x->r->atomic_lat);
-		if (x->r->episodes)
-			g_array_free(x->r->episodes, TRUE);
-		if (x->r != &qpt_dir_rare_none)
-			g_free((gpointer)(uintptr_t)x->r);
-		fl_qos_free(x);
+		fl_dir_free_parts(x);
 		if (x != &b->d0)
 			g_free(x);
 	}

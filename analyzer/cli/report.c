@@ -996,7 +996,7 @@ static void json_findings(GString *o, GArray *fs)
 /* What the ranking needs (the numbers are computed again to print a row:
  * a million conversations cost 32 bytes each here, not a copy each). */
 struct conv_row {
-	const struct qpt_conv *c;
+	int32_t id;
 	uint64_t trouble;
 	int64_t time_lost_ns;
 	uint64_t congestion; /* CNPs + ECN-CE */
@@ -1034,7 +1034,7 @@ static gint conv_row_cmp(gconstpointer a, gconstpointer b)
 
 	if (k)
 		return k;
-	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static const struct {
@@ -1105,31 +1105,40 @@ static void table_line(struct run *r, const struct qpt_conv *c)
  * moves are copied and sorted: one with no trouble, no time lost and no
  * congestion goes, in id order, where every such row goes (after the rows
  * above it, before any below), so a million healthy conversations cost
- * their report a byte each, not a row. */
-static void text_conv_table(struct run *r, GPtrArray *convs)
+ * their report nothing: they are read again, one at a time, where they go
+ * (qpt_conv_walk), and the sorted rows are read by id. */
+static bool shown_conv(const struct run *r, const struct qpt_conv *c);
+
+static const struct conv_row *conv_row_of(const struct qpt_conv *c, struct conv_row *row)
+{
+	struct qpt_conv_numbers n;
+
+	qpt_conv_numbers(c, &n);
+	*row = (struct conv_row){ .id = c->id, .trouble = qpt_conv_trouble(c),
+				  .time_lost_ns = n.time_lost_ns,
+				  .congestion = n.cnps + n.ecn_ce };
+	return row;
+}
+
+static void text_conv_table(struct run *r, guint nshown)
 {
 	GString *o = r->out;
 	GArray *rows;
-	guint8 *plain;
-	const struct conv_row zero = { .c = NULL };
-	guint i, k = 0;
+	const struct conv_row zero = { .id = -1 };
+	struct qpt_conv_walk w;
+	const struct qpt_conv *c;
+	guint k = 0;
 
-	if (!convs->len)
+	if (!nshown)
 		return;
 	rows = g_array_new(FALSE, TRUE, sizeof(struct conv_row));
-	plain = g_malloc(convs->len);
-	for (i = 0; i < convs->len; i++) {
-		struct conv_row row = { .c = g_ptr_array_index(convs, i) };
-		struct qpt_conv_numbers n;
+	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
+		struct conv_row row;
 
-		row.trouble = qpt_conv_trouble(row.c);
-		qpt_conv_numbers(row.c, &n);
-		row.time_lost_ns = n.time_lost_ns;
-		row.congestion = n.cnps + n.ecn_ce;
-		plain[i] = !conv_row_keys_cmp(&row, &zero);
-		if (!plain[i])
+		if (shown_conv(r, c) && conv_row_keys_cmp(conv_row_of(c, &row), &zero))
 			g_array_append_val(rows, row);
 	}
+	qpt_conv_walk_end(&w);
 	g_array_sort(rows, conv_row_cmp);
 	g_string_append(o, "conversations (worst first):\n");
 	for (unsigned col = 0; col < N_COL; col++)
@@ -1137,14 +1146,17 @@ static void text_conv_table(struct run *r, GPtrArray *convs)
 							     table_col[col].width);
 	g_string_append_c(o, '\n');
 	for (; k < rows->len && conv_row_keys_cmp(&g_array_index(rows, struct conv_row, k), &zero) < 0; k++)
-		table_line(r, g_array_index(rows, struct conv_row, k).c);
-	for (i = 0; i < convs->len; i++)
-		if (plain[i])
-			table_line(r, g_ptr_array_index(convs, i));
+		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
+	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
+		struct conv_row row;
+
+		if (shown_conv(r, c) && !conv_row_keys_cmp(conv_row_of(c, &row), &zero))
+			table_line(r, c);
+	}
+	qpt_conv_walk_end(&w);
 	for (; k < rows->len; k++)
-		table_line(r, g_array_index(rows, struct conv_row, k).c);
+		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
 	g_string_append_c(o, '\n');
-	g_free(plain);
 	g_array_free(rows, TRUE);
 }
 
@@ -1172,34 +1184,47 @@ static void window_final(struct run *r)
 	}
 }
 
-/* How many conversations the selectors show (for "no such conversation"). */
-static guint count_shown(const struct run *r)
+/* How many conversations the selectors show (for "no such conversation"),
+ * and how many there are (*all). */
+static guint count_shown(const struct run *r, guint *all)
 {
-	GPtrArray *convs = qpt_flow_conversations(r->fl);
-	guint n = 0;
+	struct qpt_conv_walk w;
+	const struct qpt_conv *c;
+	guint n = 0, k = 0;
 
-	for (guint i = 0; i < convs->len; i++)
-		n += shown_conv(r, g_ptr_array_index(convs, i));
-	g_ptr_array_free(convs, TRUE);
+	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w)); k++)
+		n += shown_conv(r, c);
+	qpt_conv_walk_end(&w);
+	if (all)
+		*all = k;
 	return n;
+}
+
+static bool shown_filter(const struct qpt_conv *c, void *r)
+{
+	return shown_conv(r, c);
 }
 
 static void summary_out(struct run *r, const char *file)
 {
-	GPtrArray *convs = qpt_flow_conversations(r->fl);
 	bool everything = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
 	GPtrArray *att = everything ? qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
-	GPtrArray *shown = g_ptr_array_new();
+	/* the conversations with trouble, for the worst ones (the others are
+	 * read one at a time, where they go: qpt_conv_walk) */
+	GPtrArray *troubled = g_ptr_array_new();
+	GArray *troubled_ids = g_array_new(FALSE, FALSE, sizeof(int32_t));
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
+	guint nconvs = 0, nshown = 0, njson = 0;
+	struct qpt_conv_walk w;
+	const struct qpt_conv *c;
 	GArray *fs;
 
-	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-
-		if (shown_conv(r, c))
-			g_ptr_array_add(shown, (gpointer)c);
+	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w)); nconvs++) {
+		nshown += shown_conv(r, c);
+		if (qpt_conv_trouble(c))
+			g_array_append_val(troubled_ids, c->id);
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_dir *x = c->dir[d];
 
@@ -1213,8 +1238,9 @@ static void summary_out(struct run *r, const char *file)
 				naks += x->r->naks[k];
 		}
 	}
+	qpt_conv_walk_end(&w);
 	/* the findings of what is shown; the capture's own with no selection */
-	fs = qpt_findings(r->fl, shown, att, everything, r->ff);
+	fs = qpt_findings_walk(r->fl, shown_filter, r, att, everything, r->ff);
 	if (r->o->json) {
 		g_string_append(o, "{\"file\":");
 		qpt_json_escape(o, file);
@@ -1224,11 +1250,14 @@ static void summary_out(struct run *r, const char *file)
 		else if (r->an.count_reached)
 			qpt_appendf(o, ",\"count_reached\":%d", r->o->count);
 		g_string_append(o, ",\"conversations\":[");
-		for (guint i = 0; i < shown->len; i++) {
-			g_string_append(o, i ? "," : "");
-			json_conv(o, g_ptr_array_index(shown, i));
+		for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
+			if (!shown_conv(r, c))
+				continue;
+			g_string_append(o, njson++ ? "," : "");
+			json_conv(o, c);
 			spill(r);
 		}
+		qpt_conv_walk_end(&w);
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
 		json_findings(o, fs);
@@ -1244,7 +1273,7 @@ static void summary_out(struct run *r, const char *file)
 				       ",\"cm_unknown_comm_id\":%" PRIu64 ",\"cm_rejects\":%" PRIu64
 				       ",\"fragmented_roce_packets\":%" PRIu64,
 				       t->frames, t->iba_packets, t->management, t->malformed,
-				       t->bad_icrc, t->untracked, convs->len, rexmit, gaps,
+				       t->bad_icrc, t->untracked, nconvs, rexmit, gaps,
 				       naks, rnr, gbn, cnps, ce, t->cm_unknown_comm_id,
 				       t->cm_rejects, t->fragmented_roce_packets);
 		/* headers-only captures: the key only when some frame was cut */
@@ -1271,12 +1300,15 @@ static void summary_out(struct run *r, const char *file)
 				       "only\n\n", r->o->count);
 	text_findings(o, fs);
 	if (r->o->long_report) {
-		for (guint i = 0; i < shown->len; i++) {
-			text_conv(o, g_ptr_array_index(shown, i), r->an.t0, r->o->verbose);
+		for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
+			if (!shown_conv(r, c))
+				continue;
+			text_conv(o, c, r->an.t0, r->o->verbose);
 			spill(r);
 		}
+		qpt_conv_walk_end(&w);
 	} else {
-		text_conv_table(r, shown);
+		text_conv_table(r, nshown);
 	}
 	text_attempts(o, att);
 	text_pfc(o, r->fl);
@@ -1284,7 +1316,7 @@ static void summary_out(struct run *r, const char *file)
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
 			       t->frames, t->iba_packets, t->management, t->malformed, t->bad_icrc);
-	counted(o, convs->len, "conversation", "; ");
+	counted(o, nconvs, "conversation", "; ");
 	qpt_appendf(o, "%" PRIu64 " retransmitted, ", rexmit);
 	counted(o, gaps, "PSN gap", ", ");
 	counted(o, naks, "NAK", ", ");
@@ -1311,10 +1343,17 @@ static void summary_out(struct run *r, const char *file)
 		qpt_appendf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
-	g_ptr_array_sort(convs, qpt_conv_cmp_worst);
-	for (guint i = 0; i < convs->len && i < 10; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(convs, i);
-		uint64_t tr = qpt_conv_trouble(c);
+	/* the worst ten: every conversation with trouble, ranked (a
+	 * conversation with none ranks after them all) */
+	for (guint i = 0; i < troubled_ids->len; i++)
+		g_ptr_array_add(troubled, (gpointer)qpt_flow_conv(r->fl,
+					g_array_index(troubled_ids, int32_t, i)));
+	g_ptr_array_sort(troubled, qpt_conv_cmp_worst);
+	for (guint i = 0; i < troubled->len && i < 10; i++) {
+		uint64_t tr;
+
+		c = g_ptr_array_index(troubled, i);
+		tr = qpt_conv_trouble(c);
 
 		if (!tr)
 			break;
@@ -1331,8 +1370,8 @@ static void summary_out(struct run *r, const char *file)
 	}
 out:
 	g_array_free(fs, TRUE);
-	g_ptr_array_free(shown, TRUE);
-	g_ptr_array_free(convs, TRUE);
+	g_ptr_array_free(troubled, TRUE);
+	g_array_free(troubled_ids, TRUE);
 	g_ptr_array_free(att, TRUE);
 }
 
@@ -1382,6 +1421,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
 	bool selecting = o->conv >= 0 || o->qp >= 0 || o->addr;
 	int status;
+	guint nall;
 
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
@@ -1404,14 +1444,11 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	qpt_flow_forget_halves(r.fl);
 	r.file = r.an.label; /* only the files that could be read */
 	window_final(&r);
-	if (r.an.opened && (selecting || r.window) && !count_shown(&r)) {
-		GPtrArray *all = qpt_flow_conversations(r.fl);
-
+	if (r.an.opened && (selecting || r.window) && !count_shown(&r, &nall)) {
 		g_printerr("qptrace %s: no conversation %s in %s (it has %u; qptrace summary "
 			   "lists them)\n", events ? "events" : "summary",
 			   r.window && !selecting ? "in that time window" : "matches the selection",
-			   r.an.label, all->len);
-		g_ptr_array_free(all, TRUE);
+			   r.an.label, nall);
 		status = 2;
 	}
 	/* A capture without frames still gets its (empty) summary. */
