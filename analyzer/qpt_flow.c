@@ -325,7 +325,7 @@ void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *
 		g_assert(!fl->convs->pdata[ids[i]]);
 		fl->convs->pdata[ids[i]] = c;
 	}
-	g_ptr_array_set_free_func(part->convs, NULL); /* fl's now */
+	g_ptr_array_set_size(part->convs, 0); /* fl's now */
 	fl->absorbed = true;
 	/* CM requests by comm ID.  One engine keeps the first REQ of an ID and
 	 * takes a later one as resent, whoever sent it: the caller sends a

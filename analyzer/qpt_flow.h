@@ -267,7 +267,7 @@ struct qpt_flow_opts {
 				  * packets of the others are untracked and the
 				  * totals say so (max_halves, untracked) */
 	/* frames between two sweeps that make idle halves compact
-	 * (qpt_flow_cold.c; 0: 65,536; the analysis is the same whatever it
+	 * (qpt_flow_cold.c; 0: 8,192; the analysis is the same whatever it
 	 * is, 1 sweeps before every frame) */
 	uint32_t cold_every;
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */

@@ -147,6 +147,68 @@ static uint64_t get_rel(struct cold_r *r, uint64_t ref)
 	return ref + d;
 }
 
+/* ---- the cold records' memory ------------------------------------------ */
+
+void *fl_slab_alloc(struct cold_slab *s, size_t n)
+{
+	size_t u = (n + SLAB_UNIT - 1) / SLAB_UNIT;
+	void *p;
+
+	if (u > SLAB_CLASSES)
+		return g_malloc(n);
+	if ((p = s->free[u])) {
+		memcpy(&s->free[u], p, sizeof(void *));
+		return p;
+	}
+	if (s->left < u * SLAB_UNIT) {
+		if (s->left >= SLAB_UNIT) /* the block's tail, for a smaller one */
+			fl_slab_free(s, s->cur, s->left);
+		if (!s->blocks)
+			s->blocks = g_ptr_array_new_with_free_func(g_free);
+		s->cur = g_malloc(SLAB_BLOCK);
+		g_ptr_array_add(s->blocks, s->cur);
+		s->left = SLAB_BLOCK;
+	}
+	p = s->cur;
+	s->cur += u * SLAB_UNIT;
+	s->left -= u * SLAB_UNIT;
+	return p;
+}
+
+void fl_slab_free(struct cold_slab *s, void *p, size_t n)
+{
+	size_t u = n / SLAB_UNIT; /* (n: a multiple of the unit, or rounded up) */
+
+	if (n % SLAB_UNIT)
+		u++;
+	if (u > SLAB_CLASSES) {
+		g_free(p);
+		return;
+	}
+	memcpy(p, &s->free[u], sizeof(void *));
+	s->free[u] = p;
+}
+
+void fl_slab_clear(struct cold_slab *s)
+{
+	if (s->blocks)
+		g_ptr_array_free(s->blocks, TRUE);
+	memset(s, 0, sizeof(*s));
+}
+
+void fl_cold_free(struct qpt_flow *fl, struct cold_half *c)
+{
+	fl_slab_free(&fl->half_slab, c, sizeof(*c) + c->len);
+}
+
+void fl_cold_conv_free(struct qpt_flow *fl, uint8_t *blob)
+{
+	guint len;
+
+	memcpy(&len, blob, 4);
+	fl_slab_free(&fl->conv_slab, blob, (size_t)len + 4);
+}
+
 /* ---- a half, its windows and its ring ---------------------------------- */
 
 /* struct half's one-bit flags, in one word */
@@ -235,7 +297,8 @@ static void seen_get(struct cold_r *r, struct seen *s)
 
 static const struct slot zero_slot;
 
-struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h)
+struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h,
+				 struct addr_halves *a)
 {
 	struct cold_w w;
 	struct cold_half *c;
@@ -276,8 +339,11 @@ struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h)
 	for (unsigned i = 0; i < h->seen_size; i++)
 		seen_put(&w, &h->seen[i]);
 	g_assert(w.b->len <= UINT16_MAX);
-	c = g_malloc(sizeof(*c) + w.b->len);
-	c->key = h->key;
+	c = fl_slab_alloc(&fl->half_slab, sizeof(*c) + w.b->len);
+	g_assert(!memcmp(a->key, h->key.src, 32));
+	c->addr = a;
+	c->qpn = h->key.qpn;
+	c->sqpn = h->key.sqpn;
 	c->conv = h->conv ? h->conv->id : -1;
 	c->dir = h->dir;
 	c->thawed = false;
@@ -291,7 +357,7 @@ void fl_cold_decode(struct qpt_flow *fl, const struct cold_half *c, struct half 
 {
 	struct cold_r r = { .p = c->buf, .end = c->buf + c->len, .base_ns = fl->cold_base_ns };
 
-	h->key = c->key;
+	fl_cold_key(c, &h->key);
 	h->conv = c->conv >= 0 && !scalars_only ? fl_conv_live(fl, c->conv) : NULL;
 	h->dir = c->dir;
 	h->last_frame = get_u(&r);
@@ -600,7 +666,7 @@ uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c)
 	for (int d = 0; d < 2; d++)
 		if (c->dir[d] != &qpt_dir_none[d])
 			dir_put(&w, c->dir[d]);
-	blob = g_malloc(w.b->len + 4);
+	blob = fl_slab_alloc(&fl->conv_slab, (size_t)w.b->len + 4);
 	memcpy(blob, &w.b->len, 4); /* its length first (guint) */
 	memcpy(blob + 4, w.b->data, w.b->len);
 	return blob;
@@ -656,7 +722,7 @@ struct qpt_conv *fl_conv_thaw(struct qpt_flow *fl, int32_t id)
 		*x = d1;
 		b->c.dir[1] = x;
 	}
-	g_free(blob);
+	fl_cold_conv_free(fl, blob);
 	fl->convs->pdata[id] = &b->c;
 	return &b->c;
 }
@@ -823,12 +889,9 @@ const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view
 }
 
 /* An address pair whose lists hold a half made cold or thawed: to sweep. */
-static void mark_dirty(struct qpt_flow *fl, const struct half_key *k, GPtrArray *dirty)
+static void mark_dirty(struct addr_halves *a, GPtrArray *dirty)
 {
-	/* k->src, k->dst: the 32 bytes of an address pair's key */
-	struct addr_halves *a = g_hash_table_lookup(fl->by_addr, k->src);
-
-	if (a && !a->dirty) {
+	if (!a->dirty) {
 		a->dirty = true;
 		g_ptr_array_add(dirty, a);
 	}
@@ -881,10 +944,13 @@ void fl_cold_sweep(struct qpt_flow *fl)
 
 		h->twin = NULL;
 		if (!h->touched && !h->x) {
-			h->twin = (struct half *)((uintptr_t)fl_cold_encode(fl, h) | 1);
+			/* h->key.src, dst: the 32 bytes of an address pair's key */
+			struct addr_halves *a = g_hash_table_lookup(fl->by_addr, h->key.src);
+
+			h->twin = (struct half *)((uintptr_t)fl_cold_encode(fl, h, a) | 1);
 			h->freezing = true;
 			g_ptr_array_add(freeze, h);
-			mark_dirty(fl, &h->key, dirty);
+			mark_dirty(a, dirty);
 			continue;
 		}
 		h->touched = false;
@@ -899,26 +965,28 @@ void fl_cold_sweep(struct qpt_flow *fl)
 		g_hash_table_iter_init(&it, fl->thawed);
 		while (g_hash_table_iter_next(&it, &c, NULL)) {
 			g_ptr_array_add(fwd, c);
-			mark_dirty(fl, &((struct cold_half *)c)->key, dirty);
+			mark_dirty(((struct cold_half *)c)->addr, dirty);
 		}
 	}
 	memset(fl->recent, 0, sizeof(fl->recent));
 	for (guint i = 0; i < dirty->len; i++)
 		sweep_lists(fl, dirty->pdata[i]);
 	/* Each in its own place in the table (an equal key replaces the
-	 * pointer there, and the table's free function frees the old one):
+	 * pointer there, and is freed here):
 	 * the table's order, which the drain's follows, stays. */
 	for (guint i = 0; i < freeze->len; i++) {
 		struct half *h = freeze->pdata[i];
 
 		g_hash_table_add(fl->halves, h->twin);
+		fl_half_free(fl, h);
 	}
 	for (guint i = 0; i < fwd->len; i++) {
 		struct cold_half *c = fwd->pdata[i];
 		struct half *h = g_hash_table_lookup(fl->thawed, c);
 
-		c->thawed = false; /* the table frees c alone */
+		c->thawed = false; /* c alone */
 		g_hash_table_add(fl->halves, h);
+		fl_cold_free(fl, c);
 	}
 	if (fl->thawed)
 		g_hash_table_remove_all(fl->thawed);

@@ -12,6 +12,8 @@
 #ifndef QPT_FLOW_INT_H
 #define QPT_FLOW_INT_H
 
+#include <string.h>
+
 #include "qpt_flow.h"
 #include "qpt_pfc.h"
 
@@ -222,16 +224,20 @@ G_STATIC_ASSERT(WIN_SIZE <= UINT16_MAX);
 G_STATIC_ASSERT(sizeof(struct half) == 184); /* with malloc's 8: 192 */
 
 /* A half that was idle, kept compact (qpt_flow_cold.c): where the half
- * was, as a pointer with its low bit set.  The key first, as in struct
- * half: the halves table and the address lists' key reads take either. */
+ * was, as a pointer with its low bit set.  Its key names its address pair
+ * (whose key is the half key's src and dst) instead of repeating the 32
+ * bytes: fl_key_of() puts it together. */
+struct addr_halves;
 struct cold_half {
-	struct half_key key;
+	struct addr_halves *addr; /* the key's src, dst */
+	uint32_t qpn, sqpn;	  /* the rest of the key */
 	int32_t conv; /* its conversation's id, -1: none */
 	int8_t dir;
 	bool thawed; /* a forwarder until the next sweep: fl->thawed has its half */
 	uint16_t len;
 	uint8_t buf[]; /* the rest, varints (qpt_flow_cold.c) */
 };
+G_STATIC_ASSERT(sizeof(struct cold_half) == 24);
 
 static inline bool fl_is_cold(const struct half *p)
 {
@@ -243,12 +249,14 @@ static inline struct cold_half *fl_cold_of(const void *p)
 	return (struct cold_half *)((uintptr_t)p & ~(uintptr_t)1);
 }
 
-/* The key of a half or of a cold half (a pointer from the halves table or
- * an address pair's lists). */
-static inline const struct half_key *fl_key_of(const void *p)
-{
-	return (const struct half_key *)(const void *)fl_cold_of(p);
-}
+
+struct cold_slab;
+void *fl_slab_alloc(struct cold_slab *s, size_t n);
+void fl_slab_free(struct cold_slab *s, void *p, size_t n);
+void fl_slab_clear(struct cold_slab *s); /* every block (not the large records) */
+/* A cold half's or a cold conversation's memory given back. */
+void fl_cold_free(struct qpt_flow *fl, struct cold_half *c);
+void fl_cold_conv_free(struct qpt_flow *fl, uint8_t *blob);
 
 struct half *fl_thaw(struct qpt_flow *fl, struct half *p);
 /* The live half of a pointer from the halves table or an address pair's
@@ -273,8 +281,10 @@ struct half_view;
  * nothing marked. */
 const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view *v);
 void fl_cold_sweep(struct qpt_flow *fl);
-/* h (no rare state: h->x NULL) as a cold half, the caller's (g_free). */
-struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h);
+/* h (no rare state: h->x NULL) as a cold half, the caller's (fl_cold_free);
+ * a: its address pair (the one of key src, dst). */
+struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h,
+				 struct addr_halves *a);
 /* c into h: every field but twin, x, touched and freezing (h all zero
  * before), and h->win[], h->seen allocated, unless scalars_only (a view:
  * the scalars alone). */
@@ -345,14 +355,16 @@ struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id);
 /* Conversation id to read only (a cold one decoded into *v, without its
  * per-operation counts and histogram bins). */
 const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv_view *v);
-/* c (conv_plain) encoded: the caller's (g_free). */
+/* c (conv_plain) encoded: the caller's (fl_cold_conv_free). */
 uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c);
 /* blob into b (all zero before) as conversation id; its second direction,
  * if any, into *d1 (b->c.dir[1] = d1); scalars_only: without allocating
  * the per-operation counts and histograms (a view). */
 void fl_conv_decode(struct qpt_flow *fl, const uint8_t *blob, int32_t id, struct conv_block *b,
 		    struct qpt_dir *d1, bool scalars_only);
-void fl_conv_free(gpointer p); /* a live or cold conversation of fl->convs */
+/* a conversation of fl->convs (a cold one's memory: the caller's,
+ * fl_cold_conv_free) */
+void fl_conv_free(struct qpt_conv *c);
 /* What a direction has allocated (its counts, histograms, rare counters,
  * ECN state), not the direction itself. */
 void fl_dir_free_parts(struct qpt_dir *x);
@@ -441,6 +453,42 @@ struct addr_halves {
 	} u;
 };
 
+/* Cold records' memory (qpt_flow_cold.c): blocks carved in steps of
+ * SLAB_UNIT bytes, without malloc's header and rounding on each record (a
+ * million of them: about 12 bytes each); a freed record goes to a free
+ * list of its size, for the next record of that size.  Records larger
+ * than SLAB_CLASSES units are malloc's. */
+#define SLAB_UNIT 8u
+#define SLAB_CLASSES 64u
+#define SLAB_BLOCK (256u * 1024u)
+struct cold_slab {
+	GPtrArray *blocks;
+	uint8_t *cur; /* the rest of the newest block */
+	size_t left;
+	void *free[SLAB_CLASSES + 1]; /* by size in units: a list through each
+				       * record's first 8 bytes */
+};
+
+/* A cold half's key, put together in *k. */
+static inline const struct half_key *fl_cold_key(const struct cold_half *c, struct half_key *k)
+{
+	G_STATIC_ASSERT(offsetof(struct half_key, dst) == 16);
+	memcpy(k->src, c->addr->key, 32);
+	k->qpn = c->qpn;
+	k->sqpn = c->sqpn;
+	return k;
+}
+
+/* The key of a half or of a cold half (a pointer from the halves table or
+ * an address pair's lists; or a bare struct half_key to look up): a live
+ * one's own, a cold one's put together in *tmp. */
+static inline const struct half_key *fl_key_of(const void *p, struct half_key *tmp)
+{
+	if (!fl_is_cold(p))
+		return p; /* (struct half: the key first) */
+	return fl_cold_key(fl_cold_of(p), tmp);
+}
+
 struct qpt_flow {
 	struct qpt_flow_opts o;
 	GHashTable *halves;  /* half_key -> struct half */
@@ -474,6 +522,9 @@ struct qpt_flow {
 	int64_t cold_base_ns; /* times are encoded relative to this */
 	uint64_t sweeps; /* (their marks on live conversations) */
 	GPtrArray *evidence; /* the pairing evidences cold conversations name */
+	/* cold halves' and cold conversations' memory (the halves' goes
+	 * with them: qpt_flow_forget_halves()) */
+	struct cold_slab half_slab, conv_slab;
 	bool halves_gone; /* qpt_flow_forget_halves() */
 };
 
@@ -526,6 +577,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_half_restart(struct half *h);
 void fl_half_free_parts(struct half *h);
+/* A half of the halves table, live or cold (the table frees none). */
+void fl_half_free(struct qpt_flow *fl, struct half *h);
 void fl_pend_flush(struct half *h);
 void fl_pend_resolve(struct half *h, struct qpt_verdict *v);
 struct slot *fl_slot_of(struct half *h, int w, uint32_t psn, bool create);

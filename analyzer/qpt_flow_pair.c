@@ -16,7 +16,9 @@ static guint key_hash(gconstpointer p)
 	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
 
 	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
-	memcpy(w, fl_key_of(p), sizeof(w)); /* a half or a cold half */
+	struct half_key tmp;
+
+	memcpy(w, fl_key_of(p, &tmp), sizeof(w)); /* a half or a cold half */
 	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
 		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
 	return (guint)(h ^ (h >> 32));
@@ -24,7 +26,9 @@ static guint key_hash(gconstpointer p)
 
 static gboolean key_equal(gconstpointer a, gconstpointer b)
 {
-	return !memcmp(fl_key_of(a), fl_key_of(b), sizeof(struct half_key));
+	struct half_key ta, tb;
+
+	return !memcmp(fl_key_of(a, &ta), fl_key_of(b, &tb), sizeof(struct half_key));
 }
 
 static guint pair_hash(gconstpointer p)
@@ -60,7 +64,9 @@ static void addr_halves_free(gpointer p)
  * responder to pair by PSNs).  h: live or cold. */
 static bool half_ud(const struct half *h)
 {
-	return fl_key_of(h)->sqpn != ~0u;
+	struct half_key tmp;
+
+	return fl_key_of(h, &tmp)->sqpn != ~0u;
 }
 
 /* A lookup list given by a mask over n inline halves, as spilled: NULL
@@ -216,12 +222,10 @@ static void addr_walk(struct qpt_flow *fl, struct addr_halves *a, bool resp,
 		*lp = list;
 }
 
-static void half_free(gpointer p)
+void fl_half_free(struct qpt_flow *fl, struct half *h)
 {
-	struct half *h = p;
-
 	if (fl_is_cold(h)) {
-		g_free(fl_cold_of(h));
+		fl_cold_free(fl, fl_cold_of(h));
 		return;
 	}
 	fl_half_free_parts(h);
@@ -270,17 +274,11 @@ void fl_dir_free_parts(struct qpt_dir *x)
 	fl_qos_free(x);
 }
 
-void fl_conv_free(gpointer p)
+void fl_conv_free(struct qpt_conv *c)
 {
-	struct conv_block *b;
-	struct qpt_conv *c;
+	struct conv_block *b = (struct conv_block *)(void *)c;
 
-	if (fl_conv_is_cold(p)) {
-		g_free(fl_cold_conv_of(p));
-		return;
-	}
-	b = p;
-	c = &b->c;
+	G_STATIC_ASSERT(offsetof(struct conv_block, c) == 0);
 	for (int d = 0; d < 2; d++) {
 		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)c->dir[d];
 
@@ -308,15 +306,16 @@ struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
 		fl->o.timeout_gap_ns = 500000;
 	fl_qos_defaults(&fl->o);
 	/* a set: the key is the half's first member */
-	fl->halves = g_hash_table_new_full(key_hash, key_equal, half_free, NULL);
+	/* (the engine frees what it replaces or removes: fl_half_free) */
+	fl->halves = g_hash_table_new(key_hash, key_equal);
 	/* a set too: the key is the struct's first member */
 	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, addr_halves_free, NULL);
 	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
-	fl->convs = g_ptr_array_new_with_free_func(fl_conv_free);
+	fl->convs = g_ptr_array_new(); /* (freed by qpt_flow_free) */
 	fl->pfc = qpt_pfc_new();
 	if (!fl->o.cold_every)
-		fl->o.cold_every = 65536;
+		fl->o.cold_every = 8192;
 	fl->to_sweep = fl->o.cold_every;
 	fl->live = g_ptr_array_new();
 	return fl;
@@ -334,11 +333,22 @@ void qpt_flow_forget_halves(struct qpt_flow *fl)
 		g_hash_table_iter_init(&it, fl->thawed);
 		while (g_hash_table_iter_next(&it, &c, &h)) {
 			((struct cold_half *)c)->thawed = false;
-			half_free(h);
+			fl_half_free(fl, h);
 		}
 		g_hash_table_destroy(fl->thawed);
 		fl->thawed = NULL;
 	}
+	{
+		GHashTableIter it;
+		gpointer h;
+
+		g_hash_table_iter_init(&it, fl->halves);
+		while (g_hash_table_iter_next(&it, &h, NULL))
+			if (!fl_is_cold(h) || fl_cold_of(h)->len + sizeof(struct cold_half) >
+						      SLAB_CLASSES * SLAB_UNIT)
+				fl_half_free(fl, h); /* (a small cold one: in a block) */
+	}
+	fl_slab_clear(&fl->half_slab);
 	g_hash_table_destroy(fl->halves);
 	g_hash_table_destroy(fl->by_addr);
 	g_ptr_array_free(fl->live, TRUE);
@@ -360,6 +370,15 @@ void qpt_flow_free(struct qpt_flow *fl)
 		g_hash_table_destroy(fl->folded);
 	g_hash_table_destroy(fl->cm_rep);
 	g_hash_table_destroy(fl->cm);
+	for (guint i = 0; i < fl->convs->len; i++) {
+		gpointer p = fl->convs->pdata[i];
+
+		if (fl_conv_is_cold(p))
+			fl_cold_conv_free(fl, fl_cold_conv_of(p)); /* (a large one) */
+		else if (p)
+			fl_conv_free(p);
+	}
+	fl_slab_clear(&fl->conv_slab);
 	g_ptr_array_free(fl->convs, TRUE);
 	qpt_pfc_free(fl->pfc);
 	g_free(fl);
@@ -607,7 +626,9 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 			if (ch->conv == o->id) { /* it thaws into c */
 				ch->conv = c->id;
 				ch->dir = (int8_t)cd;
-				addr_stale(fl, &ch->key);
+				struct half_key k;
+
+				addr_stale(fl, fl_cold_key(ch, &k));
 			}
 			continue;
 		}

@@ -1174,6 +1174,8 @@ static bool shown_conv(const struct run *r, const struct qpt_conv *c)
  * at the end (an id seen early may have been folded into another). */
 static void window_final(struct run *r)
 {
+	if (!r->seen)
+		return; /* no window */
 	r->seen_final = g_array_new(FALSE, TRUE, sizeof(gboolean));
 	g_array_set_size(r->seen_final, r->seen->len);
 	for (guint id = 0; id < r->seen->len; id++) {
@@ -1434,7 +1436,8 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	}
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
-	r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	if (r.window) /* (only for a window: a flag per conversation) */
+		r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
 	if (!events)
 		r.ff = qpt_findings_frames_new();
 	r.an.window_selects = true; /* analyse everything, show the window */
@@ -1479,8 +1482,10 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
 	g_free(r.an.label);
-	g_array_free(r.seen, TRUE);
-	g_array_free(r.seen_final, TRUE);
+	if (r.seen) {
+		g_array_free(r.seen, TRUE);
+		g_array_free(r.seen_final, TRUE);
+	}
 	qpt_findings_frames_free(r.ff);
 	return status;
 }
