@@ -201,12 +201,25 @@ void fl_cold_free(struct qpt_flow *fl, struct cold_half *c)
 	fl_slab_free(&fl->half_slab, c, sizeof(*c) + c->len);
 }
 
+/* A cold conversation's length (a varint first), *body: what follows it. */
+static size_t blob_len(const uint8_t *blob, const uint8_t **body)
+{
+	size_t len = 0;
+	unsigned s = 0;
+
+	do
+		len |= (size_t)(*blob & 0x7f) << s, s += 7;
+	while (*blob++ & 0x80);
+	*body = blob;
+	return len;
+}
+
 void fl_cold_conv_free(struct qpt_flow *fl, uint8_t *blob)
 {
-	guint len;
+	const uint8_t *body;
+	size_t len = blob_len(blob, &body);
 
-	memcpy(&len, blob, 4);
-	fl_slab_free(&fl->conv_slab, blob, (size_t)len + 4);
+	fl_slab_free(&fl->conv_slab, blob, (size_t)(body - blob) + len);
 }
 
 /* ---- a half, its windows and its ring ---------------------------------- */
@@ -341,7 +354,7 @@ struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h,
 	g_assert(w.b->len <= UINT16_MAX);
 	c = fl_slab_alloc(&fl->half_slab, sizeof(*c) + w.b->len);
 	g_assert(!memcmp(a->key, h->key.src, 32));
-	c->addr = a;
+	memcpy(c->addr, &a, sizeof(a));
 	c->qpn = h->key.qpn;
 	c->sqpn = h->key.sqpn;
 	c->conv = h->conv ? h->conv->id : -1;
@@ -666,21 +679,28 @@ uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c)
 	for (int d = 0; d < 2; d++)
 		if (c->dir[d] != &qpt_dir_none[d])
 			dir_put(&w, c->dir[d]);
-	blob = fl_slab_alloc(&fl->conv_slab, (size_t)w.b->len + 4);
-	memcpy(blob, &w.b->len, 4); /* its length first (guint) */
-	memcpy(blob + 4, w.b->data, w.b->len);
+	{ /* its length first, a varint */
+		uint8_t pre[10];
+		size_t n = 0, len = w.b->len;
+
+		do
+			pre[n++] = (uint8_t)(len >= 0x80 ? (len & 0x7f) | 0x80 : len);
+		while ((len >>= 7));
+		blob = fl_slab_alloc(&fl->conv_slab, n + w.b->len);
+		memcpy(blob, pre, n);
+		memcpy(blob + n, w.b->data, w.b->len);
+	}
 	return blob;
 }
 
 void fl_conv_decode(struct qpt_flow *fl, const uint8_t *blob, int32_t id, struct conv_block *b,
 		    struct qpt_dir *d1, bool scalars_only)
 {
-	guint len;
-	struct cold_r r;
+	const uint8_t *body;
+	size_t len = blob_len(blob, &body);
+	struct cold_r r = { .p = body, .end = body + len, .base_ns = fl->cold_base_ns };
 	struct qpt_conv *c = &b->c;
 
-	memcpy(&len, blob, 4);
-	r = (struct cold_r){ .p = blob + 4, .end = blob + 4 + len, .base_ns = fl->cold_base_ns };
 	c->id = id;
 	get_raw(&r, c->transport, sizeof(c->transport));
 	c->paired_by = (enum qpt_paired_by)get_u(&r);
@@ -965,7 +985,7 @@ void fl_cold_sweep(struct qpt_flow *fl)
 		g_hash_table_iter_init(&it, fl->thawed);
 		while (g_hash_table_iter_next(&it, &c, NULL)) {
 			g_ptr_array_add(fwd, c);
-			mark_dirty(((struct cold_half *)c)->addr, dirty);
+			mark_dirty(fl_cold_addr(c), dirty);
 		}
 	}
 	memset(fl->recent, 0, sizeof(fl->recent));

@@ -229,15 +229,25 @@ G_STATIC_ASSERT(sizeof(struct half) == 184); /* with malloc's 8: 192 */
  * bytes: fl_key_of() puts it together. */
 struct addr_halves;
 struct cold_half {
-	struct addr_halves *addr; /* the key's src, dst */
-	uint32_t qpn, sqpn;	  /* the rest of the key */
+	/* the key's src, dst: a struct addr_halves * (fl_cold_addr), as
+	 * bytes: the struct needs only 4-byte alignment (SLAB_UNIT) */
+	uint8_t addr[sizeof(void *)];
+	uint32_t qpn, sqpn; /* the rest of the key */
 	int32_t conv; /* its conversation's id, -1: none */
 	int8_t dir;
 	bool thawed; /* a forwarder until the next sweep: fl->thawed has its half */
 	uint16_t len;
 	uint8_t buf[]; /* the rest, varints (qpt_flow_cold.c) */
 };
-G_STATIC_ASSERT(sizeof(struct cold_half) == 24);
+G_STATIC_ASSERT(sizeof(struct cold_half) == 24 && G_ALIGNOF(struct cold_half) <= 4);
+
+static inline struct addr_halves *fl_cold_addr(const struct cold_half *c)
+{
+	struct addr_halves *a;
+
+	memcpy(&a, c->addr, sizeof(a));
+	return a;
+}
 
 static inline bool fl_is_cold(const struct half *p)
 {
@@ -455,11 +465,11 @@ struct addr_halves {
 
 /* Cold records' memory (qpt_flow_cold.c): blocks carved in steps of
  * SLAB_UNIT bytes, without malloc's header and rounding on each record (a
- * million of them: about 12 bytes each); a freed record goes to a free
+ * million of them: about 14 bytes each); a freed record goes to a free
  * list of its size, for the next record of that size.  Records larger
  * than SLAB_CLASSES units are malloc's. */
-#define SLAB_UNIT 8u
-#define SLAB_CLASSES 64u
+#define SLAB_UNIT 4u	  /* (a cold half's alignment) */
+#define SLAB_CLASSES 128u /* up to 512 bytes */
 #define SLAB_BLOCK (256u * 1024u)
 struct cold_slab {
 	GPtrArray *blocks;
@@ -473,7 +483,7 @@ struct cold_slab {
 static inline const struct half_key *fl_cold_key(const struct cold_half *c, struct half_key *k)
 {
 	G_STATIC_ASSERT(offsetof(struct half_key, dst) == 16);
-	memcpy(k->src, c->addr->key, 32);
+	memcpy(k->src, fl_cold_addr(c)->key, 32);
 	k->qpn = c->qpn;
 	k->sqpn = c->sqpn;
 	return k;

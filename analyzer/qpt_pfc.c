@@ -5,9 +5,11 @@
 #include <string.h>
 
 /* A conversation direction, as the pause windows see it, is key
- * conv << 1 | dir in two arrays indexed by it (ids are dense: no hashing
- * and no allocation per direction): its last packet's time in pf->last_ns
- * and a state byte in pf->state, 0 where the direction never sent data.
+ * conv << 1 | dir; each direction d has two arrays indexed by conv (ids are
+ * dense: no hashing and no allocation per direction): its last packet's
+ * time in pf->last_ns[d] and a state byte in pf->state[d], 0 where the
+ * direction never sent data (an array per direction: a capture of
+ * conversations seen one way, a million of them, has none for the other).
  * That is 9 bytes per direction; they are all kept to the end of the
  * capture, because a frame stamped earlier than the ones before it (time
  * going backwards: merged captures, several interfaces) makes any direction
@@ -34,8 +36,8 @@ struct qpt_pfc {
 	struct qpt_pfc_prio prio[QPT_PFC_PRIOS];
 	struct win win[QPT_PFC_PRIOS];
 	uint64_t serial;
-	GArray *last_ns; /* int64_t by key (0 where state is 0) */
-	GArray *state;	 /* uint8_t by key, zeroed as it grows */
+	GArray *last_ns[2]; /* int64_t by conv (0 where state is 0) */
+	GArray *state[2];   /* uint8_t by conv, zeroed as it grows */
 	struct qpt_pfc_frame_info info; /* of the last MAC control frame */
 };
 
@@ -43,8 +45,10 @@ struct qpt_pfc *qpt_pfc_new(void)
 {
 	struct qpt_pfc *pf = g_new0(struct qpt_pfc, 1);
 
-	pf->last_ns = g_array_new(FALSE, TRUE, sizeof(int64_t));
-	pf->state = g_array_new(FALSE, TRUE, sizeof(uint8_t));
+	for (int d = 0; d < 2; d++) {
+		pf->last_ns[d] = g_array_new(FALSE, TRUE, sizeof(int64_t));
+		pf->state[d] = g_array_new(FALSE, TRUE, sizeof(uint8_t));
+	}
 	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
 		pf->prio[p].stalled = g_array_new(FALSE, FALSE, sizeof(int32_t));
 		pf->win[p].cands = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -60,9 +64,30 @@ void qpt_pfc_free(struct qpt_pfc *pf)
 		g_array_free(pf->prio[p].stalled, TRUE);
 		g_array_free(pf->win[p].cands, TRUE);
 	}
-	g_array_free(pf->last_ns, TRUE);
-	g_array_free(pf->state, TRUE);
+	for (int d = 0; d < 2; d++) {
+		g_array_free(pf->last_ns[d], TRUE);
+		g_array_free(pf->state[d], TRUE);
+	}
 	g_free(pf);
+}
+
+/* Key conv << 1 | dir's state byte (NULL: it never sent data) and time. */
+static uint8_t *state_of(struct qpt_pfc *pf, guint key)
+{
+	GArray *a = pf->state[key & 1];
+
+	return key >> 1 < a->len ? &g_array_index(a, uint8_t, key >> 1) : NULL;
+}
+
+static int64_t *last_of(struct qpt_pfc *pf, guint key)
+{
+	return &g_array_index(pf->last_ns[key & 1], int64_t, key >> 1);
+}
+
+/* One past the highest key (conv << 1 | dir) any direction has. */
+static guint keys_end(const struct qpt_pfc *pf)
+{
+	return 2 * MAX(pf->state[0]->len, pf->state[1]->len);
 }
 
 void qpt_pfc_set_link_speed(struct qpt_pfc *pf, double bps)
@@ -133,7 +158,7 @@ static void win_close(struct qpt_pfc *pf, unsigned p, struct win *w, bool judge)
 
 	for (guint i = 0; i < w->cands->len; i++) {
 		guint key = g_array_index(w->cands, guint, i);
-		uint8_t *st = &g_array_index(pf->state, uint8_t, key);
+		uint8_t *st = state_of(pf, key); /* (a candidate sent data) */
 		int32_t conv = (int32_t)(key >> 1);
 		bool seen = false;
 
@@ -204,10 +229,13 @@ static void pause_prio(struct qpt_pfc *pf, unsigned p, uint64_t frame, int64_t n
 		pr->windows++;
 	}
 	/* the conversations on p that were sending */
-	for (guint key = 0; key < pf->state->len; key++) {
-		uint8_t *st = &g_array_index(pf->state, uint8_t, key);
-		int64_t last = g_array_index(pf->last_ns, int64_t, key);
+	for (guint key = 0, end = keys_end(pf); key < end; key++) {
+		uint8_t *st = state_of(pf, key);
+		int64_t last;
 
+		if (!st)
+			continue;
+		last = *last_of(pf, key);
 		if ((*st & DIR_SEEN) && (*st & DIR_PRIO) == p && last <= ns &&
 		    ns - last <= QPT_PFC_ACTIVE_NS) {
 			*st |= DIR_CAND;
@@ -257,9 +285,10 @@ void qpt_pfc_frame(struct qpt_pfc *pf, uint64_t frame, int64_t ns, const struct 
 		if (!(mask & (1u << p)))
 			info->pause_us[p] = -1;
 	}
-	for (guint key = 0; key < pf->state->len; key++) {
-		uint8_t st = g_array_index(pf->state, uint8_t, key);
-		int64_t last = g_array_index(pf->last_ns, int64_t, key);
+	for (guint key = 0, end = keys_end(pf); key < end; key++) {
+		const uint8_t *stp = state_of(pf, key);
+		uint8_t st = stp ? *stp : 0;
+		int64_t last = stp ? *last_of(pf, key) : 0;
 
 		if ((st & DIR_SEEN) && last <= ns && ns - last <= QPT_PFC_ACTIVE_NS)
 			info->active[st & DIR_PRIO]++;
@@ -275,16 +304,16 @@ void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir
 	if (conv < 0)
 		return;
 	pf->prio[p].data_packets++;
-	if (key >= pf->state->len) {
-		g_array_set_size(pf->state, key + 1);
-		g_array_set_size(pf->last_ns, key + 1);
+	if (!state_of(pf, key)) {
+		g_array_set_size(pf->state[key & 1], (guint)conv + 1);
+		g_array_set_size(pf->last_ns[key & 1], (guint)conv + 1);
 	}
-	st = &g_array_index(pf->state, uint8_t, key);
+	st = state_of(pf, key);
 	if (!(*st & DIR_SEEN) || (*st & DIR_PRIO) != p)
 		*st = (uint8_t)(DIR_SEEN | p); /* moved: not on the priority it was waiting on */
 	expire(pf, p, ns);
 	*st &= (uint8_t)~DIR_CAND; /* it sent during the window: not stalled */
-	g_array_index(pf->last_ns, int64_t, key) = ns;
+	*last_of(pf, key) = ns;
 }
 
 void qpt_pfc_finish(struct qpt_pfc *pf, int64_t last_ns)

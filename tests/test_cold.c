@@ -146,7 +146,7 @@ static void test_roundtrip(void)
 		memcpy(a.key + 16, h->key.dst, 16);
 		c = fl_cold_encode(fl, h, &a);
 		memset(o, 0xff, sizeof(*o));
-		g_assert_true(c->addr == &a);
+		g_assert_true(fl_cold_addr(c) == &a);
 		g_assert_true(!memcmp(fl_cold_key(c, &key), &h->key, sizeof(h->key)));
 		fl_cold_decode(fl, c, z, false);
 		fl_cold_decode(fl, c, o, false);
