@@ -310,19 +310,24 @@ void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *
 	GHashTableIter it;
 	gpointer key, val;
 
-	/* part's cold conversations are encoded with part's times and
-	 * evidences: thawed here, where they were its halves */
 	qpt_flow_forget_halves(part);
 	for (guint i = 0; i < part->convs->len; i++) {
-		struct qpt_conv *c = fl_conv_live(part, (int32_t)i);
+		struct qpt_conv *c;
 
 		g_assert(ids[i] >= 0);
-		c->id = ids[i];
-		if (c->merged_into >= 0)
-			c->merged_into = ids[c->merged_into];
 		if ((guint)ids[i] >= fl->convs->len)
 			g_ptr_array_set_size(fl->convs, (guint)ids[i] + 1);
 		g_assert(!fl->convs->pdata[ids[i]]);
+		if (fl_conv_is_cold(g_ptr_array_index(part->convs, i))) {
+			/* encoded with part's times and evidences: again with
+			 * fl's, still cold (a cold one is never merged) */
+			fl->convs->pdata[ids[i]] = fl_conv_recode(fl, part, (int32_t)i);
+			continue;
+		}
+		c = g_ptr_array_index(part->convs, i);
+		c->id = ids[i];
+		if (c->merged_into >= 0)
+			c->merged_into = ids[c->merged_into];
 		fl->convs->pdata[ids[i]] = c;
 	}
 	g_ptr_array_set_size(part->convs, 0); /* fl's now */

@@ -323,15 +323,11 @@ void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v);
 /* End of input: closes open episodes. */
 void qpt_flow_finish(struct qpt_flow *fl);
 /* After qpt_flow_finish(), when no frame will follow: frees what only
- * frames need (the QP halves, their PSN windows, the lookup tables), so
- * that the conversations, which the results read, can be thawed where
- * they were (qpt_flow_cold.c).  The conversations, totals, CM requests
- * and PFC results stay; qpt_flow_packet() must not be called again. */
+ * frames need (the QP halves, their PSN windows, the lookup tables).  The
+ * conversations (cold ones stay cold: qpt_conv_walk reads them), totals,
+ * CM requests and PFC results stay; qpt_flow_packet() must not be called
+ * again. */
 void qpt_flow_forget_halves(struct qpt_flow *fl);
-/* Every cold conversation thawed now, in the calling thread (with -j N,
- * analyzer/cli/shard.c thaws each engine in the thread that made it, whose
- * malloc arena holds the memory its cold records and halves freed). */
-void qpt_flow_thaw_all(struct qpt_flow *fl);
 /* Conversations in id order (merged ones skipped), thawed if cold.  The
  * array is the caller's (g_ptr_array_free(a, TRUE)); the conversations in
  * it stay the engine's, valid until the next qpt_flow_packet() (whose

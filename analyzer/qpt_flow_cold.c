@@ -754,12 +754,6 @@ struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id)
 	return fl_conv_is_cold(p) ? fl_conv_thaw(fl, id) : p;
 }
 
-void qpt_flow_thaw_all(struct qpt_flow *fl)
-{
-	for (guint i = 0; i < fl->convs->len; i++)
-		(void)fl_conv_live(fl, (int32_t)i);
-}
-
 const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv_view *v)
 {
 	void *p = g_ptr_array_index(fl->convs, id);
@@ -829,6 +823,21 @@ void qpt_conv_walk_end(struct qpt_conv_walk *w)
 	walk_clear(w->view);
 	g_free(w->view);
 	w->view = NULL;
+}
+
+gpointer fl_conv_recode(struct qpt_flow *fl, struct qpt_flow *part, int32_t id)
+{
+	uint8_t *blob = fl_cold_conv_of(g_ptr_array_index(part->convs, id)), *out;
+	struct walk_view wv = { .full = true };
+
+	fl_conv_decode(part, blob, id, &wv.v.b, &wv.v.d1, false);
+	if (!fl->cold_buf) /* fl's first cold record: part's times as the base */
+		fl->cold_base_ns = part->cold_base_ns;
+	out = fl_conv_encode(fl, &wv.v.b.c);
+	walk_clear(&wv);
+	fl_cold_conv_free(part, blob);
+	part->convs->pdata[id] = NULL;
+	return (gpointer)((uintptr_t)out | 1);
 }
 
 /* Conversations made cold: those of the halves frozen now (freeze), but

@@ -267,6 +267,9 @@ void fl_slab_clear(struct cold_slab *s); /* every block (not the large records) 
 /* A cold half's or a cold conversation's memory given back. */
 void fl_cold_free(struct qpt_flow *fl, struct cold_half *c);
 void fl_cold_conv_free(struct qpt_flow *fl, uint8_t *blob);
+/* part's cold conversation id encoded again for fl (its times and
+ * evidences are fl's), as fl->convs holds it (tagged); part's freed. */
+gpointer fl_conv_recode(struct qpt_flow *fl, struct qpt_flow *part, int32_t id);
 
 struct half *fl_thaw(struct qpt_flow *fl, struct half *p);
 /* The live half of a pointer from the halves table or an address pair's

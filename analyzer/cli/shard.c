@@ -43,9 +43,10 @@ struct entry {
 struct round {
 	guint n;
 	bool end;  /* no frames: the analysis threads stop analysing */
-	bool thaw; /* ... then this: they thaw their engine's conversations and
-		    * end (qpt_flow_cold.c: in their own malloc arena, where
-		    * the cold records and halves were) */
+	bool forget; /* ... then this: they free their engine's halves and end
+		      * (in their own malloc arena, where the halves were; the
+		      * conversations stay as they are, cold ones cold:
+		      * qpt_flow_absorb encodes those again for the caller's) */
 	int done;  /* analysis threads that finished it (calling thread's) */
 	struct entry *e;
 	uint16_t **idx; /* [shard]: its entries, in frame order */
@@ -69,7 +70,7 @@ struct shards {
 	struct worker *w;
 	GAsyncQueue *done; /* rounds analysed, once per analysis thread */
 	struct round r[ROUNDS];
-	struct round stop, thaw;
+	struct round stop, forget;
 	uint64_t sent, merged;
 	GHashTable *req_owner; /* CM REQ local comm ID -> shard + 1 */
 	int32_t next_id;
@@ -99,9 +100,8 @@ static gpointer worker_main(gpointer data)
 	for (;;) {
 		struct round *r = qpt_queue_pop(w->in);
 
-		if (r->thaw) { /* the engine finished (the calling thread's) */
+		if (r->forget) { /* the engine finished (the calling thread's) */
 			qpt_flow_forget_halves(w->fl);
-			qpt_flow_thaw_all(w->fl);
 			break;
 		}
 		if (r->end) {
@@ -281,7 +281,7 @@ static void shards_start(struct shards *s, unsigned n)
 			r->idx[k] = g_new(uint16_t, ROUND_FRAMES);
 	}
 	s->stop.end = true;
-	s->thaw.end = s->thaw.thaw = true;
+	s->forget.end = s->forget.forget = true;
 	for (unsigned k = 0; k < n; k++) {
 		struct worker *w = &s->w[k];
 		char name[32];
@@ -321,11 +321,11 @@ static void shards_stop(struct shards *s)
 	g_hash_table_destroy(s->req_owner);
 }
 
-/* Their engines finished: each thread thaws its conversations and ends. */
+/* Their engines finished: each thread frees its engine's halves and ends. */
 static void shards_join(struct shards *s)
 {
 	for (unsigned k = 0; k < s->n; k++)
-		qpt_queue_push(s->w[k].in, &s->thaw);
+		qpt_queue_push(s->w[k].in, &s->forget);
 	for (unsigned k = 0; k < s->n; k++) {
 		g_thread_join(s->w[k].thread);
 		g_async_queue_unref(s->w[k].in);
