@@ -13,7 +13,9 @@ no answers: N conversations), in a temporary directory under DIR (default
                                     generator's command line: N frames, N
                                     RoCE packets, 0 untracked, N
                                     conversations, no QP limit in the totals
-  qptrace summary -q FILE           the text report
+  qptrace summary -q -j 1 FILE      the text report
+  qptrace summary -q -j 2 FILE      the same text, byte for byte, with its
+                                    own bound (--max-rss-jobs-mib, 320)
 
 each as a child whose peak RSS (getrusage of the child, ru_maxrss) must be
 at most M MiB; then `summary --max-qps K` (K = N / 1000): N - K packets
@@ -25,6 +27,7 @@ says so.  Prints "N passed, N failed"; exit status 0 when every check
 passes, 1 otherwise.
 """
 import argparse
+import filecmp
 import json
 import re
 import os
@@ -54,6 +57,8 @@ def main():
     ap.add_argument('--qpscen', required=True)
     ap.add_argument('--qps', type=int, default=1000000)
     ap.add_argument('--max-rss-mib', type=float, default=256.0)
+    ap.add_argument('--max-rss-jobs-mib', type=float, default=320.0,
+                    help='the bound with -j 2 (two engines, then one)')
     ap.add_argument('--dir', default='/var/tmp')
     a = ap.parse_args()
     n = a.qps
@@ -106,13 +111,27 @@ def main():
         if not asan:  # (under ASan: not checked, not counted; said above)
             check(rss <= a.max_rss_mib * 1024,
                   'summary --json peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_mib))
-        status, rss, secs = run([a.qptrace, 'summary', '-q', cap], os.devnull)
+        text1 = os.path.join(tmp, 'summary-j1.txt')
+        status, rss, secs = run([a.qptrace, 'summary', '-q', '-j', '1', cap], text1)
         print('summary (text): exit %d, %.1f s, peak RSS %.1f MiB' % (status, secs, rss / 1024),
               flush=True)
         check(status == 0, 'summary exits 0')
         if not asan:
             check(rss <= a.max_rss_mib * 1024,
                   'summary peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_mib))
+        # two analysis threads: the same report, and their engines' idle
+        # conversations stay compact when the caller's absorbs them
+        text2 = os.path.join(tmp, 'summary-j2.txt')
+        status, rss, secs = run([a.qptrace, 'summary', '-q', '-j', '2', cap], text2)
+        print('summary -j 2 (text): exit %d, %.1f s, peak RSS %.1f MiB'
+              % (status, secs, rss / 1024), flush=True)
+        check(status == 0 and filecmp.cmp(text1, text2, shallow=False),
+              'summary -j 2 exits 0 and prints what -j 1 prints (%d bytes)'
+              % os.path.getsize(text1))
+        os.unlink(text2)
+        if not asan:
+            check(rss <= a.max_rss_jobs_mib * 1024,
+                  'summary -j 2 peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_jobs_mib))
         # --max-qps K: the QPs past K are not analysed, and the output says so
         k = max(1, n // 1000)
         out = os.path.join(tmp, 'limited.json')
