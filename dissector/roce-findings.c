@@ -59,15 +59,14 @@ void roce_findings_note(const struct qpt_verdict *v)
 static void findings_postseq(void)
 {
 	struct qpt_flow *fl = roce_flow();
-	GPtrArray *convs, *att;
+	GPtrArray *att;
 
 	if (!fl || !frames || findings)
 		return;
 	roce_flow_finish();
-	convs = qpt_flow_conversations(fl);
 	att = qpt_flow_cm_attempts(fl);
-	findings = qpt_findings(fl, convs, att, TRUE, frames);
-	g_ptr_array_free(convs, TRUE);
+	/* every conversation, read one at a time (none thawed) */
+	findings = qpt_findings_walk(fl, NULL, NULL, att, TRUE, frames);
 	g_ptr_array_free(att, TRUE);
 	by_frame = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
 					 (GDestroyNotify)g_array_unref);

@@ -284,32 +284,51 @@ static void seen_add(GHashTable **seen, const void *data)
 		g_hash_table_add(*seen, GINT_TO_POINTER(fi->conv + 1));
 }
 
-/* The engine's conversations, those in seen only; ids seen are resolved now
+/* The engine's conversations, those in seen only, read one at a time in
+ * id order (a walk: none thawed, qpt_conv_walk); ids seen are resolved now
  * (a conversation may have been folded into another since). */
-static GPtrArray *seen_conversations(GHashTable *seen)
+struct seen_walk {
+	struct qpt_conv_walk w;
+	GHashTable *live; /* ids + 1 */
+};
+
+static void seen_start(struct seen_walk *sw, GHashTable *seen)
 {
-	GPtrArray *all = qpt_flow_conversations(roce_flow()), *out = g_ptr_array_new();
-	GHashTable *live = g_hash_table_new(NULL, NULL);
 	GHashTableIter it;
 	gpointer key;
 
+	sw->live = g_hash_table_new(NULL, NULL);
 	if (seen) {
 		g_hash_table_iter_init(&it, seen);
 		while (g_hash_table_iter_next(&it, &key, NULL)) {
 			int32_t id = roce_conv_id(GPOINTER_TO_INT(key) - 1);
 
-			g_hash_table_add(live, GINT_TO_POINTER(id + 1));
+			g_hash_table_add(sw->live, GINT_TO_POINTER(id + 1));
 		}
 	}
-	for (guint i = 0; i < all->len; i++) {
-		const struct qpt_conv *c = (const struct qpt_conv *)g_ptr_array_index(all, i);
+	qpt_conv_walk_start(&sw->w, roce_flow());
+}
 
-		if (g_hash_table_contains(live, GINT_TO_POINTER(c->id + 1)))
-			g_ptr_array_add(out, (gpointer)c);
+/* The next one (valid until the next call), NULL after the last; then the
+ * walk starts again from the first. */
+static const struct qpt_conv *seen_next(struct seen_walk *sw)
+{
+	const struct qpt_conv *c;
+
+	while ((c = qpt_conv_walk_next(&sw->w)) &&
+	       !g_hash_table_contains(sw->live, GINT_TO_POINTER(c->id + 1)))
+		;
+	if (!c) {
+		qpt_conv_walk_end(&sw->w);
+		qpt_conv_walk_start(&sw->w, roce_flow());
 	}
-	g_hash_table_destroy(live);
-	g_ptr_array_free(all, TRUE);
-	return out;
+	return c;
+}
+
+static void seen_end(struct seen_walk *sw)
+{
+	qpt_conv_walk_end(&sw->w);
+	g_hash_table_destroy(sw->live);
 }
 
 /* ---- the columns ---------------------------------------------------------------- */
@@ -510,7 +529,9 @@ static void qp_draw(void *tapdata _U_)
 	const char *cells[QP_MAX_COLS];
 	unsigned width[QP_MAX_COLS];
 	qp_row_t cell;
-	GPtrArray *convs;
+	struct seen_walk sw;
+	const struct qpt_conv *c;
+	guint n = 0;
 
 	printf("==================================================================================\n");
 	printf("RoCE QP conversations (qptrace engine)\n");
@@ -523,29 +544,30 @@ static void qp_draw(void *tapdata _U_)
 		return;
 	}
 	roce_flow_finish();
-	convs = seen_conversations(qp_seen);
+	seen_start(&sw, qp_seen);
 	/* one row's cells at a time: formatted once for the column widths and
 	 * again to print (a row's cells are 3.4 KB: a million conversations'
-	 * would be 3.4 GB at once) */
+	 * would be 3.4 GB at once), the conversations read one at a time */
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		cells[col] = qp_text_title(col);
 		width[col] = (unsigned)strlen(cells[col]);
 	}
-	for (guint i = 0; i < convs->len; i++) {
-		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell);
+	while ((c = seen_next(&sw))) {
+		qp_cells(c, cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
 			width[col] = MAX(width[col], (unsigned)strlen(cell[col]));
 	}
 	qp_print_row(cells, width);
-	for (guint i = 0; i < convs->len; i++) {
-		qp_cells((const struct qpt_conv *)g_ptr_array_index(convs, i), cell);
+	while ((c = seen_next(&sw))) {
+		qp_cells(c, cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
 			cells[col] = cell[col];
 		qp_print_row(cells, width);
+		n++;
 	}
-	printf("%u conversation(s)\n", convs->len);
+	seen_end(&sw);
+	printf("%u conversation(s)\n", n);
 	printf("==================================================================================\n");
-	g_ptr_array_free(convs, TRUE);
 }
 
 static int qp_stats_dummy;
@@ -640,14 +662,15 @@ static void qp_table_init(stat_tap_table_ui *ui)
 
 static void qp_table_build(stat_tap_table *table)
 {
-	GPtrArray *convs = seen_conversations(qp_table_seen);
+	struct seen_walk sw;
+	const struct qpt_conv *c;
 	guint row;
 
-	for (row = 0; row < convs->len || row < table->num_elements; row++) {
+	seen_start(&sw, qp_table_seen);
+	c = seen_next(&sw);
+	for (row = 0; c || row < table->num_elements; row++, c = c ? seen_next(&sw) : NULL) {
 		stat_tap_table_item_type items[QP_MAX_COLS];
 		char cell[QP_MAX_COLS][QP_CELL];
-		const struct qpt_conv *c = row < convs->len ?
-			(const struct qpt_conv *)g_ptr_array_index(convs, row) : NULL;
 
 		if (c)
 			qp_cells(c, cell);
@@ -667,7 +690,7 @@ static void qp_table_build(stat_tap_table *table)
 		}
 		stat_tap_init_table_row(table, row, qp_ncols, items);
 	}
-	g_ptr_array_free(convs, TRUE);
+	seen_end(&sw);
 }
 
 static tap_packet_status qp_table_packet(void *tapdata, packet_info *pinfo _U_,
