@@ -5,11 +5,13 @@ The engine's sweep (analyzer/qpt_flow_cold.c) encodes every half no frame
 touched since the sweep before, and the conversations all of whose halves
 are so, and decodes them when a frame or a reader needs them again.
 The encoding must lose nothing: QPTRACE_COLD_EVERY=N makes the sweep run
-every N frames instead of every 65,536.  With N = 1 (a sweep before every
+every N frames instead of every 8,192.  With N = 1 (a sweep before every
 frame: every half is encoded and decoded again and again) the output must
 be what the default gives, byte for byte.  The default sweeps no half of a
-capture under 65,536 frames, so for these captures it is the engine as it
-was without cold halves.
+capture under 8,192 frames, so for most of these captures it is the engine
+as it was without cold halves.  The results read cold conversations
+without thawing them (qpt_conv_walk), so with N = 1 the summary's table,
+JSON and findings read decoded cold conversations throughout.
 
 1. Every capture under captures/: summary (text, --json, -v), events
    (--json), packets (--json) with -j 1, and summary --json with the
