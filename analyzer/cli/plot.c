@@ -540,7 +540,11 @@ int cmd_plot(struct opts *o)
 {
 	struct pass ps = { .o = o };
 	struct qpt_flow_opts fo;
-	GPtrArray *convs, *plots = g_ptr_array_new();
+	GPtrArray *plots = g_ptr_array_new();
+	GArray *cand = g_array_new(FALSE, FALSE, sizeof(int32_t)); /* --top */
+	guint nconvs = 0;
+	int32_t first_id = -1, last_id = -1;
+	bool found = false;
 	bool made = false; /* plots holds struct plot, not conversations */
 	gchar **files = g_strdupv(o->files);
 	gchar *spooled = NULL;
@@ -588,35 +592,50 @@ int cmd_plot(struct opts *o)
 		status = 2;
 		goto out;
 	}
-	convs = qpt_flow_conversations(ps.fl);
-	if (!convs->len) {
+	/* the conversations read one at a time (qpt_conv_walk: none thawed,
+	 * a million of them in the memory of one): how many, the first and
+	 * last ids, whether the one asked for is there, and for --top N the
+	 * candidates: every one with trouble and the first N without (the
+	 * ranking puts those after all with trouble, by id); then only the
+	 * candidates are read by id */
+	{
+		struct qpt_conv_walk w;
+		const struct qpt_conv *c;
+		guint untroubled = 0;
+
+		for (qpt_conv_walk_start(&w, ps.fl); (c = qpt_conv_walk_next(&w)); nconvs++) {
+			if (!nconvs)
+				first_id = c->id;
+			last_id = c->id;
+			found |= o->conv >= 0 && c->id == o->conv;
+			if (o->top > 0 && (qpt_conv_trouble(c) || untroubled++ < (guint)o->top))
+				g_array_append_val(cand, c->id);
+		}
+		qpt_conv_walk_end(&w);
+	}
+	if (!nconvs) {
 		g_printerr("qptrace plot: no RoCE/InfiniBand conversation in %s%s\n", o->files[0],
 			   o->files[1] ? " ..." : "");
 		status = 2;
-	} else if (o->conv >= 0 || (o->top <= 0 && convs->len == 1)) {
-		const struct qpt_conv *c = NULL;
-		int32_t want = o->conv >= 0 ? o->conv : ((struct qpt_conv *)convs->pdata[0])->id;
-
-		for (guint i = 0; i < convs->len && !c; i++)
-			if (((struct qpt_conv *)convs->pdata[i])->id == want)
-				c = convs->pdata[i];
-		if (!c) {
-			const struct qpt_conv *l = convs->pdata[convs->len - 1];
-
+	} else if (o->conv >= 0 || (o->top <= 0 && nconvs == 1)) {
+		if (o->conv >= 0 && !found) {
 			g_printerr("qptrace plot: no conversation %d in %s (%u conversations, ids %d..%d; see qptrace summary)\n",
-				   want, o->files[0], convs->len,
-				   ((struct qpt_conv *)convs->pdata[0])->id, l->id);
+				   o->conv, o->files[0], nconvs, first_id, last_id);
 			status = 2;
 		} else {
-			g_ptr_array_add(plots, (gpointer)c);
+			g_ptr_array_add(plots, (gpointer)qpt_flow_conv(ps.fl, o->conv >= 0 ?
+									o->conv : first_id));
 		}
 	} else if (o->top > 0) {
-		g_ptr_array_sort(convs, qpt_conv_cmp_worst);
-		for (guint i = 0; i < convs->len && i < (guint)o->top; i++)
-			g_ptr_array_add(plots, convs->pdata[i]);
+		for (guint i = 0; i < cand->len; i++)
+			g_ptr_array_add(plots, (gpointer)qpt_flow_conv(ps.fl,
+						g_array_index(cand, int32_t, i)));
+		g_ptr_array_sort(plots, qpt_conv_cmp_worst);
+		if (plots->len > (guint)o->top)
+			g_ptr_array_set_size(plots, (guint)o->top);
 	} else {
 		g_printerr("qptrace plot: %u conversations in %s: choose one with --conv ID (see qptrace summary) or plot the worst with --top N\n",
-			   convs->len, o->files[0]);
+			   nconvs, o->files[0]);
 		status = 2;
 	}
 	for (guint i = 0; i < plots->len; i++) {
@@ -632,7 +651,6 @@ int cmd_plot(struct opts *o)
 		plots->pdata[i] = p;
 	}
 	made = true;
-	g_ptr_array_free(convs, TRUE);
 	map_ids(&ps, plots);
 	if (ps.unknown)
 		ps.first = ps.fl; /* kept to place the packets of folded ids */
@@ -652,16 +670,16 @@ int cmd_plot(struct opts *o)
 	quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 	read_pass(&ps, false, quiet); /* reported by the first pass */
 	g_ptr_array_free(quiet, TRUE);
-	convs = qpt_flow_conversations(ps.fl);
 	for (guint i = 0; i < plots->len; i++) {
 		struct plot *p = plots->pdata[i];
-		const struct qpt_conv *c = NULL;
+		/* read by id (the others are not thawed); one folded into
+		 * another since the first read is not that conversation */
+		const struct qpt_conv *c = qpt_flow_conv(ps.fl, p->id);
 		GString *svg;
 		gchar *name;
 
-		for (guint k = 0; k < convs->len && !c; k++)
-			if (((struct qpt_conv *)convs->pdata[k])->id == p->id)
-				c = convs->pdata[k];
+		if (c && c->id != p->id)
+			c = NULL;
 		if (!c || !p->seen) {
 			g_printerr(c ? "qptrace plot: conversation %d has no packets to plot\n" :
 				       "qptrace plot: conversation %d changed between the two reads of the input\n",
@@ -681,11 +699,11 @@ int cmd_plot(struct opts *o)
 		g_free(name);
 		g_string_free(svg, TRUE);
 	}
-	g_ptr_array_free(convs, TRUE);
 out:
 	for (guint i = 0; i < plots->len && made; i++)
 		plot_free(plots->pdata[i]);
 	g_ptr_array_free(plots, TRUE);
+	g_array_free(cand, TRUE);
 	if (ps.fl)
 		qpt_flow_free(ps.fl);
 	if (ps.first)
