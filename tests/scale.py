@@ -16,6 +16,10 @@ no answers: N conversations), in a temporary directory under DIR (default
   qptrace summary -q -j 1 FILE      the text report
   qptrace summary -q -j 2 FILE      the same text, byte for byte, with its
                                     own bound (--max-rss-jobs-mib, 320)
+  qptrace plot --top 3 FILE         conversations 0, 1 and 2 drawn (none
+                                    has trouble), within --max-rss-plot-mib
+                                    (300; 559 MiB when plot thawed every
+                                    conversation)
 
 each as a child whose peak RSS (getrusage of the child, ru_maxrss) must be
 at most M MiB; then `summary --max-qps K` (K = N / 1000): N - K packets
@@ -59,6 +63,8 @@ def main():
     ap.add_argument('--max-rss-mib', type=float, default=256.0)
     ap.add_argument('--max-rss-jobs-mib', type=float, default=320.0,
                     help='the bound with -j 2 (two engines, then one)')
+    ap.add_argument('--max-rss-plot-mib', type=float, default=300.0,
+                    help='the bound of plot --top 3 (two reads of the input)')
     ap.add_argument('--dir', default='/var/tmp')
     a = ap.parse_args()
     n = a.qps
@@ -132,6 +138,19 @@ def main():
         if not asan:
             check(rss <= a.max_rss_jobs_mib * 1024,
                   'summary -j 2 peak RSS %.1f MiB <= %.0f MiB' % (rss / 1024, a.max_rss_jobs_mib))
+        # plot --top 3: the worst three (none has trouble: the first three
+        # ids) drawn, the other conversations never thawed
+        status, rss, secs = run([a.qptrace, 'plot', '-q', '--top', '3', '-o',
+                                 os.path.join(tmp, 'top.svg'), cap], os.devnull)
+        drawn = sorted(f for f in os.listdir(tmp) if f.startswith('top-conv'))
+        print('plot --top 3: exit %d, %.1f s, peak RSS %.1f MiB, %s'
+              % (status, secs, rss / 1024, drawn), flush=True)
+        check(status == 0 and drawn == ['top-conv0.svg', 'top-conv1.svg', 'top-conv2.svg'],
+              'plot --top 3 exits 0 and draws conversations 0, 1 and 2')
+        if not asan:
+            check(rss <= a.max_rss_plot_mib * 1024,
+                  'plot --top 3 peak RSS %.1f MiB <= %.0f MiB'
+                  % (rss / 1024, a.max_rss_plot_mib))
         # --max-qps K: the QPs past K are not analysed, and the output says so
         k = max(1, n // 1000)
         out = os.path.join(tmp, 'limited.json')
