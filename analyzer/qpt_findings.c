@@ -535,8 +535,6 @@ static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dsc
 	}
 }
 
-/* The direction an RC conversation has when the capture saw only one of
- * its two (0 or 1), else -1. */
 /* The conversations the findings consider: an array, or every one of the
  * engine that a filter accepts, walked without thawing (qpt_conv_walk). */
 struct csrc {
@@ -552,19 +550,14 @@ static void csrc_start(struct csrc *s)
 {
 	s->i = 0;
 	if (!s->a)
-		qpt_conv_walk_start(&s->w, s->fl);
+		qpt_conv_walk_start(&s->w, s->fl, s->shown, s->data);
 }
 
 static const struct qpt_conv *csrc_next(struct csrc *s)
 {
-	const struct qpt_conv *c;
-
 	if (s->a)
 		return s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
-	do
-		c = qpt_conv_walk_next(&s->w);
-	while (c && s->shown && !s->shown(c, s->data));
-	return c;
+	return qpt_conv_walk_next(&s->w);
 }
 
 static void csrc_end(struct csrc *s)
@@ -573,6 +566,8 @@ static void csrc_end(struct csrc *s)
 		qpt_conv_walk_end(&s->w);
 }
 
+/* The direction an RC conversation has when the capture saw only one of
+ * its two (0 or 1), else -1. */
 static int one_way_dir(const struct qpt_conv *c)
 {
 	if (strcmp(c->transport, "RC") || (!c->dir[0]->packets) == (!c->dir[1]->packets))

@@ -108,8 +108,9 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 /* The same over every conversation of fl that shown(c, data) accepts
  * (shown NULL: all), read one at a time without thawing any
  * (qpt_conv_walk): what a report of a million conversations uses. */
-typedef bool (*qpt_conv_filter)(const struct qpt_conv *c, void *data);
-GArray *qpt_findings_walk(struct qpt_flow *fl, qpt_conv_filter shown, void *data,
+struct qpt_conv;
+GArray *qpt_findings_walk(struct qpt_flow *fl,
+			  bool (*shown)(const struct qpt_conv *c, void *data), void *data,
 			  GPtrArray *attempts, bool capture_wide,
 			  const struct qpt_findings_frames *ff);
 

@@ -370,19 +370,23 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
  * valid as qpt_flow_conversations()' are. */
 const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
 
-/* The conversations one at a time, in id order (merged ones skipped),
- * without thawing any: a cold one (qpt_flow_cold.c) is decoded into the
- * walk's own space, valid until the next qpt_conv_walk_next() or
- * qpt_conv_walk_end(); a live one is the engine's (as for
- * qpt_flow_conversations()).  What a report of a million conversations
- * reads, once or a few times each, in the memory of one.  No frame may be
- * fed to fl during a walk. */
+/* The conversations one at a time, in id order (merged ones skipped;
+ * with a filter keep, only those keep(c, data) accepts), without thawing
+ * any: a cold one (qpt_flow_cold.c) is decoded into the walk's own space,
+ * valid until the next qpt_conv_walk_next() or qpt_conv_walk_end(); a live
+ * one is the engine's (as for qpt_flow_conversations()).  What a report of
+ * a million conversations reads, once or a few times each, in the memory
+ * of one.  No frame may be fed to fl during a walk. */
+typedef bool (*qpt_conv_filter)(const struct qpt_conv *c, void *data);
 struct qpt_conv_walk {
 	struct qpt_flow *fl;
+	qpt_conv_filter keep; /* NULL: every one */
+	void *data;
 	guint next;
 	void *view; /* the engine's */
 };
-void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl);
+void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl, qpt_conv_filter keep,
+			 void *data);
 const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w);
 void qpt_conv_walk_end(struct qpt_conv_walk *w);
 

@@ -61,9 +61,9 @@ struct cold_w {
 	uint32_t ref_psn;
 };
 
-static void put_u(struct cold_w *w, uint64_t v)
+/* v as a varint in t: its length. */
+static unsigned varint(uint8_t t[10], uint64_t v)
 {
-	uint8_t t[10];
 	unsigned n = 0;
 
 	while (v >= 0x80) {
@@ -71,7 +71,14 @@ static void put_u(struct cold_w *w, uint64_t v)
 		v >>= 7;
 	}
 	t[n++] = (uint8_t)v;
-	g_byte_array_append(w->b, t, n);
+	return n;
+}
+
+static void put_u(struct cold_w *w, uint64_t v)
+{
+	uint8_t t[10];
+
+	g_byte_array_append(w->b, t, varint(t, v));
 }
 
 /* v relative to ref: 0 as 0 (most unset times and frames), else the
@@ -198,10 +205,8 @@ void *fl_slab_alloc(struct cold_slab *s, size_t n)
 
 void fl_slab_free(struct cold_slab *s, void *p, size_t n)
 {
-	size_t u = n / SLAB_UNIT; /* (n: a multiple of the unit, or rounded up) */
+	size_t u = (n + SLAB_UNIT - 1) / SLAB_UNIT;
 
-	if (n % SLAB_UNIT)
-		u++;
 	if (u > SLAB_CLASSES) {
 		g_free(p);
 		return;
@@ -228,16 +233,15 @@ void fl_cold_free(struct qpt_flow *fl, struct cold_half *c)
 	fl_slab_free(&fl->half_slab, c, sizeof(*c) + c->len);
 }
 
+static uint64_t get_u(struct cold_r *r);
+
 /* A cold conversation's length (a varint first), *body: what follows it. */
 static size_t blob_len(const uint8_t *blob, const uint8_t **body)
 {
-	size_t len = 0;
-	unsigned s = 0;
+	struct cold_r r = { .p = blob, .end = blob + 10 };
+	size_t len = (size_t)get_u(&r);
 
-	do
-		len |= (size_t)(*blob & 0x7f) << s, s += 7;
-	while (*blob++ & 0x80);
-	*body = blob;
+	*body = r.p;
 	return len;
 }
 
@@ -708,11 +712,8 @@ uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c)
 			dir_put(&w, c->dir[d]);
 	{ /* its length first, a varint */
 		uint8_t pre[10];
-		size_t n = 0, len = w.b->len;
+		unsigned n = varint(pre, w.b->len);
 
-		do
-			pre[n++] = (uint8_t)(len >= 0x80 ? (len & 0x7f) | 0x80 : len);
-		while ((len >>= 7));
 		blob = fl_slab_alloc(&fl->conv_slab, n + w.b->len);
 		memcpy(blob, pre, n);
 		memcpy(blob + n, w.b->data, w.b->len);
@@ -814,9 +815,10 @@ static void walk_clear(struct walk_view *wv)
 	wv->full = false;
 }
 
-void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl)
+void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl, qpt_conv_filter keep,
+			 void *data)
 {
-	*w = (struct qpt_conv_walk){ .fl = fl };
+	*w = (struct qpt_conv_walk){ .fl = fl, .keep = keep, .data = data };
 }
 
 const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w)
@@ -829,18 +831,22 @@ const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w)
 		guint id = w->next++;
 		void *p = g_ptr_array_index(fl->convs, id);
 
-		if (!fl_conv_is_cold(p)) {
-			if (((const struct qpt_conv *)p)->merged)
-				continue;
-			return p;
+		const struct qpt_conv *c = p;
+
+		if (fl_conv_is_cold(p)) { /* (a cold one is never merged) */
+			if (!wv)
+				w->view = wv = g_new(struct walk_view, 1);
+			memset(wv, 0, sizeof(*wv));
+			fl_conv_decode(fl, fl_cold_conv_of(p), (int32_t)id, &wv->v.b, &wv->v.d1,
+				       false);
+			wv->full = true;
+			c = &wv->v.b.c;
+		} else if (c->merged) {
+			continue;
 		}
-		/* (a cold one is never merged) */
-		if (!wv)
-			w->view = wv = g_new(struct walk_view, 1);
-		memset(wv, 0, sizeof(*wv));
-		fl_conv_decode(fl, fl_cold_conv_of(p), (int32_t)id, &wv->v.b, &wv->v.d1, false);
-		wv->full = true;
-		return &wv->v.b.c;
+		if (!w->keep || w->keep(c, w->data))
+			return c;
+		walk_clear(wv);
 	}
 	return NULL;
 }

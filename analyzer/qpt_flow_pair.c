@@ -14,10 +14,9 @@
 static guint key_hash(gconstpointer p)
 {
 	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
-
-	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
 	struct half_key tmp;
 
+	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
 	memcpy(w, fl_key_of(p, &tmp), sizeof(w)); /* a half or a cold half */
 	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
 		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
@@ -344,11 +343,9 @@ void qpt_flow_forget_halves(struct qpt_flow *fl)
 
 		g_hash_table_iter_init(&it, fl->halves);
 		while (g_hash_table_iter_next(&it, &h, NULL))
-			if (!fl_is_cold(h) || fl_cold_of(h)->len + sizeof(struct cold_half) >
-						      SLAB_CLASSES * SLAB_UNIT)
-				fl_half_free(fl, h); /* (a small cold one: in a block) */
+			fl_half_free(fl, h);
 	}
-	fl_slab_clear(&fl->half_slab);
+	fl_slab_clear(&fl->half_slab); /* the blocks of the cold ones */
 	g_hash_table_destroy(fl->halves);
 	g_hash_table_destroy(fl->by_addr);
 	g_ptr_array_free(fl->live, TRUE);
@@ -622,12 +619,11 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 
 		if (!x) {
 			struct cold_half *ch = fl_cold_of(v);
+			struct half_key k;
 
 			if (ch->conv == o->id) { /* it thaws into c */
 				ch->conv = c->id;
 				ch->dir = (int8_t)cd;
-				struct half_key k;
-
 				addr_stale(fl, fl_cold_key(ch, &k));
 			}
 			continue;

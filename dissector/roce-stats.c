@@ -286,49 +286,28 @@ static void seen_add(GHashTable **seen, const void *data)
 
 /* The engine's conversations, those in seen only, read one at a time in
  * id order (a walk: none thawed, qpt_conv_walk); ids seen are resolved now
- * (a conversation may have been folded into another since). */
-struct seen_walk {
-	struct qpt_conv_walk w;
-	GHashTable *live; /* ids + 1 */
-};
-
-static void seen_start(struct seen_walk *sw, GHashTable *seen)
+ * (a conversation may have been folded into another since): their set
+ * (ids + 1, the caller's), the walk's filter (seen_live). */
+static GHashTable *seen_ids(GHashTable *seen)
 {
+	GHashTable *live = g_hash_table_new(NULL, NULL);
 	GHashTableIter it;
 	gpointer key;
 
-	sw->live = g_hash_table_new(NULL, NULL);
 	if (seen) {
 		g_hash_table_iter_init(&it, seen);
 		while (g_hash_table_iter_next(&it, &key, NULL)) {
 			int32_t id = roce_conv_id(GPOINTER_TO_INT(key) - 1);
 
-			g_hash_table_add(sw->live, GINT_TO_POINTER(id + 1));
+			g_hash_table_add(live, GINT_TO_POINTER(id + 1));
 		}
 	}
-	qpt_conv_walk_start(&sw->w, roce_flow());
+	return live;
 }
 
-/* The next one (valid until the next call), NULL after the last; then the
- * walk starts again from the first. */
-static const struct qpt_conv *seen_next(struct seen_walk *sw)
+static bool seen_live(const struct qpt_conv *c, void *live)
 {
-	const struct qpt_conv *c;
-
-	while ((c = qpt_conv_walk_next(&sw->w)) &&
-	       !g_hash_table_contains(sw->live, GINT_TO_POINTER(c->id + 1)))
-		;
-	if (!c) {
-		qpt_conv_walk_end(&sw->w);
-		qpt_conv_walk_start(&sw->w, roce_flow());
-	}
-	return c;
-}
-
-static void seen_end(struct seen_walk *sw)
-{
-	qpt_conv_walk_end(&sw->w);
-	g_hash_table_destroy(sw->live);
+	return g_hash_table_contains((GHashTable *)live, GINT_TO_POINTER(c->id + 1));
 }
 
 /* ---- the columns ---------------------------------------------------------------- */
@@ -529,8 +508,9 @@ static void qp_draw(void *tapdata _U_)
 	const char *cells[QP_MAX_COLS];
 	unsigned width[QP_MAX_COLS];
 	qp_row_t cell;
-	struct seen_walk sw;
+	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
+	GHashTable *live;
 	guint n = 0;
 
 	printf("==================================================================================\n");
@@ -544,7 +524,7 @@ static void qp_draw(void *tapdata _U_)
 		return;
 	}
 	roce_flow_finish();
-	seen_start(&sw, qp_seen);
+	live = seen_ids(qp_seen);
 	/* one row's cells at a time: formatted once for the column widths and
 	 * again to print (a row's cells are 3.4 KB: a million conversations'
 	 * would be 3.4 GB at once), the conversations read one at a time */
@@ -552,20 +532,22 @@ static void qp_draw(void *tapdata _U_)
 		cells[col] = qp_text_title(col);
 		width[col] = (unsigned)strlen(cells[col]);
 	}
-	while ((c = seen_next(&sw))) {
+	for (qpt_conv_walk_start(&w, roce_flow(), seen_live, live); (c = qpt_conv_walk_next(&w));) {
 		qp_cells(c, cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
 			width[col] = MAX(width[col], (unsigned)strlen(cell[col]));
 	}
+	qpt_conv_walk_end(&w);
 	qp_print_row(cells, width);
-	while ((c = seen_next(&sw))) {
+	for (qpt_conv_walk_start(&w, roce_flow(), seen_live, live); (c = qpt_conv_walk_next(&w));) {
 		qp_cells(c, cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
 			cells[col] = cell[col];
 		qp_print_row(cells, width);
 		n++;
 	}
-	seen_end(&sw);
+	qpt_conv_walk_end(&w);
+	g_hash_table_destroy(live);
 	printf("%u conversation(s)\n", n);
 	printf("==================================================================================\n");
 }
@@ -662,13 +644,14 @@ static void qp_table_init(stat_tap_table_ui *ui)
 
 static void qp_table_build(stat_tap_table *table)
 {
-	struct seen_walk sw;
+	GHashTable *live = seen_ids(qp_table_seen);
+	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
 	guint row;
 
-	seen_start(&sw, qp_table_seen);
-	c = seen_next(&sw);
-	for (row = 0; c || row < table->num_elements; row++, c = c ? seen_next(&sw) : NULL) {
+	qpt_conv_walk_start(&w, roce_flow(), seen_live, live);
+	c = qpt_conv_walk_next(&w);
+	for (row = 0; c || row < table->num_elements; row++, c = c ? qpt_conv_walk_next(&w) : NULL) {
 		stat_tap_table_item_type items[QP_MAX_COLS];
 		char cell[QP_MAX_COLS][QP_CELL];
 
@@ -690,7 +673,8 @@ static void qp_table_build(stat_tap_table *table)
 		}
 		stat_tap_init_table_row(table, row, qp_ncols, items);
 	}
-	seen_end(&sw);
+	qpt_conv_walk_end(&w);
+	g_hash_table_destroy(live);
 }
 
 static tap_packet_status qp_table_packet(void *tapdata, packet_info *pinfo _U_,

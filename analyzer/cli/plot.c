@@ -603,7 +603,7 @@ int cmd_plot(struct opts *o)
 		const struct qpt_conv *c;
 		guint untroubled = 0;
 
-		for (qpt_conv_walk_start(&w, ps.fl); (c = qpt_conv_walk_next(&w)); nconvs++) {
+		for (qpt_conv_walk_start(&w, ps.fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); nconvs++) {
 			if (!nconvs)
 				first_id = c->id;
 			last_id = c->id;

@@ -1107,7 +1107,7 @@ static void table_line(struct run *r, const struct qpt_conv *c)
  * above it, before any below), so a million healthy conversations cost
  * their report nothing: they are read again, one at a time, where they go
  * (qpt_conv_walk), and the sorted rows are read by id. */
-static bool shown_conv(const struct run *r, const struct qpt_conv *c);
+static bool shown_filter(const struct qpt_conv *c, void *r);
 
 static const struct conv_row *conv_row_of(const struct qpt_conv *c, struct conv_row *row)
 {
@@ -1132,10 +1132,10 @@ static void text_conv_table(struct run *r, guint nshown)
 	if (!nshown)
 		return;
 	rows = g_array_new(FALSE, TRUE, sizeof(struct conv_row));
-	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
+	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 		struct conv_row row;
 
-		if (shown_conv(r, c) && conv_row_keys_cmp(conv_row_of(c, &row), &zero))
+		if (conv_row_keys_cmp(conv_row_of(c, &row), &zero))
 			g_array_append_val(rows, row);
 	}
 	qpt_conv_walk_end(&w);
@@ -1147,10 +1147,10 @@ static void text_conv_table(struct run *r, guint nshown)
 	g_string_append_c(o, '\n');
 	for (; k < rows->len && conv_row_keys_cmp(&g_array_index(rows, struct conv_row, k), &zero) < 0; k++)
 		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
-	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
+	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 		struct conv_row row;
 
-		if (shown_conv(r, c) && !conv_row_keys_cmp(conv_row_of(c, &row), &zero))
+		if (!conv_row_keys_cmp(conv_row_of(c, &row), &zero))
 			table_line(r, c);
 	}
 	qpt_conv_walk_end(&w);
@@ -1194,7 +1194,7 @@ static guint count_shown(const struct run *r, guint *all)
 	const struct qpt_conv *c;
 	guint n = 0, k = 0;
 
-	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w)); k++)
+	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); k++)
 		n += shown_conv(r, c);
 	qpt_conv_walk_end(&w);
 	if (all)
@@ -1223,7 +1223,7 @@ static void summary_out(struct run *r, const char *file)
 	const struct qpt_conv *c;
 	GArray *fs;
 
-	for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w)); nconvs++) {
+	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); nconvs++) {
 		nshown += shown_conv(r, c);
 		if (qpt_conv_trouble(c))
 			g_array_append_val(troubled_ids, c->id);
@@ -1252,9 +1252,7 @@ static void summary_out(struct run *r, const char *file)
 		else if (r->an.count_reached)
 			qpt_appendf(o, ",\"count_reached\":%d", r->o->count);
 		g_string_append(o, ",\"conversations\":[");
-		for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
-			if (!shown_conv(r, c))
-				continue;
+		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 			g_string_append(o, njson++ ? "," : "");
 			json_conv(o, c);
 			spill(r);
@@ -1302,9 +1300,7 @@ static void summary_out(struct run *r, const char *file)
 				       "only\n\n", r->o->count);
 	text_findings(o, fs);
 	if (r->o->long_report) {
-		for (qpt_conv_walk_start(&w, r->fl); (c = qpt_conv_walk_next(&w));) {
-			if (!shown_conv(r, c))
-				continue;
+		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 			text_conv(o, c, r->an.t0, r->o->verbose);
 			spill(r);
 		}
@@ -1352,13 +1348,7 @@ static void summary_out(struct run *r, const char *file)
 					g_array_index(troubled_ids, int32_t, i)));
 	g_ptr_array_sort(troubled, qpt_conv_cmp_worst);
 	for (guint i = 0; i < troubled->len && i < 10; i++) {
-		uint64_t tr;
-
 		c = g_ptr_array_index(troubled, i);
-		tr = qpt_conv_trouble(c);
-
-		if (!tr)
-			break;
 		if (!i)
 			g_string_append(o, "worst conversations:\n");
 		qpt_appendf(o,
