@@ -129,10 +129,22 @@ struct half_loss {
  * capture points needs none of it.  Each field is read only under a flag
  * of struct half that its write set. */
 struct half_rec {
-	/* the latest resend this half carried (resend_valid) and (RNR) NAK
-	 * (nak_seen): a copy never has one between itself and its original */
+	/* the latest resend this half carried (resend_valid), by frame
+	 * number, and the latest go-back of its sender (went_back): a (RNR)
+	 * NAK of it, a READ re-issue, a lower PSN sent again after higher
+	 * ones.  A copy never has one between itself and its original: the
+	 * frame order decides, not the timestamps (equal stamps are common
+	 * at hardware speed) */
 	uint32_t resend_psn;
-	int64_t resend_ns, nak_seen_ns;
+	uint64_t resend_frame, goback_frame;
+	/* the go-back-N episode: the PSN after the last one it resent
+	 * (in_episode); a resend below it is a new go-back (a nested
+	 * episode).  episode_reopen: the episode just closed by an answer
+	 * may go on (a resend at episode_next with no trigger of its own
+	 * is the same go-back, e.g. the next outstanding READ resent after
+	 * a READ re-issue whose responses came) */
+	uint32_t episode_next;
+	bool episode_reopen;
 	/* a gap filler with no resend trigger (fill_pending) */
 	uint32_t fill_psn;
 	uint64_t fill_frame;
@@ -186,7 +198,7 @@ struct half {
 	/* last request, for silences */
 	uint64_t last_frame;
 	int64_t last_ns;
-	int64_t ans_ns;
+	uint64_t ans_frame; /* the frame of that answer */
 	uint32_t expected; /* next new PSN */
 	uint32_t acked;	   /* highest PSN acknowledged by the twin */
 	/* the PSN of the last packet of the newest message completed: a
@@ -209,7 +221,7 @@ struct half {
 	uint8_t ack_synd;
 	/* flags: one bit each (a million halves) */
 	bool req_started : 1, any_acked : 1, msg_end_valid : 1, last_valid : 1;
-	bool ans_valid : 1, resend_valid : 1, nak_seen : 1;
+	bool ans_valid : 1, resend_valid : 1, went_back : 1;
 	/* a gap filler with no resend trigger: out of order, unless the next
 	 * request shows it began a go-back-N (fl_fill_resolve) */
 	bool fill_pending : 1;

@@ -252,12 +252,18 @@ same_point:
 		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
 		    dt > fl->o.dup_window_ns)
 			continue;
-		if (request && h->ans_valid && h->ans_ns > e->ns &&
+		/* Something between the two that makes the sender send it
+		 * again, in the order of the file: an answer reaching its PSN
+		 * (a READ re-issued after one of its responses), a go-back of
+		 * this half (its sender's NAK or RNR NAK, a READ re-issue, a
+		 * lower PSN sent again; for responses, a restarted response
+		 * stream), or for an answer a resend of a request up to it. */
+		if (request && h->ans_valid && h->ans_frame > e->frame &&
 		    qpt_psn_diff(h->ans_hi, psn) >= 0)
 			continue;
-		if (request && h->nak_seen && fl_rec(h)->nak_seen_ns > e->ns)
+		if (h->went_back && fl_rec(h)->goback_frame > e->frame)
 			continue;
-		if (!request && t && t->resend_valid && fl_rec(t)->resend_ns > e->ns &&
+		if (!request && t && t->resend_valid && fl_rec(t)->resend_frame > e->frame &&
 		    qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0)
 			continue;
 		return copy_of(v, d, h, frame, ns, psn, e->frame,
