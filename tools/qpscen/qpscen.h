@@ -262,6 +262,27 @@ void s_fill_gbn(ctx_t *c);
 void s_cm_stranger(ctx_t *c);
 void s_qpn_reuse(ctx_t *c);
 
+/* scen_hw.c: go-back-N at hardware timing (issue 29) */
+void s_hw_write_first_lost(ctx_t *c);
+void s_hw_send_inv(ctx_t *c);
+void s_hw_vlan(ctx_t *c);
+void s_hw_ipv6(ctx_t *c);
+void s_hw_snaplen(ctx_t *c);
+void s_hw_psn_wrap(ctx_t *c);
+void s_hw_coalesced(ctx_t *c);
+void s_hw_nak_same_us(ctx_t *c);
+void s_hw_mid_resend(ctx_t *c);
+void s_hw_read_reissue_resp(ctx_t *c);
+void s_hw_nested_nak(ctx_t *c);
+void s_hw_nested_timeout(ctx_t *c);
+void s_hw_nested_read(ctx_t *c);
+void s_hw_rnr_continue(ctx_t *c);
+void s_hw_rnr_continue_req(ctx_t *c);
+void s_hw_read_middle_next(ctx_t *c);
+void s_hw_fill_resend(ctx_t *c);
+void s_hw_copy_in_gbn(ctx_t *c);
+void s_hw_merged_nak(ctx_t *c);
+
 /* scen_pfc.c */
 void s_pfc_stall(ctx_t *c);
 void s_pfc_mismatch(ctx_t *c);
