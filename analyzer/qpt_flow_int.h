@@ -145,6 +145,14 @@ struct half_rec {
 	 * a READ re-issue whose responses came) */
 	uint32_t episode_next;
 	bool episode_reopen;
+	/* responses: the last one resent (resp_resending), a restart of the
+	 * stream is a resend not after it */
+	bool resp_resending;
+	uint32_t resp_last;
+	/* the latest NAK or RNR NAK of this half (frame 0: none) and its
+	 * PSN: a repeat up to that PSN after it is a sending */
+	uint64_t nak_mark_frame;
+	uint32_t nak_mark_psn;
 	/* a gap filler with no resend trigger (fill_pending) */
 	uint32_t fill_psn;
 	uint64_t fill_frame;

@@ -335,7 +335,8 @@ static void read_set_span(struct half *h, struct read_req *r, uint32_t span)
 }
 
 /* A go-back of h's sender at this frame (its NAK or RNR NAK, a READ
- * re-issue, a lower PSN sent again, a response stream restarted): a
+ * re-issue, the first resend of an episode or of an RNR retry, a gap
+ * filled, a response stream restarted): a
  * repeat of a packet seen before it is a sending again, not a capture
  * copy (fl_capture_copy). */
 static void fl_went_back(struct half *h, uint64_t frame)
@@ -395,6 +396,12 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 		   (above > 0 && silence < fl->o.timeout_gap_ns &&
 		    qpt_psn_diff(h->expected, psn) > 0);
 	struct qpt_episode e = { .first_resent_frame = frame, .from_psn = psn };
+
+	/* the sender went back here: the repeats after this frame of what it
+	 * sent before are sendings until it passes its highest PSN (a resend
+	 * that goes on with the episode is no new go-back: a copy of one
+	 * stays a copy) */
+	fl_went_back(h, frame);
 
 	if (nak) {
 		e.trigger = QPT_TRIGGER_NAK;
@@ -590,9 +597,6 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->resend_valid = true;
 	fl_rec(h)->resend_psn = psn;
 	fl_rec(h)->resend_frame = frame;
-	/* a lower PSN sent again (or a gap filled): the repeats after it are
-	 * sendings until the half passes its highest PSN */
-	fl_went_back(h, frame);
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = fl_slot_of(h, WIN_REQ, psn, true);
@@ -602,6 +606,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->fp = fp;
 		n->bound = fl_slot_bound(oi);
 		fl_message_add(h, &fill->msg, d, p, frame, v);
+		/* a gap filled: the first resend of a go-back-N whose NAK the
+		 * capture missed (or a packet reordered), see episode_open */
+		fl_went_back(h, frame);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
@@ -639,6 +646,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		h->rnr_pending = false;
 		h->rnr_resend = true;
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
+		fl_went_back(h, frame);
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = fl_rec(h)->rnr_frame;
 		fl_dr(d)->rnr_retries++;
@@ -755,8 +763,14 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (p->flags & QPT_H_AETH) {
 		const struct qpt_aeth *a = &p->aeth;
 
-		if (t && a->kind != QPT_AETH_ACK)
-			fl_went_back(t, frame);
+		/* a NAK or RNR NAK: its requester goes back to its PSN, so a
+		 * repeat of that PSN or one before it is a sending (the
+		 * originals past it, still in flight, may pass a tap after
+		 * it: a merged capture's copies of them stay copies) */
+		if (t && a->kind != QPT_AETH_ACK) {
+			fl_rec(t)->nak_mark_frame = frame;
+			fl_rec(t)->nak_mark_psn = psn;
+		}
 
 		if (a->kind == QPT_AETH_NAK) {
 			v->flags |= QPT_V(NAK);
@@ -828,8 +842,13 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		v->flags |= QPT_V(RETRANSMISSION);
 		fl_dr(d)->retransmitted_packets++;
 		/* a response stream restarted at a lower PSN: what follows
-		 * is sent again, not copied */
-		fl_went_back(h, frame);
+		 * is sent again, not copied (the resends after the first go
+		 * on with it) */
+		if (!h->x || !h->x->rc || !h->x->rc->resp_resending ||
+		    psn != qpt_psn_add(h->x->rc->resp_last, 1))
+			fl_went_back(h, frame);
+		fl_rec(h)->resp_resending = true;
+		fl_rec(h)->resp_last = psn;
 		if (s) {
 			v->original_frame = s->frame;
 		} else {
@@ -849,6 +868,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		s->ns = ns;
 		h->resp_started = true;
 		h->resp_max = psn;
+		if (h->x && h->x->rc)
+			h->x->rc->resp_resending = false;
 		/* responses of one READ come in PSN order: a skip is a loss */
 		if (rd) {
 			uint32_t next = rd->next_valid ? rd->next_resp : rd->psn;
