@@ -250,6 +250,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 int cmd_packets(struct opts *o)
 {
 	struct pk k = { .o = o, .out = g_string_sized_new(1 << 16) };
+	GString *written; /* -w: "F: N frames written to OUT" of each file */
 	int status = 0;
 
 	k.pend = g_new0(struct pend, PENDING);
@@ -271,6 +272,7 @@ int cmd_packets(struct opts *o)
 			return 2;
 		}
 	}
+	written = g_string_new("");
 	/* Each file on its own: frame numbers are those of the file. */
 	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed &&
 				     !(k.dump_file && qpt_outfile_failed(k.dump_file)); file++) {
@@ -304,8 +306,8 @@ int cmd_packets(struct opts *o)
 				   k.c.other, k.c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "",
 				   an.interrupted ? " (cut short by Ctrl-C)" : "");
 		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
-			g_printerr("%s: %" G_GUINT64_FORMAT " frames written to %s\n", *file,
-				   k.c.iba + k.c.macc, o->write_file);
+			g_string_append_printf(written, "%s: %" G_GUINT64_FORMAT " frames written to %s\n",
+					       *file, k.c.iba + k.c.macc, o->write_file);
 		qpt_flow_free(k.fl);
 		g_free(an.label);
 		if (an.interrupted) {
@@ -316,8 +318,12 @@ int cmd_packets(struct opts *o)
 		if (o->count > 0 && k.shown >= (uint64_t)o->count)
 			break;
 	}
+	/* said once the file is in place */
 	if (o->write_file && !dump_close(&k))
 		status = 2;
+	else
+		g_printerr("%s", written->str);
+	g_string_free(written, TRUE);
 	if (o->write_file && !k.dump_failed && !k.dump && !k.dead && k.shown == 0 && !o->quiet)
 		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
 	g_string_free(k.out, TRUE);
