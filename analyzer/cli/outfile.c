@@ -221,6 +221,15 @@ static mode_t default_mode(void)
 	return 0666 & ~mask;
 }
 
+static struct qpt_outfile *open_failed(struct qpt_outfile *f, int e, GError **error)
+{
+	g_set_error_literal(error, G_FILE_ERROR, g_file_error_from_errno(e), g_strerror(e));
+	g_free(f->tmp);
+	g_free(f->path);
+	g_free(f);
+	return NULL;
+}
+
 struct qpt_outfile *qpt_outfile_open(const char *path, GError **error)
 {
 	struct qpt_outfile *f = g_new0(struct qpt_outfile, 1);
@@ -241,24 +250,11 @@ struct qpt_outfile *qpt_outfile_open(const char *path, GError **error)
 	if (exists && !S_ISREG(st.st_mode)) {
 		/* a device, a FIFO, a directory: in place (or its error) */
 		f->fp = fopen(f->path, "wb");
-		if (!f->fp) {
-			g_set_error_literal(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-					    g_strerror(errno));
-			g_free(f->path);
-			g_free(f);
-			return NULL;
-		}
-		return f;
+		return f->fp ? f : open_failed(f, errno, error);
 	}
 	/* a file that may not be written is not replaced either */
-	if (exists && access(f->path, W_OK) != 0) {
-		int e = errno;
-
-		g_set_error_literal(error, G_FILE_ERROR, g_file_error_from_errno(e), g_strerror(e));
-		g_free(f->path);
-		g_free(f);
-		return NULL;
-	}
+	if (exists && access(f->path, W_OK) != 0)
+		return open_failed(f, errno, error);
 	f->mode = exists ? st.st_mode & 07777 : default_mode();
 	dir = g_path_get_dirname(f->path);
 	base = g_path_get_basename(f->path);
@@ -267,17 +263,10 @@ struct qpt_outfile *qpt_outfile_open(const char *path, GError **error)
 	tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
 	g_free(dir);
 	g_free(base);
-	fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		int e = errno;
-
-		g_set_error_literal(error, G_FILE_ERROR, g_file_error_from_errno(e), g_strerror(e));
-		g_free(tmp);
-		g_free(f->path);
-		g_free(f);
-		return NULL;
-	}
 	f->tmp = tmp;
+	fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return open_failed(f, errno, error);
 	f->slot = qpt_tmp_guard(tmp);
 	f->fp = fdopen(fd, "wb");
 	if (!f->fp) {
@@ -286,11 +275,7 @@ struct qpt_outfile *qpt_outfile_open(const char *path, GError **error)
 		close(fd);
 		unlink(tmp);
 		qpt_tmp_unguard(f->slot);
-		g_set_error_literal(error, G_FILE_ERROR, g_file_error_from_errno(e), g_strerror(e));
-		g_free(tmp);
-		g_free(f->path);
-		g_free(f);
-		return NULL;
+		return open_failed(f, e, error);
 	}
 	return f;
 }
