@@ -44,6 +44,7 @@ struct pk {
 	uint64_t shown; /* frames printed (or written), for -c */
 	/* -w */
 	pcap_t *dead;
+	struct qpt_outfile *dump_file; /* the file the dumper writes (outfile.c) */
 	pcap_dumper_t *dump;
 	uint32_t dump_linktype;
 	bool dump_failed;
@@ -51,7 +52,9 @@ struct pk {
 	unsigned pend_first, pend_n;
 };
 
-/* -w FILE: the frame as it was read, into a pcap of its link type. */
+/* -w FILE: the frame as it was read, into a pcap of its link type.  The
+ * file is made at the first frame (none selected: none made), written
+ * through outfile.c (a temporary file renamed at the end). */
 static void dump_frame(struct pk *k, const struct qpt_frame *f)
 {
 	struct pcap_pkthdr h;
@@ -59,12 +62,20 @@ static void dump_frame(struct pk *k, const struct qpt_frame *f)
 	if (k->dump_failed || !f->data)
 		return;
 	if (!k->dump) {
+		GError *e = NULL;
+
 		k->dead = pcap_open_dead_with_tstamp_precision((int)f->linktype, 262144,
 							       PCAP_TSTAMP_PRECISION_NANO);
-		k->dump = k->dead ? pcap_dump_open(k->dead, k->o->write_file) : NULL;
+		k->dump_file = k->dead ? qpt_outfile_open(k->o->write_file, &e) : NULL;
+		k->dump = k->dump_file ? pcap_dump_fopen(k->dead, qpt_outfile_stream(k->dump_file)) :
+					 NULL;
 		if (!k->dump) {
 			g_printerr("qptrace packets: cannot write %s: %s\n", k->o->write_file,
-				   k->dead ? pcap_geterr(k->dead) : "out of memory");
+				   e ? e->message : k->dead ? pcap_geterr(k->dead) : "out of memory");
+			if (e)
+				g_error_free(e);
+			qpt_outfile_abort(k->dump_file);
+			k->dump_file = NULL;
 			k->dump_failed = true;
 			k->an->stop = true;
 			return;
@@ -86,19 +97,31 @@ static void dump_frame(struct pk *k, const struct qpt_frame *f)
 	h.caplen = f->caplen;
 	h.len = f->wirelen;
 	pcap_dump((u_char *)k->dump, &h, f->data);
+	if (qpt_outfile_failed(k->dump_file))
+		k->an->stop = true; /* a full disk: the commit says so */
 }
 
+/* The -w file in place when every frame went in, else none (a frame of
+ * another link type, a full disk).  The dumper is its stream (libpcap's
+ * pcap_dumper_t is the FILE, pcap_dump_close() only closes it): the
+ * outfile closes it instead of pcap_dump_close(). */
 static bool dump_close(struct pk *k)
 {
 	bool ok = !k->dump_failed;
 
 	if (k->dump) {
-		if (pcap_dump_flush(k->dump) != 0 || ferror(pcap_dump_file(k->dump))) {
+		GError *e = NULL;
+
+		if (!ok) {
+			qpt_outfile_abort(k->dump_file);
+			g_printerr("qptrace packets: %s not written\n", k->o->write_file);
+		} else if (!qpt_outfile_commit(k->dump_file, &e)) {
 			g_printerr("qptrace packets: cannot write %s: %s\n", k->o->write_file,
-				   g_strerror(errno));
+				   e->message);
+			g_error_free(e);
 			ok = false;
 		}
-		pcap_dump_close(k->dump);
+		k->dump_file = NULL;
 		k->dump = NULL;
 	}
 	if (k->dead)
@@ -227,6 +250,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 int cmd_packets(struct opts *o)
 {
 	struct pk k = { .o = o, .out = g_string_sized_new(1 << 16) };
+	GString *written; /* -w: "F: N frames written to OUT" of each file */
 	int status = 0;
 
 	k.pend = g_new0(struct pend, PENDING);
@@ -235,8 +259,23 @@ int cmd_packets(struct opts *o)
 		g_free(k.pend);
 		return 2;
 	}
+	if (o->write_file) { /* -w IN.pcap IN.pcap would read an empty file */
+		struct qpt_inputs *in = qpt_inputs_new();
+		bool same;
+
+		qpt_inputs_add_all(in, o->files);
+		same = qpt_output_names_input(in, "packets", "-w", o->write_file);
+		qpt_inputs_free(in);
+		if (same) {
+			g_free(k.pend);
+			g_string_free(k.out, TRUE);
+			return 2;
+		}
+	}
+	written = g_string_new("");
 	/* Each file on its own: frame numbers are those of the file. */
-	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed; file++) {
+	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed &&
+				     !(k.dump_file && qpt_outfile_failed(k.dump_file)); file++) {
 		gchar *one[2] = { *file, NULL };
 		struct qpt_analysis an = { .window_selects = true,
 					   .need_data = o->write_file != NULL,
@@ -267,8 +306,8 @@ int cmd_packets(struct opts *o)
 				   k.c.other, k.c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "",
 				   an.interrupted ? " (cut short by Ctrl-C)" : "");
 		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
-			g_printerr("%s: %" G_GUINT64_FORMAT " frames written to %s\n", *file,
-				   k.c.iba + k.c.macc, o->write_file);
+			g_string_append_printf(written, "%s: %" G_GUINT64_FORMAT " frames written to %s\n",
+					       *file, k.c.iba + k.c.macc, o->write_file);
 		qpt_flow_free(k.fl);
 		g_free(an.label);
 		if (an.interrupted) {
@@ -279,8 +318,12 @@ int cmd_packets(struct opts *o)
 		if (o->count > 0 && k.shown >= (uint64_t)o->count)
 			break;
 	}
+	/* said once the file is in place */
 	if (o->write_file && !dump_close(&k))
 		status = 2;
+	else
+		g_printerr("%s", written->str);
+	g_string_free(written, TRUE);
 	if (o->write_file && !k.dump_failed && !k.dump && !k.dead && k.shown == 0 && !o->quiet)
 		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
 	g_string_free(k.out, TRUE);
