@@ -137,6 +137,7 @@ struct half_rec {
 	 * at hardware speed) */
 	uint32_t resend_psn;
 	uint64_t resend_frame, goback_frame;
+	uint32_t goback_psn; /* where that go-back went back to */
 	/* the go-back-N episode: the PSN after the last one it resent
 	 * (in_episode); a resend below it is a new go-back (a nested
 	 * episode).  episode_reopen: the episode just closed by an answer

@@ -339,10 +339,11 @@ static void read_set_span(struct half *h, struct read_req *r, uint32_t span)
  * filled, a response stream restarted): a
  * repeat of a packet seen before it is a sending again, not a capture
  * copy (fl_capture_copy). */
-static void fl_went_back(struct half *h, uint64_t frame)
+static void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 {
 	h->went_back = true;
 	fl_rec(h)->goback_frame = frame;
+	fl_rec(h)->goback_psn = psn;
 }
 
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
@@ -401,7 +402,7 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	 * sent before are sendings until it passes its highest PSN (a resend
 	 * that goes on with the episode is no new go-back: a copy of one
 	 * stays a copy) */
-	fl_went_back(h, frame);
+	fl_went_back(h, frame, psn);
 
 	if (nak) {
 		e.trigger = QPT_TRIGGER_NAK;
@@ -608,7 +609,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_message_add(h, &fill->msg, d, p, frame, v);
 		/* a gap filled: the first resend of a go-back-N whose NAK the
 		 * capture missed (or a packet reordered), see episode_open */
-		fl_went_back(h, frame);
+		fl_went_back(h, frame, psn);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
@@ -643,10 +644,14 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		/* the rest of a message resent after an RNR NAK: part of the retry */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 	} else if (h->rnr_pending && psn == fl_rec(h)->rnr_psn) {
+		/* an RNR NAK for a resend: the responder took what was before
+		 * it, the go-back under way is over (the retry is no episode) */
+		fl_episode_close(h, fl_rec(h)->rnr_frame, fl_rec(h)->rnr_ns);
+		fl_rec(h)->episode_reopen = false;
 		h->rnr_pending = false;
 		h->rnr_resend = true;
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
-		fl_went_back(h, frame);
+		fl_went_back(h, frame, psn);
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = fl_rec(h)->rnr_frame;
 		fl_dr(d)->rnr_retries++;
@@ -846,7 +851,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * on with it) */
 		if (!h->x || !h->x->rc || !h->x->rc->resp_resending ||
 		    psn != qpt_psn_add(h->x->rc->resp_last, 1))
-			fl_went_back(h, frame);
+			fl_went_back(h, frame, psn);
 		fl_rec(h)->resp_resending = true;
 		fl_rec(h)->resp_last = psn;
 		if (s) {
