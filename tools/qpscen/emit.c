@@ -148,7 +148,7 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     c->last_t = t;
     if (c->t < t)
         c->t = t;
-    if (p->net == NET_IP4 && !p->ipid)
+    if (p->net == NET_IP4 && !p->ipid && !c->keep_ipid)
         p->ipid = ++c->ipid;
     size_t len = pkt_build(p, c->buf);
     struct pcap_pkthdr h;
@@ -224,6 +224,8 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
         unsigned ty = p->aeth_syn >> 5 & 7, code = p->aeth_syn & 0x1F;
         if (ty == 0 && !(flags & F_DUP)) { /* a capture copy is not another ACK */
             d->acks++;
+        } else if (flags & F_DUP) {
+            /* a capture copy of a NAK is no other NAK */
         } else if (ty == 1) {
             d->rnr_naks++;
             g_array_append_val(d->f_rnr, fno);

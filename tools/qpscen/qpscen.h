@@ -181,6 +181,7 @@ typedef struct {
     GString *extra_json;  /* more top-level manifest members ("\"pfc\": ..."), or NULL */
     GArray *queue;        /* packets queued by emit_queue(), or NULL */
     uint64_t queue_seq;
+    int keep_ipid;        /* emit() leaves an IPv4 ID of 0 as it is (DF, as NICs send) */
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -274,6 +275,10 @@ void s_cnp_priority_bad(ctx_t *c);
 void s_mtu_mismatch(ctx_t *c);
 void s_capture_incomplete(ctx_t *c);
 extern const size_t n_scenarios;
+
+/* rand.c: `qpscen random` (DIR/random-<hw|rxe>-<seed>.pcap and .json) */
+enum { RT_HW, RT_RXE };
+int rand_scenario(const char *dir, guint32 seed, int timing);
 
 /* bench (main.c) */
 
