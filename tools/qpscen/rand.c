@@ -8,6 +8,7 @@
 #include "qpscen.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define US 1000ull
@@ -89,8 +90,8 @@ typedef struct {
     uint32_t tmo_gen;
     /* responder */
     uint32_t exp, msn, since_ack, flush_gen;
-    int nak_sent;
-    uint64_t b_free;
+    int nak_sent, have_reack;
+    uint64_t b_free, reack_t;
 } qp_t;
 
 enum { EV_REQ_TX, EV_B_RX, EV_A_RX, EV_TMO, EV_FLUSH };
@@ -117,6 +118,7 @@ typedef struct {
     uint64_t d_as, d_sb; /* one-way delay A->S, S->B (base) */
     uint16_t ipid[16];
     int stuck;           /* the run did not finish (a bug) */
+    int wrap_qp;         /* the QP that starts just below the PSN wrap, or -1 */
 } rs_t;
 
 /* ---- random helpers ---- */
@@ -599,6 +601,8 @@ static void b_rx(rs_t *s, qp_t *q, uint64_t t, int x)
         if (m->rnr && i == m->pk0) {
             m->rnr = 0;
             q->nak_sent = 1; /* silent until the RNR'd PSN comes again */
+            q->since_ack = 0; /* the RNR NAK acknowledges all before it */
+            q->flush_gen++;
             b_ack(s, q, t, K_RNR, tx->psn, (uint8_t)(0x20 | q->rnr_code));
             return;
         }
@@ -641,13 +645,18 @@ static void b_rx(rs_t *s, qp_t *q, uint64_t t, int x)
         } else if (k->opcode == OP_CMP_SWAP || k->opcode == OP_FETCH_ADD) {
             if (k->served)
                 b_atack(s, q, t, i);
-        } else if (k->ackreq) {
+        } else if (k->ackreq && (!q->have_reack || t - q->reack_t >= 60 * US)) {
+            /* one ACK for a burst of duplicates: not again within 60 us */
+            q->have_reack = 1;
+            q->reack_t = t;
             q->since_ack = 0;
             b_ack(s, q, t, K_ACK, psn_add(q->exp, -1), 0x1F);
         }
     } else if (!q->nak_sent) {
         /* out of sequence: one NAK per episode (rxe_resp.c: sent_psn_nak) */
         q->nak_sent = 1;
+        q->since_ack = 0; /* the NAK acknowledges all before it */
+        q->flush_gen++;
         b_ack(s, q, t, K_NAK, q->exp, 0x60);
     }
 }
@@ -725,7 +734,7 @@ static void add_msg(rs_t *s, qp_t *q, int op, uint32_t len, uint32_t *psn)
     g_array_append_val(q->msgs, m);
 }
 
-static void qp_setup(rs_t *s, ctx_t *c, int i, uint32_t mtu)
+static void qp_setup(rs_t *s, int i, uint32_t mtu)
 {
     qp_t *q = g_new0(qp_t, 1);
     q->id = i;
@@ -744,11 +753,11 @@ static void qp_setup(rs_t *s, ctx_t *c, int i, uint32_t mtu)
         ep_v4(&q->A, 10, 0, (uint8_t)hp, 1, qa);
         ep_v4(&q->B, 10, 0, (uint8_t)hp, 2, qb);
     }
-    q->cv = conv_new(c, "RC", "traffic", &q->A, &q->B);
-    q->cv->extra = 1;
     q->mtu = mtu;
-    /* PSN anywhere, sometimes just below the wrap */
-    q->spsn = chance(s, 0.3) ? 0xFFFFFFu - rint_(s, 0, 40) : rint_(s, 0, 0xFFFFFF);
+    /* PSN anywhere, one QP of a seed sometimes just below the wrap (two
+     * QPs between the same hosts with PSNs close together could not be
+     * paired from the traffic: not generated) */
+    q->spsn = i == s->wrap_qp ? 0xFFFFFFu - rint_(s, 0, 40) : rint_(s, 0, 0xFFFFFF);
     q->exp = q->spsn;
     q->msgs = g_array_new(FALSE, TRUE, sizeof(rmsg_t));
     q->pk = g_array_new(FALSE, TRUE, sizeof(rpk_t));
@@ -835,7 +844,9 @@ static void simulate(rs_t *s)
 typedef struct {
     uint64_t t, seq;
     int tx;
-    int copy; /* a mirror's copy */
+    int copy;      /* a mirror's copy */
+    unsigned fl;   /* the truth (emit flags) */
+    uint32_t miss; /* PSNs (responses) skipped before it, lost before the capture point */
 } sight_t;
 
 static gint sight_cmp(gconstpointer a, gconstpointer b)
@@ -856,12 +867,232 @@ typedef struct {
     uint32_t ack_psn, ack_msn;
     uint64_t last_req_us; /* timestamp of the last request sighting (not a copy) */
     int have_last_req;
-    GArray *naks;         /* captured PSN sequence error NAKs (tx ids) */
-    GArray *resp_seen;    /* per READ packet: bitmask of captured response
-                             indexes (first 64) */
-    GArray *next_resp;    /* per READ packet: next response index expected */
+    GArray *naks;         /* PSN sequence error NAKs captured since the last episode */
+    GArray *resp_seen;    /* per READ packet: captured response indexes (first 64) */
+    GArray *next_resp;    /* per READ packet: the next response index expected */
+    int ring[2][64];      /* the last first sightings per direction (positions) */
+    int nring[2];
 } obs_t;
 
+/* The frame's bytes, as a fingerprint: two transmissions with the same are
+ * the same bytes on the wire. */
+static uint32_t tx_fp(rs_t *s, tx_t *x)
+{
+    static uint8_t buf[MAX_FRAME];
+    (void)s;
+    size_t n = pkt_build(&x->p, buf);
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a (a CRC would not do: the frame ends in its own ICRC) */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ buf[i]) * 0x100000001b3ull;
+    return (uint32_t)(h ^ h >> 32);
+}
+
+/* Would z, captured between two sightings of bytes like x's, make x's
+ * sender send those bytes again (so that the second could be a resend as
+ * well as a copy)?  Requests: a NAK or RNR NAK up to its PSN, a request
+ * below it (a go-back shown), an answer reaching a READ's or atomic's
+ * PSN; answers: a request up to its PSN (resent: answered again). */
+static int resend_reason(const tx_t *x, const tx_t *z)
+{
+    if (z->qp != x->qp)
+        return 0;
+    if (x->dir == 0) {
+        if (z->dir == 1 && (z->kind == K_NAK || z->kind == K_RNR))
+            return psn_diff(x->psn, z->psn) >= 0;
+        if (z->dir == 0)
+            return psn_diff(z->psn, x->psn) < 0;
+        int ra = x->p.opcode == OP_READ_REQ || x->p.opcode == OP_CMP_SWAP ||
+                 x->p.opcode == OP_FETCH_ADD;
+        return ra && psn_diff(z->psn, x->psn) >= 0;
+    }
+    return z->dir == 0 && psn_diff(z->psn, x->psn) <= 0;
+}
+
+static int reason_between(rs_t *s, GArray *sg, int from, int to, const tx_t *x)
+{
+    for (int j = from + 1; j < to; j++)
+        if (resend_reason(x, TX(s, g_array_index(sg, sight_t, j).tx)))
+            return 1;
+    return 0;
+}
+
+/* The truth of every sighting, in capture order.  Returns 0, or 1 when the
+ * capture shows something no capture-based analysis could decide (then the
+ * seed is simulated again, see README). */
+static int truth(rs_t *s, GArray *sg, GString *why)
+{
+    int nq = s->nqp, amb = 0;
+    obs_t *ob = g_new0(obs_t, (gsize)nq);
+    for (int i = 0; i < nq; i++) {
+        ob[i].naks = g_array_new(FALSE, FALSE, sizeof(int));
+        ob[i].resp_seen = g_array_new(FALSE, TRUE, sizeof(uint64_t));
+        g_array_set_size(ob[i].resp_seen, QP(s, i)->pk->len);
+        ob[i].next_resp = g_array_new(FALSE, TRUE, sizeof(uint32_t));
+        g_array_set_size(ob[i].next_resp, QP(s, i)->pk->len);
+    }
+    int *first_pos = g_new(int, s->tx->len);
+    uint32_t *fp = g_new0(uint32_t, s->tx->len);
+    for (guint i = 0; i < s->tx->len; i++)
+        first_pos[i] = -1;
+    int same_bytes_resend = s->ipid_const || s->v6;
+    for (guint i = 0; i < sg->len && !amb; i++) {
+        sight_t *e = &g_array_index(sg, sight_t, i);
+        tx_t *x = TX(s, e->tx);
+        qp_t *q = QP(s, x->qp);
+        obs_t *o = &ob[x->qp];
+        unsigned fl = 0;
+        uint32_t miss = 0;
+        uint64_t us = e->t / 1000;
+        if (first_pos[e->tx] >= 0) {
+            /* a second sighting of one transmission: a capture copy */
+            if (e->copy && same_bytes_resend && reason_between(s, sg, first_pos[e->tx], (int)i, x)) {
+                g_string_append_printf(why, "a mirror copy after a resend reason (frame %u)", i + 1);
+                amb = 1;
+            }
+            e->fl = F_DUP;
+            continue;
+        }
+        first_pos[e->tx] = (int)i;
+        fp[e->tx] = tx_fp(s, x);
+        /* another transmission with the same bytes shortly before, and
+         * nothing between that would make its sender send it again: a
+         * copy or a resend, no capture can tell */
+        for (int r = 0; r < o->nring[x->dir] && !amb; r++) {
+            int pj = o->ring[x->dir][r];
+            sight_t *y = &g_array_index(sg, sight_t, pj);
+            if (y->tx != e->tx && fp[y->tx] == fp[e->tx] && e->t - y->t <= 60 * US &&
+                !reason_between(s, sg, pj, (int)i, x)) {
+                g_string_append_printf(why, "frames %d and %u: the same bytes, no resend reason between",
+                                       pj + 1, i + 1);
+                amb = 1;
+            }
+        }
+        if (o->nring[x->dir] == 64)
+            memmove(o->ring[x->dir], o->ring[x->dir] + 1, sizeof(int) * 63), o->nring[x->dir]--;
+        o->ring[x->dir][o->nring[x->dir]++] = (int)i;
+
+        if (x->dir == 0) {
+            rpk_t *k = PK(q, x->pki);
+            uint32_t end = psn_add(k->psn, (int32_t)k->span); /* one past */
+            int visible_old = o->have_req && psn_diff(x->psn, o->hi) < 0;
+            if (!o->have_req) {
+                o->have_req = 1;
+                o->hi = end;
+            } else if (!visible_old) {
+                int32_t skip = psn_diff(x->psn, o->hi);
+                if (skip > 0)
+                    miss = (uint32_t)skip;
+                o->hi = end;
+            }
+            /* a resend can only be seen as one below the highest PSN the
+             * capture saw: above it, it is the capture's first sight */
+            if (x->retrans && visible_old)
+                fl |= F_RETRANS;
+            /* the message, counted at its first captured counting packet */
+            if (k->last) {
+                if (!k->counted) {
+                    k->counted = 1;
+                    if (fl & F_RETRANS)
+                        fl |= F_COUNTMSG;
+                } else if (!(fl & F_RETRANS)) {
+                    fl |= F_NOMSG;
+                }
+            }
+            /* a READ retry (README: re-issued inside the READ's range, or
+             * at its own PSN when later responses of it were captured
+             * but not its first) */
+            if (k->opcode == OP_READ_REQ && (fl & F_RETRANS)) {
+                uint64_t seen = g_array_index(o->resp_seen, uint64_t, x->pki);
+                if (x->roff > 0 || ((seen & ~1ull) && !(seen & 1)))
+                    fl |= F_RREISSUE;
+            }
+            /* the first captured packet of a sender's go-back */
+            if (x->gb >= 0 && !GB(s, x->gb)->seen) {
+                gb_t *g = GB(s, x->gb);
+                g->seen = 1;
+                if ((fl & F_RETRANS) && g->cause != CA_RNR) {
+                    int start = g->first_tx == e->tx;
+                    int64_t silence = o->have_last_req ? (int64_t)(us - o->last_req_us) : 0;
+                    int nak_here = 0;
+                    for (guint n = 0; n < o->naks->len; n++)
+                        if (TX(s, g_array_index(o->naks, int, n))->psn == x->psn)
+                            nak_here = 1;
+                    fl |= F_GBN;
+                    if (!start) {
+                        /* its first resends were lost before the capture
+                         * point: why it went back cannot be seen ("?") */
+                    } else if (g->cause == CA_NAK) {
+                        if (g->nak_tx >= 0 && first_pos[g->nak_tx] >= 0)
+                            fl |= F_TNAK;
+                    } else if (g->cause == CA_TMO) {
+                        if (silence >= 500 && !nak_here)
+                            fl |= F_TMO;
+                    } else if (g->cause == CA_READ) {
+                        if ((fl & F_RREISSUE) && silence < 500 && !nak_here)
+                            fl |= F_TRR;
+                    }
+                    g_array_set_size(o->naks, 0);
+                }
+            }
+            o->last_req_us = us;
+            o->have_last_req = 1;
+        } else {
+            if (x->kind == K_ACK) {
+                if (o->have_ack && o->ack_psn == x->psn && o->ack_msn == x->p.aeth_msn)
+                    fl |= F_DUPACK;
+                o->have_ack = 1;
+                o->ack_psn = x->psn;
+                o->ack_msn = x->p.aeth_msn;
+            } else if (x->kind == K_NAK) {
+                g_array_append_val(o->naks, e->tx);
+            } else if (x->kind == K_RESP || x->kind == K_ATACK) {
+                int visible_old = o->have_resp && psn_diff(x->psn, o->resp_hi) <= 0;
+                if (x->retrans && visible_old)
+                    fl |= F_RETRANS;
+                if (!visible_old) {
+                    o->have_resp = 1;
+                    o->resp_hi = x->psn;
+                    if (x->kind == K_RESP) {
+                        uint32_t *nx = &g_array_index(o->next_resp, uint32_t, x->pki);
+                        if (x->roff > *nx)
+                            miss = x->roff - *nx;
+                        *nx = x->roff + 1;
+                    }
+                }
+                if (x->kind == K_RESP && x->roff < 64)
+                    g_array_index(o->resp_seen, uint64_t, x->pki) |= 1ull << x->roff;
+            }
+        }
+        e->fl = fl;
+        e->miss = miss;
+    }
+    for (int i = 0; i < nq; i++) {
+        g_array_free(ob[i].naks, TRUE);
+        g_array_free(ob[i].resp_seen, TRUE);
+        g_array_free(ob[i].next_resp, TRUE);
+    }
+    g_free(ob);
+    g_free(first_pos);
+    g_free(fp);
+    return amb;
+}
+
+static void rs_free(rs_t *s)
+{
+    if (s->qps)
+        g_ptr_array_free(s->qps, TRUE);
+    if (s->tx)
+        g_array_free(s->tx, TRUE);
+    if (s->gb)
+        g_array_free(s->gb, TRUE);
+    g_free(s->h);
+    if (s->rng)
+        g_rand_free(s->rng);
+    memset(s, 0, sizeof *s);
+}
+
+/* One attempt at a seed: 0 written, 1 ambiguous (nothing written: try the
+ * next attempt), -1 the simulation did not finish. */
 static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString *desc)
 {
     rs_t S, *s = &S;
@@ -871,10 +1102,17 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
     s->tap = (int)rint_(s, 0, 3);
     s->ipid_const = chance(s, 0.5);
     s->v6 = chance(s, 0.2);
+    if (s->tap == TAP_AB) {
+        /* merged captures: a resend with the bytes of its original could
+         * not be told from the other capture point's copy (README) */
+        s->ipid_const = 0;
+        s->v6 = 0;
+    }
     s->vlan = chance(s, 0.25);
     s->snap = chance(s, 0.2) ? 128 : 0;
     s->mirror_pct = chance(s, 0.3) ? (int)rint_(s, 1, 4) : 0;
     s->nqp = (int)rint_(s, 1, 8);
+    s->wrap_qp = chance(s, 0.3) ? (int)rint_(s, 0, (uint32_t)s->nqp - 1) : -1;
     static const double loss[] = { 0.0, 0.01, 0.03, 0.06, 0.1 };
     s->loss = loss[rint_(s, 0, 4)];
     uint32_t mtu = 256u << rint_(s, 0, 4);
@@ -896,8 +1134,12 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
     s->tx = g_array_new(FALSE, TRUE, sizeof(tx_t));
     s->gb = g_array_new(FALSE, TRUE, sizeof(gb_t));
     for (int i = 0; i < s->nqp; i++)
-        qp_setup(s, c, i, mtu);
+        qp_setup(s, i, mtu);
     simulate(s);
+    if (s->stuck) {
+        rs_free(s);
+        return -1;
+    }
 
     /* sightings at the capture point(s), and a mirror's copies */
     GArray *sg = g_array_new(FALSE, TRUE, sizeof(sight_t));
@@ -908,7 +1150,7 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
             int want = s->tap == TAP_AB ? pt != 1 : pt == s->tap;
             if (!want || !tx_seen(x, pt))
                 continue;
-            sight_t e = { x->t_tap[pt], sq++, (int)i, 0 };
+            sight_t e = { x->t_tap[pt], sq++, (int)i, 0, 0, 0 };
             g_array_append_val(sg, e);
         }
     }
@@ -926,150 +1168,39 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
         }
         g_array_sort(sg, sight_cmp);
     }
-
-    /* the truth of each sighting, in capture order */
-    int nq = s->nqp;
-    obs_t *ob = g_new0(obs_t, (gsize)nq);
-    for (int i = 0; i < nq; i++) {
-        ob[i].naks = g_array_new(FALSE, FALSE, sizeof(int));
-        ob[i].resp_seen = g_array_new(FALSE, TRUE, sizeof(uint64_t));
-        g_array_set_size(ob[i].resp_seen, QP(s, i)->pk->len);
-        ob[i].next_resp = g_array_new(FALSE, TRUE, sizeof(uint32_t));
-        g_array_set_size(ob[i].next_resp, QP(s, i)->pk->len);
+    GString *why = g_string_new("");
+    if (truth(s, sg, why)) {
+        g_string_printf(desc, "%s", why->str);
+        g_string_free(why, TRUE);
+        g_array_free(sg, TRUE);
+        rs_free(s);
+        return 1;
     }
-    uint8_t *sighted = g_new0(uint8_t, s->tx->len);
+    g_string_free(why, TRUE);
+
+    for (int i = 0; i < s->nqp; i++) {
+        qp_t *q = QP(s, i);
+        q->cv = conv_new(c, "RC", "traffic", &q->A, &q->B);
+        q->cv->extra = 1;
+    }
     for (guint i = 0; i < sg->len; i++) {
         sight_t *e = &g_array_index(sg, sight_t, i);
         tx_t *x = TX(s, e->tx);
-        qp_t *q = QP(s, x->qp);
-        obs_t *o = &ob[x->qp];
-        unsigned fl = 0;
-        uint32_t miss = 0;
-        uint64_t us = e->t / 1000;
         pkt_t p = x->p;
-        if (sighted[e->tx]) {
-            fl = F_DUP;
-            goto out;
-        }
-        sighted[e->tx] = 1;
-        if (x->dir == 0) {
-            rpk_t *k = PK(q, x->pki);
-            uint32_t end = psn_add(k->psn, (int32_t)k->span); /* one past */
-            int visible_old = o->have_req && psn_diff(x->psn, o->hi) < 0;
-            if (!o->have_req) {
-                o->have_req = 1;
-                o->hi = end;
-            } else if (!visible_old) {
-                int32_t skip = psn_diff(x->psn, o->hi);
-                if (skip > 0)
-                    miss = (uint32_t)skip;
-                o->hi = end;
-            }
-            if (x->retrans && visible_old)
-                fl |= F_RETRANS;
-            /* the message, counted at its first captured counting packet */
-            if (k->last) {
-                if (!k->counted) {
-                    k->counted = 1;
-                    if (fl & F_RETRANS)
-                        fl |= F_COUNTMSG;
-                } else if (!(fl & F_RETRANS)) {
-                    fl |= F_NOMSG;
-                }
-            }
-            /* a READ retry (README: re-issued inside the READ's range,
-             * or at its own PSN when later responses of it were captured
-             * but not its first) */
-            if (k->opcode == OP_READ_REQ && (fl & F_RETRANS)) {
-                uint64_t seen = g_array_index(o->resp_seen, uint64_t, x->pki);
-                if (x->roff > 0 || ((seen & ~1ull) && !(seen & 1)))
-                    fl |= F_RREISSUE;
-            }
-            /* the first captured packet of a sender's go-back */
-            if (x->gb >= 0 && !GB(s, x->gb)->seen) {
-                gb_t *g = GB(s, x->gb);
-                g->seen = 1;
-                if ((fl & F_RETRANS) && g->cause != CA_RNR) {
-                    int start = g->first_tx == e->tx;
-                    int64_t silence = o->have_last_req ? (int64_t)(us - o->last_req_us) : 0;
-                    fl |= F_GBN;
-                    if (!start) {
-                        /* its first resends were lost before the capture
-                         * point: why it went back cannot be seen */
-                    } else if (g->cause == CA_NAK) {
-                        if (g->nak_tx >= 0 && sighted[g->nak_tx])
-                            fl |= F_TNAK;
-                    } else if (g->cause == CA_TMO) {
-                        int nak_here = 0;
-                        for (guint n = 0; n < o->naks->len; n++)
-                            if (TX(s, g_array_index(o->naks, int, n))->psn == x->psn)
-                                nak_here = 1;
-                        if (silence >= 500 && !nak_here)
-                            fl |= F_TMO;
-                    } else if (g->cause == CA_READ) {
-                        if ((fl & F_RREISSUE) && silence < 500)
-                            fl |= F_TRR;
-                    }
-                }
-            }
-            o->last_req_us = us;
-            o->have_last_req = 1;
-        } else {
-            if (x->kind == K_ACK) {
-                if (o->have_ack && o->ack_psn == x->psn && o->ack_msn == p.aeth_msn)
-                    fl |= F_DUPACK;
-                o->have_ack = 1;
-                o->ack_psn = x->psn;
-                o->ack_msn = p.aeth_msn;
-            } else if (x->kind == K_NAK) {
-                g_array_append_val(o->naks, e->tx);
-            } else if (x->kind == K_RESP || x->kind == K_ATACK) {
-                int visible_old = o->have_resp && psn_diff(x->psn, o->resp_hi) <= 0;
-                if (x->retrans && visible_old)
-                    fl |= F_RETRANS;
-                if (!visible_old) {
-                    o->have_resp = 1;
-                    o->resp_hi = x->psn;
-                    if (x->kind == K_RESP) {
-                        uint32_t *nx = &g_array_index(o->next_resp, uint32_t, x->pki);
-                        if (x->roff > *nx)
-                            miss = x->roff - *nx;
-                        *nx = x->roff + 1;
-                    }
-                }
-                if (x->kind == K_RESP && x->roff < 64)
-                    g_array_index(o->resp_seen, uint64_t, x->pki) |= 1ull << x->roff;
-            }
-        }
-    out:
-        c->x_missing = miss;
-        emit(c, e->t, &p, q->cv, x->dir, fl, (uint32_t)s->snap);
+        c->x_missing = e->miss;
+        emit(c, e->t, &p, QP(s, x->qp)->cv, x->dir, e->fl, (uint32_t)s->snap);
     }
-
-    g_string_append_printf(desc, "random %s seed: tap %s, %d QP%s, MTU %u, loss %.0f %%, IP ID %s%s%s%s, "
-                           "mirror copies %d %%, one way %" G_GUINT64_FORMAT " ns; %u transmissions, "
-                           "%u go-backs%s",
-                           timing == TM_HW ? "hw" : "rxe", tap_names[s->tap], s->nqp,
-                           s->nqp > 1 ? "s" : "", mtu, s->loss * 100,
-                           s->v6 ? "none (IPv6)" : s->ipid_const ? "0" : "incrementing",
-                           s->vlan ? ", VLAN" : "", s->snap ? ", snaplen 128" : "", "",
-                           s->mirror_pct, s->d_as + s->d_sb, s->tx->len, s->gb->len,
-                           s->stuck ? " (DID NOT FINISH)" : "");
-    int rc = s->stuck ? -1 : 0;
-    for (int i = 0; i < nq; i++) {
-        g_array_free(ob[i].naks, TRUE);
-        g_array_free(ob[i].resp_seen, TRUE);
-        g_array_free(ob[i].next_resp, TRUE);
-    }
-    g_free(ob);
-    g_free(sighted);
+    g_string_printf(desc, "random %s seed%s: capture point %s, %d QP%s, MTU %u, loss %.0f %%, "
+                    "IP ID %s%s%s, mirror copies %d %%, one way %" G_GUINT64_FORMAT " ns; "
+                    "%u transmissions, %u go-backs",
+                    timing == TM_HW ? "hw" : "rxe", attempt ? " (simulated again)" : "",
+                    tap_names[s->tap], s->nqp, s->nqp > 1 ? "s" : "", mtu, s->loss * 100,
+                    s->v6 ? "none (IPv6)" : s->ipid_const ? "0" : "incrementing",
+                    s->vlan ? ", VLAN" : "", s->snap ? ", snaplen 128" : "",
+                    s->mirror_pct, s->d_as + s->d_sb, s->tx->len, s->gb->len);
     g_array_free(sg, TRUE);
-    g_ptr_array_free(s->qps, TRUE);
-    g_array_free(s->tx, TRUE);
-    g_array_free(s->gb, TRUE);
-    g_free(s->h);
-    g_rand_free(s->rng);
-    return rc;
+    rs_free(s);
+    return 0;
 }
 
 int rand_scenario(const char *dir, guint32 seed, int timing)
@@ -1078,15 +1209,20 @@ int rand_scenario(const char *dir, guint32 seed, int timing)
     char *name = g_strdup_printf("random-%s-%u", tn, seed);
     char *pc = g_strdup_printf("%s/%s.pcap", dir, name);
     char *js = g_strdup_printf("%s/%s.json", dir, name);
-    int rc = 1;
+    int rc = 1, r = 1;
     ctx_t *c = ctx_new(name, LT_ETH, pc, seed);
     if (c) {
         GString *desc = g_string_new("");
         c->keep_ipid = 1;
-        int r = rand_run(c, seed, timing, 0, desc);
+        for (guint32 attempt = 0; attempt < 64 && r == 1; attempt++) {
+            r = rand_run(c, seed, timing, attempt, desc);
+            if (getenv("QPSCEN_DEBUG") && r == 1)
+                fprintf(stderr, "qpscen random: seed %u (%s) attempt %u: %s\n", seed, tn, attempt, desc->str);
+        }
         rc = ctx_finish(c, js, desc->str, seed) || r ? 1 : 0;
         if (r)
-            fprintf(stderr, "qpscen random: seed %u (%s) did not finish\n", seed, tn);
+            fprintf(stderr, "qpscen random: seed %u (%s): %s\n", seed, tn,
+                    r < 0 ? "the simulation did not finish" : "no attempt without an ambiguity");
         g_string_free(desc, TRUE);
     }
     g_free(name);
