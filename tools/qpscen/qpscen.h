@@ -130,6 +130,7 @@ typedef struct {
     int have_psn;
     uint32_t first_psn;
     GArray *f_retrans, *f_naks, *f_rnr, *f_dups, *f_cnps, *f_ce;
+    GArray *f_gbn;           /* episode starts, printed for a `rnd` conversation */
     /* printed only for a conversation marked `qos` (scen_ecn.c): packets
      * by class (0 data, 1 ACK/NAK, 2 CNP) and 802.1Q PCP (index 0:
      * untagged, else PCP + 1) / DSCP */
@@ -148,6 +149,7 @@ typedef struct {
     GPtrArray *cm_names;     /* message name per cm frame */
     int extra;               /* manifest: also read_retries, psn_gaps, triggers, ... */
     int qos;                 /* manifest: also the PCP/DSCP counts per class */
+    int rnd;                 /* manifest: also frames.gbn_episodes (rand.c) */
     GString *lossless;       /* manifest: "lossless": {...} the scenario writes (or NULL) */
 } conv_t;
 

@@ -1182,6 +1182,7 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
         qp_t *q = QP(s, i);
         q->cv = conv_new(c, "RC", "traffic", &q->A, &q->B);
         q->cv->extra = 1;
+        q->cv->rnd = 1;
     }
     for (guint i = 0; i < sg->len; i++) {
         sight_t *e = &g_array_index(sg, sight_t, i);
