@@ -47,6 +47,7 @@ typedef struct {
     uint32_t resp_msn;
     /* observer */
     int counted;        /* its message was counted at a captured frame */
+    int cap_seen;       /* a sending of it was captured */
 } rpk_t;
 
 typedef struct {
@@ -105,6 +106,7 @@ typedef struct {
 typedef struct {
     GRand *rng;
     int timing, tap, ipid_const, v6, vlan, snap, mirror_pct, nqp;
+    double capdrop;      /* a capture point misses a frame that passes it */
     double loss;
     path_t path;
     GPtrArray *qps;
@@ -868,6 +870,7 @@ typedef struct {
     uint64_t last_req_us; /* timestamp of the last request sighting (not a copy) */
     int have_last_req;
     GArray *naks;         /* PSN sequence error NAKs captured since the last episode */
+    int rnr_pending;      /* an RNR NAK captured, its retry not yet */
     GArray *resp_seen;    /* per READ packet: captured response indexes (first 64) */
     GArray *next_resp;    /* per READ packet: the next response index expected */
     int ring[2][64];      /* the last first sightings per direction (positions) */
@@ -975,6 +978,8 @@ static int truth(rs_t *s, GArray *sg, GString *why)
             rpk_t *k = PK(q, x->pki);
             uint32_t end = psn_add(k->psn, (int32_t)k->span); /* one past */
             int visible_old = o->have_req && psn_diff(x->psn, o->hi) < 0;
+            int filler = visible_old && !k->cap_seen;
+            int64_t silence = o->have_last_req ? (int64_t)(us - o->last_req_us) : 0;
             if (!o->have_req) {
                 o->have_req = 1;
                 o->hi = end;
@@ -988,6 +993,29 @@ static int truth(rs_t *s, GArray *sg, GString *why)
              * capture saw: above it, it is the capture's first sight */
             if (x->retrans && visible_old)
                 fl |= F_RETRANS;
+            /* A PSN the capture never saw, below others it saw, with no
+             * sign of a go-back before it (no NAK or RNR NAK captured since
+             * the last episode, no silence, not a later packet of a go-back
+             * seen already): a resend or the network's reordering.  The
+             * request after it tells when it resends a PSN above it that
+             * the capture saw before; else no capture can (README). */
+            if (filler && !(x->gb >= 0 && GB(s, x->gb)->seen) && !o->naks->len && !o->rnr_pending &&
+                silence < 500) {
+                int ok = 0;
+                for (guint j = i + 1; j < sg->len; j++) {
+                    sight_t *n = &g_array_index(sg, sight_t, j);
+                    tx_t *y = TX(s, n->tx);
+                    if (y->qp != x->qp || y->dir || first_pos[n->tx] >= 0 || n->copy)
+                        continue;
+                    ok = psn_diff(y->psn, x->psn) > 0 && PK(q, y->pki)->cap_seen;
+                    break;
+                }
+                if (!ok) {
+                    g_string_append_printf(why, "frame %u: a gap filled with no sign of a resend", i + 1);
+                    amb = 1;
+                }
+            }
+            k->cap_seen = 1;
             /* the message, counted at its first captured counting packet */
             if (k->last) {
                 if (!k->counted) {
@@ -1010,9 +1038,10 @@ static int truth(rs_t *s, GArray *sg, GString *why)
             if (x->gb >= 0 && !GB(s, x->gb)->seen) {
                 gb_t *g = GB(s, x->gb);
                 g->seen = 1;
+                if (g->cause == CA_RNR)
+                    o->rnr_pending = 0;
                 if ((fl & F_RETRANS) && g->cause != CA_RNR) {
                     int start = g->first_tx == e->tx;
-                    int64_t silence = o->have_last_req ? (int64_t)(us - o->last_req_us) : 0;
                     int nak_here = 0;
                     for (guint n = 0; n < o->naks->len; n++)
                         if (TX(s, g_array_index(o->naks, int, n))->psn == x->psn)
@@ -1022,8 +1051,12 @@ static int truth(rs_t *s, GArray *sg, GString *why)
                         /* its first resends were lost before the capture
                          * point: why it went back cannot be seen ("?") */
                     } else if (g->cause == CA_NAK) {
+                        /* its NAK captured: "nak"; missed by the capture
+                         * (and no other NAK pending): "resend" */
                         if (g->nak_tx >= 0 && first_pos[g->nak_tx] >= 0)
                             fl |= F_TNAK;
+                        else if (!o->naks->len && silence < 500)
+                            fl |= F_TRS;
                     } else if (g->cause == CA_TMO) {
                         if (silence >= 500 && !nak_here)
                             fl |= F_TMO;
@@ -1045,6 +1078,8 @@ static int truth(rs_t *s, GArray *sg, GString *why)
                 o->ack_msn = x->p.aeth_msn;
             } else if (x->kind == K_NAK) {
                 g_array_append_val(o->naks, e->tx);
+            } else if (x->kind == K_RNR) {
+                o->rnr_pending = 1;
             } else if (x->kind == K_RESP || x->kind == K_ATACK) {
                 int visible_old = o->have_resp && psn_diff(x->psn, o->resp_hi) <= 0;
                 if (x->retrans && visible_old)
@@ -1111,6 +1146,7 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
     s->vlan = chance(s, 0.25);
     s->snap = chance(s, 0.2) ? 128 : 0;
     s->mirror_pct = chance(s, 0.3) ? (int)rint_(s, 1, 4) : 0;
+    s->capdrop = chance(s, 0.3) ? rint_(s, 5, 20) / 1000.0 : 0;
     s->nqp = (int)rint_(s, 1, 8);
     s->wrap_qp = chance(s, 0.3) ? (int)rint_(s, 0, (uint32_t)s->nqp - 1) : -1;
     static const double loss[] = { 0.0, 0.01, 0.03, 0.06, 0.1 };
@@ -1150,6 +1186,13 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
             int want = s->tap == TAP_AB ? pt != 1 : pt == s->tap;
             if (!want || !tx_seen(x, pt))
                 continue;
+            /* the capture missed it (not the first request of a QP: the
+             * capture sees each sequence begin; not an RNR NAK or a READ
+             * request, see README) */
+            if (s->capdrop > 0 && !(x->dir == 0 && x->psn == QP(s, x->qp)->spsn && !x->retrans) &&
+                x->kind != K_RNR && !(x->kind == K_REQ && x->p.opcode == OP_READ_REQ) &&
+                chance(s, s->capdrop))
+                continue;
             sight_t e = { x->t_tap[pt], sq++, (int)i, 0, 0, 0 };
             g_array_append_val(sg, e);
         }
@@ -1169,7 +1212,7 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
         g_array_sort(sg, sight_cmp);
     }
     GString *why = g_string_new("");
-    if (truth(s, sg, why)) {
+    if (truth(s, sg, why) && !getenv("QPSCEN_KEEP_AMBIGUOUS")) {
         g_string_printf(desc, "%s", why->str);
         g_string_free(why, TRUE);
         g_array_free(sg, TRUE);
@@ -1192,13 +1235,13 @@ static int rand_run(ctx_t *c, guint32 seed, int timing, guint32 attempt, GString
         emit(c, e->t, &p, QP(s, x->qp)->cv, x->dir, e->fl, (uint32_t)s->snap);
     }
     g_string_printf(desc, "random %s seed%s: capture point %s, %d QP%s, MTU %u, loss %.0f %%, "
-                    "IP ID %s%s%s, mirror copies %d %%, one way %" G_GUINT64_FORMAT " ns; "
+                    "IP ID %s%s%s, mirror copies %d %%, capture drops %.1f %%, one way %" G_GUINT64_FORMAT " ns; "
                     "%u transmissions, %u go-backs",
                     timing == TM_HW ? "hw" : "rxe", attempt ? " (simulated again)" : "",
                     tap_names[s->tap], s->nqp, s->nqp > 1 ? "s" : "", mtu, s->loss * 100,
                     s->v6 ? "none (IPv6)" : s->ipid_const ? "0" : "incrementing",
                     s->vlan ? ", VLAN" : "", s->snap ? ", snaplen 128" : "",
-                    s->mirror_pct, s->d_as + s->d_sb, s->tx->len, s->gb->len);
+                    s->mirror_pct, s->capdrop * 100, s->d_as + s->d_sb, s->tx->len, s->gb->len);
     g_array_free(sg, TRUE);
     rs_free(s);
     return 0;
