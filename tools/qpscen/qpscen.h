@@ -130,6 +130,7 @@ typedef struct {
     int have_psn;
     uint32_t first_psn;
     GArray *f_retrans, *f_naks, *f_rnr, *f_dups, *f_cnps, *f_ce;
+    GArray *f_gbn;           /* episode starts, printed for a `rnd` conversation */
     /* printed only for a conversation marked `qos` (scen_ecn.c): packets
      * by class (0 data, 1 ACK/NAK, 2 CNP) and 802.1Q PCP (index 0:
      * untagged, else PCP + 1) / DSCP */
@@ -148,6 +149,7 @@ typedef struct {
     GPtrArray *cm_names;     /* message name per cm frame */
     int extra;               /* manifest: also read_retries, psn_gaps, triggers, ... */
     int qos;                 /* manifest: also the PCP/DSCP counts per class */
+    int rnd;                 /* manifest: also frames.gbn_episodes (rand.c) */
     GString *lossless;       /* manifest: "lossless": {...} the scenario writes (or NULL) */
 } conv_t;
 
@@ -181,6 +183,7 @@ typedef struct {
     GString *extra_json;  /* more top-level manifest members ("\"pfc\": ..."), or NULL */
     GArray *queue;        /* packets queued by emit_queue(), or NULL */
     uint64_t queue_seq;
+    int keep_ipid;        /* emit() leaves an IPv4 ID of 0 as it is (DF, as NICs send) */
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -295,6 +298,10 @@ void s_cnp_priority_bad(ctx_t *c);
 void s_mtu_mismatch(ctx_t *c);
 void s_capture_incomplete(ctx_t *c);
 extern const size_t n_scenarios;
+
+/* rand.c: `qpscen random` (DIR/random-<hw|rxe>-<seed>.pcap and .json) */
+enum { RT_HW, RT_RXE };
+int rand_scenario(const char *dir, guint32 seed, int timing);
 
 /* bench (main.c) */
 
