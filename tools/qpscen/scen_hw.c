@@ -87,7 +87,7 @@ static gint hq_cmp(gconstpointer a, gconstpointer b)
 }
 
 /* Write the queue in time order (equal times: in the order queued).  emit()
- * counts every NAK frame; a capture copy of one is not another NAK. */
+ * counts a capture copy of a NAK as no other NAK. */
 static void hw_flush(hw_t *l)
 {
     ctx_t *c = l->c;
@@ -97,11 +97,6 @@ static void hw_flush(hw_t *l)
         hq_t *e = &g_array_index(l->q, hq_t, i);
         c->x_missing = e->miss;
         emit(c, base + e->t, &e->p, l->cv, e->dir, e->fl, l->snap);
-        if ((e->fl & F_DUP) && (e->p.opcode & 0x1F) == OP_ACK && (e->p.aeth_syn >> 5) == 3) {
-            dirstats_t *d = &l->cv->d[e->dir];
-            d->naks[e->p.aeth_syn & 0x1F]--;
-            g_array_remove_index(d->f_naks, d->f_naks->len - 1);
-        }
     }
     g_array_free(l->q, TRUE);
     l->q = NULL;
