@@ -7,7 +7,9 @@ through tests/flow/check_manifests.py.
 usage: random_scen.py QPSCEN QPTRACE [--seeds LIST] [--timing hw,rxe]
                       [--clock N] [--keep DIR] [-v]
 
-LIST is N, A-B or a comma-separated list of them (default 1-100); each
+--known FILE names seeds known to disagree (issue 29 is open for them):
+they run and are listed apart, neither passed nor failed; any other
+disagreement fails.  LIST is N, A-B or a comma-separated list of them (default 1-100); each
 seed runs at each timing.  --clock N adds N seeds per timing taken from the
 clock (printed, so that a failure can be reproduced).  For each failing
 seed it prints the command that makes it again and the manifest checker's
@@ -59,8 +61,17 @@ def main():
     ap.add_argument("--timing", default="hw,rxe")
     ap.add_argument("--clock", type=int, default=0)
     ap.add_argument("--keep", help="write the captures here (kept)")
+    ap.add_argument("--known", help="a file of 'TIMING SEED' lines: seeds qptrace is known "
+                    "to get wrong (issue 29, open), reported apart from the count")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
+    known = set()
+    if a.known:
+        for line in open(a.known):
+            line = line.split("#")[0].split()
+            if len(line) == 2:
+                known.add((line[0], int(line[1])))
+    known_bad, known_fixed = [], []
 
     seeds = parse_seeds(a.seeds)
     if a.clock:
@@ -109,7 +120,12 @@ def main():
                 lines[cur].append(line)
         for s in sorted(set(seeds) - gen_fail):
             if ("ok  ", s) in lines:
+                if (tm, s) in known:
+                    known_fixed.append(f"{tm} {s}")
                 passed += 1
+                continue
+            if (tm, s) in known:
+                known_bad.append(f"{tm} {s}")
                 continue
             failed += 1
             print(f"FAIL qpscen random --seeds {s}-{s} --timing {tm}")
@@ -120,6 +136,13 @@ def main():
                 print(f"    ... {len(errs) - 4} more")
     if tmp:
         tmp.cleanup()
+    if known_bad:
+        # not passes, not failures of this run: the open part of issue 29
+        print(f"# {len(known_bad)} seeds disagree as known (issue 29, open; not counted): "
+              f"{', '.join(known_bad)}")
+    if known_fixed:
+        print(f"# {len(known_fixed)} known seeds now agree (take them out of the list): "
+              f"{', '.join(known_fixed)}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
