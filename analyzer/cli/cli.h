@@ -243,6 +243,11 @@ bool qpt_compression_supported(enum qpt_compression c);
 FILE *qpt_decompress_open(int fd, const uint8_t *prefix, size_t nprefix,
 			  enum qpt_compression kind, void **handle);
 uint64_t qpt_decompress_raw_pos(const void *handle);
+/* Why the stream ended before the end of a clean compressed file, or NULL
+ * (g_free it): "trailing data at offset N (...)", "corrupt gzip data found
+ * at offset N (zlib: ...)", "truncated ...".  Every byte decoded before it was
+ * read first.  file_size: the compressed file's, when known (else 0). */
+gchar *qpt_decompress_error(const void *handle, uint64_t file_size);
 
 /* Ctrl-C (interrupt.c): set by the first SIGINT once installed; the
  * reading thread stops at it, and QPT_WAKE_SIGNAL wakes it from a blocked

@@ -182,15 +182,21 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
 						     err);
 	if (!p) {
+		gchar *why = qpt_decompress_error(dc, size);
+
 		fclose(fp);
 		g_free(iobuf);
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
-		if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
+		if (why) /* the compressed stream failed before a capture header */
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s: %s",
+				    file, why);
+		else if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s", err);
 		else
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s: %s",
 				    file, err);
+		g_free(why);
 		return NULL;
 	}
 	lt = pcap_datalink(p);
@@ -223,14 +229,63 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	return r;
 }
 
+/* Decompressed bytes looked at past an error libpcap met first, to find
+ * the damage in the compressed stream that explains it (an undetected
+ * corrupt byte decodes into a bogus record header before the checksum). */
+#define DRAIN_MAX (64u << 20)
+
+/* Why a compressed input ended early (see qpt_decompress_error), or NULL.
+ * With drain (libpcap failed on the stream's bytes): the stream is read on
+ * a little to find it. */
+static gchar *stream_error(struct qpt_reader *r, bool drain)
+{
+	gchar *msg;
+
+	if (!r->dc)
+		return NULL;
+	msg = qpt_decompress_error(r->dc, r->size);
+	if (!msg && drain && !qpt_interrupted) {
+		FILE *fp = pcap_file(r->p);
+		char *buf = g_malloc(1u << 16);
+		size_t n, total = 0;
+
+		while (fp && total < DRAIN_MAX && (n = fread(buf, 1, 1u << 16, fp)) > 0)
+			total += n;
+		g_free(buf);
+		msg = qpt_decompress_error(r->dc, r->size);
+	}
+	return msg;
+}
+
 int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	int rc = pcap_next_ex(r->p, &h, &data);
 
-	if (rc == PCAP_ERROR_BREAK)
-		return 0;
+	if (rc != 1 && rc != PCAP_ERROR_BREAK && r->dc) {
+		/* a failed compressed stream reads as its end (decompress.c):
+		 * libpcap's own words come after the stream's */
+		const char *err = pcap_geterr(r->p);
+		gchar *why = stream_error(r, true);
+
+		if (why) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+				    "%s: after frame %" G_GUINT64_FORMAT ": %s (libpcap: %s)",
+				    r->file, r->number, why, err);
+			g_free(why);
+			return -1;
+		}
+	} else if (rc == PCAP_ERROR_BREAK) {
+		gchar *why = stream_error(r, false);
+
+		if (!why)
+			return 0;
+		g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+			    "%s: after frame %" G_GUINT64_FORMAT ": %s", r->file, r->number, why);
+		g_free(why);
+		return -1;
+	}
 	if (rc != 1) {
 		const char *err = pcap_geterr(r->p);
 
