@@ -1338,7 +1338,7 @@ static void summary_out(struct run *r, const char *file)
 	if (!r->o->long_report)
 		goto out; /* the findings say the rest, the table is worst first */
 	if (t->fragmented_roce_packets)
-		qpt_appendf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
+		qpt_appendf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IP (v4 or v6), not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
 	/* the worst ten: every conversation with trouble, ranked (a
