@@ -289,9 +289,13 @@ analysed:
 	/* what each plain pcapng file's interface statistics say it dropped */
 	for (gchar **fp = files; fp && *fp; fp++) {
 		uint64_t ifd = 0, osd = 0;
+		gchar *note = NULL;
 
-		if (qpt_pcapng_drops(*fp, &ifd, &osd))
+		if (qpt_pcapng_drops(*fp, &ifd, &osd, &note))
 			qpt_flow_add_capture_drops(fl, ifd, osd);
+		if (note) /* an ISB of an interface that does not exist */
+			g_printerr("qptrace: %s\n", note);
+		g_free(note);
 	}
 	if (qpt_interrupted)
 		an->interrupted = true; /* what was read before Ctrl-C */
