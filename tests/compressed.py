@@ -20,7 +20,7 @@ the frames it counts compared with a reference:
 - intact: concatenated gzip members and zstd frames (a split capture), a
   zstd file that starts with a skippable frame (hand-made, and pzstd's
   output when pzstd is installed): every frame, exit 0;
-- the same damage on standard input: the same frames.
+- the same damage on standard input (a file, a pipe): the same frames.
 
     compressed.py QPTRACE ROOT
 """
@@ -106,10 +106,15 @@ def zlib_prefix(blob):
     return bytes(out)
 
 
-def summary(q, path, stdin=None):
+def summary(q, path, stdin=None, pipe=False):
     args = [q, "summary", "--json", "-q", path if stdin is None else "-"]
     if stdin is None:
         p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    elif pipe:
+        cat = subprocess.Popen(["cat", stdin], stdout=subprocess.PIPE)
+        p = subprocess.run(args, stdin=cat.stdout, capture_output=True, text=True, timeout=120)
+        cat.stdout.close()
+        cat.wait()
     else:
         with open(stdin, "rb") as f:
             p = subprocess.run(args, stdin=f, capture_output=True, text=True, timeout=120)
@@ -149,9 +154,10 @@ def damaged(q, name, path, want_frames, words, offset=None, at_least=False):
     """Reads path as a file and on standard input: want_frames frames
     (at_least: no fewer), exit 2, one message with the file's name, each of
     words and the offset."""
-    for how in ("file", "stdin"):
-        rc, frames, err = summary(q, path, stdin=path if how == "stdin" else None)
-        shown = "-" if how == "stdin" else path
+    for how in ("file", "stdin", "pipe"):
+        rc, frames, err = summary(q, path, stdin=None if how == "file" else path,
+                                  pipe=how == "pipe")
+        shown = path if how == "file" else "-"
         ok_frames = frames is not None and (frames >= want_frames if at_least else
                                             frames == want_frames)
         check(ok_frames, f"{name} ({how}): {frames} frames counted, "

@@ -33,6 +33,7 @@ struct qpt_reader {
 	uint64_t size;	       /* the file's size (0: not a regular file) */
 	char *iobuf;	       /* the stream's buffer */
 	void *dc;	       /* decompressing stream (decompress.c), or NULL */
+	bool drainable;	       /* compressed, from a regular file: read on after an error */
 };
 
 G_DEFINE_QUARK(qpt-reader-error-quark, qpt_reader_error)
@@ -116,6 +117,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	ssize_t nmagic = 0;
 	enum qpt_compression comp;
 	void *dc = NULL;
+	struct stat st0;
 
 	if (strcmp(file, "-")) {
 		int fd = open(file, O_RDONLY);
@@ -218,6 +220,10 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	r->size = size;
 	r->iobuf = iobuf;
 	r->dc = dc;
+	/* never a pipe: reading on could wait for a writer */
+	r->drainable = dc && comp != QPT_COMP_NONE &&
+		       (strcmp(file, "-") ? size != 0 :
+					    fstat(0, &st0) == 0 && S_ISREG(st0.st_mode));
 	if (bpf && *bpf) {
 		if (pcap_compile(p, &r->prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FILTER,
@@ -236,8 +242,8 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 #define DRAIN_MAX (64u << 20)
 
 /* Why a compressed input ended early (see qpt_decompress_error), or NULL.
- * With drain (libpcap failed on the stream's bytes): the stream is read on
- * a little to find it. */
+ * With drain (libpcap failed on the stream's bytes): a compressed regular
+ * file is read on a little to find it (a pipe is not: that could wait). */
 static gchar *stream_error(struct qpt_reader *r, bool drain)
 {
 	gchar *msg;
@@ -245,7 +251,7 @@ static gchar *stream_error(struct qpt_reader *r, bool drain)
 	if (!r->dc)
 		return NULL;
 	msg = qpt_decompress_error(r->dc, r->size);
-	if (!msg && drain && !qpt_interrupted) {
+	if (!msg && drain && r->drainable && !qpt_interrupted) {
 		FILE *fp = pcap_file(r->p);
 		char *buf = g_malloc(1u << 16);
 		size_t n, total = 0;
