@@ -79,10 +79,13 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
  * only and is added to errors (by the end of the input at the latest). */
 int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors);
 void qpt_input_close(struct qpt_input *in);
-/* A plain (uncompressed) pcapng file's Interface Statistics Blocks at its
- * end (after its last packet): the latest isb_ifdrop / isb_osdrop of each
- * interface, summed.  False when the file is not such a file or has none. */
-bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop);
+/* A plain (uncompressed) pcapng file's Interface Statistics Blocks: the
+ * latest isb_ifdrop / isb_osdrop of each interface of each section (any
+ * number of them, each section in its own byte order), summed.  False when
+ * the file is not such a file or has none.  An ISB naming an interface its
+ * section does not describe is not counted; *note (when note is not NULL;
+ * g_free it) then says so, once, naming the file. */
+bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop, gchar **note);
 /* The names of the files that could be opened, joined by " + ". */
 gchar *qpt_input_label(const struct qpt_input *in);
 /* Parses --from/--to: seconds since the epoch, +seconds from the first
@@ -283,6 +286,11 @@ bool qpt_compression_supported(enum qpt_compression c);
 FILE *qpt_decompress_open(int fd, const uint8_t *prefix, size_t nprefix,
 			  enum qpt_compression kind, void **handle);
 uint64_t qpt_decompress_raw_pos(const void *handle);
+/* Why the stream ended before the end of a clean compressed file, or NULL
+ * (g_free it): "trailing data at offset N (...)", "corrupt gzip data found
+ * at offset N (zlib: ...)", "truncated ...".  Every byte decoded before it was
+ * read first.  file_size: the compressed file's, when known (else 0). */
+gchar *qpt_decompress_error(const void *handle, uint64_t file_size);
 
 /* Ctrl-C (interrupt.c): set by the first SIGINT once installed; the
  * reading thread stops at it, and QPT_WAKE_SIGNAL wakes it from a blocked

@@ -303,7 +303,7 @@ int cmd_packets(struct opts *o)
 				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
 				   " bad ICRC), %" G_GUINT64_FORMAT " other%s%s\n",
 				   *file, k.c.frames, k.c.iba, k.c.malformed, k.c.bad_icrc,
-				   k.c.other, k.c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "",
+				   k.c.other, k.c.fragmented ? " (with IP fragments of RoCEv2 packets, not reassembled)" : "",
 				   an.interrupted ? " (cut short by Ctrl-C)" : "");
 		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
 			g_string_append_printf(written, "%s: %" G_GUINT64_FORMAT " frames written to %s\n",
