@@ -136,7 +136,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (p->ip_fragment == QPT_FRAG_ROCE_FIRST) {
 		fl->t.fragmented_roce_packets++;
 		fl_emit(v, frame, ns, NULL, QPT_VB_IP_FRAGMENT, 0, 0, 0, 0, 0,
-			"first IPv4 fragment of a RoCEv2 packet: an IP MTU smaller than the RoCE MTU?");
+			"first IP fragment of a RoCEv2 packet: an IP MTU smaller than the RoCE MTU?");
 	}
 	/* Time going backwards is a finding about the capture, reported as
 	 * such; the sequence rules never take a negative gap for a short one. */
