@@ -545,7 +545,7 @@ struct qpt_flow {
 	bool conv_end_set; /* qpt_flow_set_conv_end() */
 	int64_t conv_end_ns;
 	struct qpt_pfc *pfc; /* PFC/PAUSE per priority (qpt_pfc.c) */
-	bool absorbed; /* has conversations of other engines, finished there
+	bool absorbed; /* has conversations of other engines, ended there
 			* (qpt_flow_absorb): the ECN finish skips them */
 	/* idle halves kept compact (qpt_flow_cold.c): frames until the next
 	 * sweep; cold halves thawed since the last one (cold -> live half) */
@@ -560,6 +560,7 @@ struct qpt_flow {
 	 * with them: qpt_flow_forget_halves()) */
 	struct cold_slab half_slab, conv_slab;
 	bool halves_gone; /* qpt_flow_forget_halves() */
+	bool ended;	  /* qpt_flow_end() */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its
@@ -592,6 +593,8 @@ struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
 			      const struct half *h, unsigned kind, uint32_t psn,
 			      uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
 			      const char *detail);
+/* v as the verdict of no frame (the end's: its events are of earlier ones) */
+void fl_end_verdict(struct qpt_verdict *v);
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);
@@ -633,7 +636,9 @@ void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h);
 void fl_qos_defaults(struct qpt_flow_opts *o);
 void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v);
-void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v);
+/* the end (qpt_flow_end): every event of an ECN-CE mark whose window
+ * ended with the capture, appended to out (struct qpt_event) */
+void fl_qos_drain(struct qpt_flow *fl, GArray *out);
 void fl_qos_finish(struct qpt_flow *fl);
 void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s);
 void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c); /* after a fold into c */

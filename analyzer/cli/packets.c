@@ -50,6 +50,10 @@ struct pk {
 	bool dump_failed;
 	struct pend *pend; /* PENDING of them: a ring, oldest at pend_first */
 	unsigned pend_first, pend_n;
+	/* --conv/--qp/--addr on a file: the conversation ids whose
+	 * conversation the selection shows as the whole file ends them
+	 * (gboolean by id: a first reading), NULL when not known */
+	GArray *selected;
 };
 
 /* -w FILE: the frame as it was read, into a pcap of its link type.  The
@@ -208,7 +212,12 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	if (pkt->transport == QPT_TR_NONE) { /* MAC control: of no conversation */
 		k->c.other++;
 		k->c.macc++;
+	} else if (k->selected) {
+		if (v->conv < 0 || (guint)v->conv >= k->selected->len ||
+		    !g_array_index(k->selected, gboolean, v->conv))
+			return;
 	} else if (qpt_selecting(k->o)) {
+		/* standard input, read once: the conversation as known now */
 		const struct qpt_conv *c = v->conv >= 0 ? qpt_flow_conv(k->fl, v->conv) : NULL;
 
 		if (!qpt_conv_matches(k->o, k->addr_text, c))
@@ -245,6 +254,58 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	k->shown++;
 	if (k->o->count > 0 && k->shown >= (uint64_t)k->o->count)
 		k->an->stop = true; /* -c N: N frames shown */
+}
+
+static bool shown_conv(const struct qpt_conv *c, void *data)
+{
+	const struct pk *k = data;
+
+	return qpt_conv_matches(k->o, k->addr_text, c);
+}
+
+/* --conv/--qp/--addr on a file: a first reading of it, whose engine ends
+ * with every pairing made, says which conversation ids the selection
+ * shows (an id handed out before two halves were paired was folded into
+ * the other one's since; a QPN only the other direction names is known
+ * once it was paired).  The second reading, the same frames through the
+ * same engine, hands out the same ids: its frames are shown by theirs.
+ * NULL when the file cannot be read (the second reading says why). */
+static GArray *selected_ids(struct pk *k, gchar **one)
+{
+	struct qpt_analysis an = { .window_selects = true, .own_count = true };
+	GPtrArray *quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+	struct qpt_flow_opts fo;
+	struct qpt_flow *fl;
+	struct qpt_conv_walk w;
+	const struct qpt_conv *c;
+	GArray *final, *sel = NULL;
+
+	qpt_flow_opts_from(k->o, &fo);
+	fl = qpt_flow_new(&fo);
+	qpt_analyse_files(k->o, one, true, fl, &an, NULL, NULL, quiet);
+	if (an.opened) {
+		int32_t n = qpt_flow_conv_count(fl);
+
+		final = g_array_new(FALSE, TRUE, sizeof(gboolean));
+		g_array_set_size(final, (guint)n);
+		/* read one at a time, none thawed */
+		for (qpt_conv_walk_start(&w, fl, shown_conv, k); (c = qpt_conv_walk_next(&w));)
+			g_array_index(final, gboolean, c->id) = TRUE;
+		qpt_conv_walk_end(&w);
+		sel = g_array_new(FALSE, TRUE, sizeof(gboolean));
+		g_array_set_size(sel, (guint)n);
+		for (int32_t id = 0; id < n; id++) {
+			int32_t now = qpt_flow_conv_id(fl, id);
+
+			g_array_index(sel, gboolean, id) =
+				now >= 0 && now < n && g_array_index(final, gboolean, now);
+		}
+		g_array_free(final, TRUE);
+	}
+	g_free(an.label);
+	g_ptr_array_free(quiet, TRUE);
+	qpt_flow_free(fl);
+	return sel;
 }
 
 int cmd_packets(struct opts *o)
@@ -291,6 +352,9 @@ int cmd_packets(struct opts *o)
 			qpt_flow_opts_from(o, &fo);
 			k.fl = qpt_flow_new(&fo);
 		}
+		/* a file read twice for --conv/--qp/--addr; standard input is
+		 * read once, as it comes */
+		k.selected = qpt_selecting(o) && strcmp(*file, "-") ? selected_ids(&k, one) : NULL;
 		/* the output itself shows progress */
 		rc = qpt_analyse_files(o, one, false, k.fl, &an, on_frame, &k, NULL);
 		status |= rc;
@@ -309,6 +373,9 @@ int cmd_packets(struct opts *o)
 			g_string_append_printf(written, "%s: %" G_GUINT64_FORMAT " frames written to %s\n",
 					       *file, k.c.iba + k.c.macc, o->write_file);
 		qpt_flow_free(k.fl);
+		if (k.selected)
+			g_array_free(k.selected, TRUE);
+		k.selected = NULL;
 		g_free(an.label);
 		if (an.interrupted) {
 			if (!status)

@@ -282,9 +282,8 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			break;
 	}
 	qpt_input_close(in);
-	/* the events still undecided at the end (of earlier frames), by frame */
-	qpt_drain_deliver(&fl, 1, NULL, an, fn, user);
-	qpt_flow_finish(fl);
+	/* the end: the events still undecided (of earlier frames), by frame */
+	qpt_end_deliver(&fl, 1, NULL, an, fn, user);
 analysed:
 	/* what each plain pcapng file's interface statistics say it dropped */
 	for (gchar **fp = files; fp && *fp; fp++) {

@@ -1004,5 +1004,7 @@ const scen_t scenarios[] = {
     { "pfc_stall", "RoCE on 802.1Q priority 3 and 1; PFC pauses on priority 3 stall the priority-3 conversation, the other sends on", LT_ETH, s_pfc_stall },
     { "pfc_mismatch", "RoCE on 802.1Q priority 3; PFC pauses only on priority 0 (PFC not enabled on the RoCE priority)", LT_ETH, s_pfc_mismatch },
     { "pause_8023x", "untagged RoCE; 802.3x PAUSE (all priorities) stalls it; a short and a cut MAC control frame", LT_ETH, s_pause_8023x },
+    /* issue 29: verdicts decided at the end of the input */
+    { "fill_end_many", "20 QPs, each ending with a PSN gap filler (out of order) that no later request decides: 20 verdicts at the end of the input", LT_ETH, s_fill_end_many },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);
