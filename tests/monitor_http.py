@@ -338,7 +338,7 @@ def main():
         sc.halt.set()
         sc.join()
         ok, n, worst, bad = sc.summary()
-        check(n >= 8 and ok == n and worst <= SCRAPE_TIMEOUT,
+        check(n >= 4 and ok == n and worst <= SCRAPE_TIMEOUT,
               f"64 slowloris clients for {ATTACK_S:.0f} s ({made} connections, {most} open at "
               f"most): {ok} of {n} scrapes answered, the slowest in {worst:.1f} s {bad}")
         longest = max(lifetimes) if lifetimes else ATTACK_S
@@ -386,12 +386,19 @@ def main():
         smp.join()
         peak = max(samples) if samples else 0
         ok, n, worst, bad = sc.summary()
-        check(peak <= 2 * idle, f"64 slow readers ({made} connections, {most} open at most): "
-                                f"RSS peak {peak / 1024:.0f} MB, idle {idle / 1024:.0f} MB "
-                                f"(at most 2x)")
+        if tap.under_asan():
+            # shadow memory and the quarantine say nothing of the monitor's
+            tap.sanitized_note("the slow readers' RSS bound (2x idle) is not checked")
+        else:
+            check(peak <= 2 * idle, f"64 slow readers ({made} connections, {most} open at "
+                                    f"most, {len(lifetimes)} cut): RSS peak {peak / 1024:.0f} MB, idle "
+                                    f"{idle / 1024:.0f} MB (at most 2x)")
         check(n >= 4 and ok == n and worst <= SCRAPE_TIMEOUT,
               f"64 slow readers: {ok} of {n} scrapes answered, the slowest in {worst:.1f} s {bad}")
 
+        st, h, b, _ = http(port)
+        cuts = [l for l in b.decode().splitlines() if l.startswith("qptrace_metrics_")]
+        print("# the endpoint's own counters:", "; ".join(cuts))
         rc, out, err = stop(p)
         fin = [json.loads(l) for l in out.splitlines() if '"final_totals"' in l]
         check(rc == 130 and fin and fin[-1]["frames"] == N_QPNS,

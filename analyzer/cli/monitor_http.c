@@ -22,8 +22,9 @@
  *    that every reader shares: one libmicrohttpd response, reference
  *    counted, the buffer freed with the last reader.  At most two are
  *    alive: while readers still hold the one before the current, a scrape
- *    waits at most QPT_HTTP_WAIT_US for a new one and is then served the
- *    current one; so slow readers cost their sockets, not a copy each.
+ *    is served the current one; so slow readers cost their sockets, not a
+ *    copy each.  (A scrape waits for a rendering at most QPT_HTTP_WAIT_US:
+ *    then it is served what there is.)
  *  - Optional basic authentication (--metrics-auth FILE: user:password).
  *
  * The monitor's thread calls qpt_http_wanted() often (every loop) and,
@@ -305,7 +306,11 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 
 	g_mutex_lock(&h->lock);
 	now = g_get_monotonic_time();
-	if (h->cur && (now - h->cur_made < QPT_HTTP_FRESH_US || h->stopping ||
+	/* fresh enough; or no newer one can be made before readers let go of
+	 * the one before it (at most two alive): the current one now */
+	if (h->cur && h->live > 1)
+		h->want = true;
+	if (h->cur && (now - h->cur_made < QPT_HTTP_FRESH_US || h->stopping || h->live > 1 ||
 		       (hc && hc->stale_ok))) {
 		/* under the lock: publish cannot drop it meanwhile */
 		ret = MHD_queue_response(c, MHD_HTTP_OK, h->cur);
