@@ -13,9 +13,9 @@
  *    closes it).
  *  - At most QPT_HTTP_PER_ADDR connections per client address
  *    (libmicrohttpd's per-IP limit), QPT_HTTP_SLOTS in all.  A connection
- *    past the slots takes the slot of the oldest one still waiting for its
- *    request headers, else of the one that has been sending its response
- *    the longest: a scrape always gets in.
+ *    past the slots takes the slot of the one that has been longest
+ *    waiting for its request headers or sending its response: a scrape,
+ *    young in both, gets in.
  *  - The exposition is rendered by the monitor's thread when a scrape asks
  *    for it and the last one is older than QPT_HTTP_FRESH_US (so once per
  *    scrape interval, whatever the number of scrapers), into one buffer
@@ -125,16 +125,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		h->n++;
 		*socket_context = hc;
 		if (h->n - h->n_cut > QPT_HTTP_SLOTS) {
-			/* every slot taken: the oldest still without its request,
-			 * else the longest sending, makes room */
+			/* every slot taken: the one longest in its phase (waiting
+			 * for its request or sending its response) makes room; a
+			 * scrape is young in both */
 			struct hconn *victim = NULL;
 
 			for (struct hconn *x = h->head; x; x = x->next)
-				if (x != hc && !x->cut && x->phase == PH_HEADERS &&
-				    (!victim || x->since < victim->since))
-					victim = x;
-			for (struct hconn *x = h->head; !victim && x; x = x->next)
-				if (!x->cut && x->phase == PH_SENDING &&
+				if (x != hc && !x->cut &&
+				    (x->phase == PH_HEADERS || x->phase == PH_SENDING) &&
 				    (!victim || x->since < victim->since))
 					victim = x;
 			if (!victim)
