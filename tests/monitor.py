@@ -124,6 +124,7 @@ def start_monitor(ns, qptrace, extra, out):
 
 
 def stop(p):
+    """Ctrl-C; the exit status (the monitor's own: `ip netns exec` execs it)."""
     if p and p.poll() is None:
         p.send_signal(signal.SIGINT)
         try:
@@ -131,6 +132,7 @@ def stop(p):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+    return p.returncode if p else None
 
 
 def rss_kb(pid):
@@ -204,15 +206,17 @@ def main():
                         f" ({time.monotonic() - t0:.1f} s)")
             drops = ns.promql("sum(qptrace_capture_dropped_packets_total)")
             check(drops == 0, f"{rel}: capture dropped {drops}")
-            stop(mon)
+            rc = stop(mon)
             mon = None
             mlog.close()
             with open(os.path.join(tmp, "monitor.log")) as f:
                 lines = [json.loads(l) for l in f if l.startswith("{")]
             fin = [l for l in lines if l.get("type") == "final_totals"]
-            check(fin and fin[-1]["retransmitted_packets"] == want["retransmitted_packets"],
+            check(fin and fin[-1]["retransmitted_packets"] == want["retransmitted_packets"] and
+                  rc == 130,
                   f"{rel}: Ctrl-C prints the final summary "
-                  f"({fin[-1]['retransmitted_packets'] if fin else None} retransmitted)")
+                  f"({fin[-1]['retransmitted_packets'] if fin else None} retransmitted), "
+                  f"exit status {rc} (130)")
 
         # Memory: a replay loop at top speed; RSS after the first quarter and
         # at the end.

@@ -62,6 +62,7 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
  * sent before is not timed), under new ids.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pcap/pcap.h>
@@ -79,10 +80,6 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
 #include "qpt_flow.h"
 #include "qpt_rank.h"
 #include "qpt_verdict.h"
-
-#ifdef QPT_HAVE_MHD
-#include <microhttpd.h>
-#endif
 
 struct qpt_monitor_opts qpt_monitor_opts = {
 	.interval = 10, .idle = 300, .metrics_max = 100, .max_convs = 4096,
@@ -136,15 +133,30 @@ struct mon {
 	bool write_failed;
 	unsigned renewals;
 	uint64_t untabled; /* active conversations past the table's bound */
-	GMutex lock;
-	GString *metrics; /* the last rendering, under lock */
+	struct qpt_http *http; /* --metrics */
+	size_t metrics_len;    /* the last rendering's */
+	bool failed;	       /* -r: a bad filter (exit status 2) */
 };
 
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
 {
+	if (sig == SIGINT && stop_signal == SIGINT) {
+		/* the second Ctrl-C: die of it, as without the handler */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
 	stop_signal = sig;
+}
+
+/* How a run that ended without an error exits: 130 after Ctrl-C (as every
+ * command: the input was cut short), 0 at the end of -r DIR, --duration or
+ * SIGTERM (a service manager's stop). */
+static int stopped_status(void)
+{
+	return stop_signal == SIGINT ? 130 : 0;
 }
 
 static int64_t now_ns(const struct mon *m)
@@ -692,79 +704,48 @@ static void render_metrics(struct mon *m, GString *o)
 		m->now.frames, m->now.iba, m->now.management, m->now.malformed, m->now.cut,
 		m->now.untracked, a->len, lab->len, m->cap_recv, m->cap_drop, m->cap_ifdrop,
 		m->renewals);
+	if (m->http) {
+		struct qpt_http_stats st;
+
+		qpt_http_get_stats(m->http, &st);
+		g_string_append_printf(o,
+			"# HELP qptrace_metrics_scrapes_total Scrapes of /metrics served.\n"
+			"# TYPE qptrace_metrics_scrapes_total counter\nqptrace_metrics_scrapes_total %" PRIu64 "\n"
+			"# HELP qptrace_metrics_renderings_total Times the exposition was rendered (once per scrape interval, shared by the scrapes of that interval).\n"
+			"# TYPE qptrace_metrics_renderings_total counter\nqptrace_metrics_renderings_total %" PRIu64 "\n"
+			"# HELP qptrace_metrics_connections_cut_total Connections to the metrics endpoint cut: request headers not in within 5 s, a response not taken within 30 s, or the slot given to a newer connection when all 64 were taken.\n"
+			"# TYPE qptrace_metrics_connections_cut_total counter\n"
+			"qptrace_metrics_connections_cut_total{reason=\"headers_deadline\"} %" PRIu64 "\n"
+			"qptrace_metrics_connections_cut_total{reason=\"send_deadline\"} %" PRIu64 "\n"
+			"qptrace_metrics_connections_cut_total{reason=\"slots_full\"} %" PRIu64 "\n",
+			st.scrapes, st.renderings + 1, st.headers_deadline, st.send_deadline, st.evicted);
+	}
 	g_ptr_array_free(lab, TRUE);
 	g_ptr_array_free(a, TRUE);
 }
 
-#ifdef QPT_HAVE_MHD
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-			     const char *method, const char *version, const char *upload,
-			     size_t *upload_size, void **state)
+/* A scrape waits for a rendering: the engine's view into the tables, then
+ * the text, handed to the endpoint (which shares it among its readers). */
+static void publish_metrics(struct mon *m)
 {
-	struct mon *m = cls;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	unsigned code = MHD_HTTP_OK;
-	char *body;
-	size_t len;
+	GString *s;
 
-	(void)version, (void)upload, (void)upload_size, (void)state;
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		body = g_strdup("only GET\n");
-		code = MHD_HTTP_METHOD_NOT_ALLOWED;
-	} else if (!strcmp(url, "/metrics")) {
-		g_mutex_lock(&m->lock);
-		body = g_strndup(m->metrics->str, m->metrics->len);
-		g_mutex_unlock(&m->lock);
-	} else if (!strcmp(url, "/")) {
-		body = g_strdup("qptrace monitor: metrics at /metrics\n");
-	} else {
-		body = g_strdup("not found: metrics at /metrics\n");
-		code = MHD_HTTP_NOT_FOUND;
-	}
-	len = strlen(body);
-	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		g_free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", code == MHD_HTTP_OK && !strcmp(url, "/metrics") ?
-				"text/plain; version=0.0.4; charset=utf-8" : "text/plain");
-	ret = MHD_queue_response(conn, code, r);
-	MHD_destroy_response(r);
-	return ret;
+	if (!m->http)
+		return;
+	s = g_string_sized_new(m->metrics_len + 4096);
+	render_metrics(m, s);
+	m->metrics_len = s->len;
+	qpt_http_publish(m->http, s->str, s->len); /* takes the text */
+	g_string_free(s, FALSE);
 }
 
-/* ADDR:PORT, [ADDR6]:PORT or :PORT (all addresses) to a socket address. */
-static bool parse_listen(const char *s, struct sockaddr_storage *ss)
+static void metrics_on_demand(struct mon *m)
 {
-	const char *colon = strrchr(s, ':');
-	gchar *host;
-	guint64 port;
-	bool ok;
-
-	memset(ss, 0, sizeof(*ss));
-	if (!colon || !g_ascii_string_to_unsigned(colon + 1, 10, 1, 65535, &port, NULL))
-		return false;
-	host = g_strndup(s, (gsize)(colon - s));
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-
-		host[strlen(host) - 1] = 0;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		ok = inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1;
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)port);
-		ok = !host[0] || inet_pton(AF_INET, host, &a->sin_addr) == 1;
+	if (m->http && qpt_http_wanted(m->http)) {
+		refresh(m);
+		publish_metrics(m);
 	}
-	g_free(host);
-	return ok;
 }
-#endif
 
 /* ---- the frames ------------------------------------------------------------ */
 
@@ -811,8 +792,9 @@ static void on_live(u_char *user, const struct pcap_pkthdr *h, const u_char *dat
 		 data, h->caplen, h->len);
 }
 
-/* Every second: the engine's view into the tables, metrics; every
- * interval: the periodic summary. */
+/* Every second: the engine's view into the tables; every interval: the
+ * periodic summary.  (The metrics are rendered when a scrape asks:
+ * metrics_on_demand in the reading loops.) */
 static void tick(struct mon *m, int64_t *next_interval_us)
 {
 	int64_t now = g_get_monotonic_time();
@@ -823,15 +805,6 @@ static void tick(struct mon *m, int64_t *next_interval_us)
 	if ((gint)all->len > m->mo->max_convs)
 		renew_engine(m);
 	g_ptr_array_free(all, TRUE);
-	if (m->mo->metrics) {
-		GString *s = g_string_sized_new(m->metrics ? m->metrics->len + 256 : 4096);
-
-		render_metrics(m, s);
-		g_mutex_lock(&m->lock);
-		g_string_free(m->metrics, TRUE);
-		m->metrics = s;
-		g_mutex_unlock(&m->lock);
-	}
 	if (m->mo->interval > 0 && now >= *next_interval_us) {
 		conv_lines(m, false);
 		*next_interval_us = now + (int64_t)(m->mo->interval * 1e6);
@@ -901,6 +874,7 @@ static int run_live(struct mon *m, int64_t deadline_us)
 			g_printerr("qptrace monitor: %s: %s\n", m->mo->iface, pcap_geterr(p));
 			break;
 		}
+		metrics_on_demand(m);
 		now = g_get_monotonic_time();
 		if (now >= next_tick) {
 			struct pcap_stat st;
@@ -920,22 +894,75 @@ static int run_live(struct mon *m, int64_t deadline_us)
 	while (pcap_dispatch(p, 1024, on_live, (u_char *)&l) > 0)
 		;
 	pcap_close(p);
-	return rc < 0 && rc != PCAP_ERROR_BREAK ? 2 : 0;
+	return rc < 0 && rc != PCAP_ERROR_BREAK ? 2 : stopped_status();
 }
 
-/* ---- -r DIR [--follow]: rotating capture files (tcpdump -w -G / -C) ---- */
+/* ---- -r DIR [--follow]: rotating capture files (tcpdump -w -G / -C) ----
+ *
+ * A file is known by its identity (device, inode), not its name: tcpdump
+ * -C N -W M writes a ring of M names, truncating each and writing it
+ * again in turn, and -G S without a time in the name truncates its one
+ * name every S seconds.  Kept for each file read: how far (whole
+ * records), its size and modification time then, its first record's
+ * header.  A file found again in DIR is
+ *   - unchanged (the same size and time): left;
+ *   - grown (larger, the same first record): with --follow read on from
+ *     where it was left (without it, a file is read as it was when its end
+ *     was reached);
+ *   - rewritten (smaller, another first record, or the same size at
+ *     another time): read again from its start, and a line says so.
+ * The file being read is checked the same way before each batch of
+ * records (truncated, or another first record: from its start again).
+ * A known file gone from DIR is forgotten.
+ */
+
+struct fid {
+	dev_t dev;
+	ino_t ino;
+};
+
+static guint fid_hash(gconstpointer p)
+{
+	const struct fid *x = p;
+	uint64_t h = (uint64_t)x->ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)x->dev;
+
+	return (guint)(h ^ h >> 32);
+}
+
+static gboolean fid_equal(gconstpointer a, gconstpointer b)
+{
+	const struct fid *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+struct known {
+	struct fid id;		/* the table's key */
+	int64_t pos;		/* read up to here (whole records) */
+	int64_t size, mtime_ns; /* the file's, as it was left */
+	uint8_t first[16];	/* its first record's header */
+	bool has_first;
+	bool skipped; /* not a pcap file, or corrupt: not read on while it grows */
+	bool seen;    /* in the last look at DIR */
+};
 
 struct follow {
 	gchar *path;
-	FILE *fp;
+	int fd; /* -1: no file being read */
+	struct fid id;
 	bool swap, nsec, header;
 	uint32_t linktype;
-	long pos;
+	int64_t pos;		/* the next record */
+	int64_t resume;		/* a grown file: where to go on from */
+	int64_t size, mtime_ns; /* at the last look */
+	uint8_t first[16];
+	bool has_first, skipped;
 	bool have_prog;
 	struct bpf_program prog;
-	GHashTable *done; /* paths read to their end */
-	uint8_t *buf;
-	uint32_t bufsz;
+	GHashTable *known; /* struct fid -> struct known */
+	uint8_t *buf;	   /* bytes [bstart, bstart + blen) of the file */
+	size_t cap, blen;
+	int64_t bstart;
 };
 
 static uint32_t rd32(const uint8_t *b, bool swap)
@@ -946,9 +973,51 @@ static uint32_t rd32(const uint8_t *b, bool swap)
 	return swap ? GUINT32_SWAP_LE_BE(v) : v;
 }
 
+static int64_t mtime_ns_of(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* Bytes [pos, pos + n) of the file being read; NULL when it has fewer. */
+static const uint8_t *fget(struct follow *f, int64_t pos, uint32_t n)
+{
+	if (pos < f->bstart || pos + n > f->bstart + (int64_t)f->blen) {
+		size_t want = n > (1u << 20) ? n : (1u << 20);
+		ssize_t r;
+
+		if (want > f->cap) {
+			f->buf = g_realloc(f->buf, want);
+			f->cap = want;
+		}
+		r = pread(f->fd, f->buf, want, pos);
+		f->bstart = pos;
+		f->blen = r > 0 ? (size_t)r : 0;
+		if (f->blen < n)
+			return NULL;
+	}
+	return f->buf + (pos - f->bstart);
+}
+
+/* The header of the first record of path, when it has one. */
+static bool read_first(const char *path, uint8_t h[16])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pread(fd, h, 16, 24) == 16;
+	close(fd);
+	return ok;
+}
+
 struct dent {
 	gchar *path;
-	int64_t mtime_ns;
+	struct fid id;
+	int64_t mtime_ns, size;
+	int64_t resume;	  /* grown: read on from here */
+	int64_t was_read; /* rewritten: how far it had been read */
+	bool rewritten;
 };
 
 static gint cmp_dent(gconstpointer a, gconstpointer b)
@@ -960,30 +1029,72 @@ static gint cmp_dent(gconstpointer a, gconstpointer b)
 	return strcmp(x->path, y->path);
 }
 
-/* The files of DIR not read yet, oldest first (tcpdump -G names by time,
- * -C numbers them: their modification times order both). */
-static GArray *pending_files(const char *dir, GHashTable *done)
+/* The files of DIR to read: new, grown (with --follow) or rewritten, the
+ * one being read left out; oldest first (tcpdump -G names by time, -C
+ * numbers them, and a ring rewrites the oldest: their modification times
+ * order all of them). */
+static GArray *pending_files(struct follow *f, const char *dir, bool follow)
 {
 	GArray *a = g_array_new(FALSE, FALSE, sizeof(struct dent));
 	GDir *d = g_dir_open(dir, 0, NULL);
+	GHashTableIter it;
+	gpointer val;
 	const char *n;
 
-	while (d && (n = g_dir_read_name(d))) {
-		struct dent e;
+	if (!d)
+		return a;
+	g_hash_table_iter_init(&it, f->known);
+	while (g_hash_table_iter_next(&it, NULL, &val))
+		((struct known *)val)->seen = false;
+	while ((n = g_dir_read_name(d))) {
+		struct dent e = { 0 };
 		struct stat st;
+		struct known *k;
 
 		if (n[0] == '.')
 			continue;
 		e.path = g_build_filename(dir, n, NULL);
-		if (stat(e.path, &st) || !S_ISREG(st.st_mode) || g_hash_table_contains(done, e.path)) {
+		if (stat(e.path, &st) || !S_ISREG(st.st_mode)) {
 			g_free(e.path);
 			continue;
 		}
-		e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		e.id.dev = st.st_dev;
+		e.id.ino = st.st_ino;
+		e.mtime_ns = mtime_ns_of(&st);
+		e.size = st.st_size;
+		k = g_hash_table_lookup(f->known, &e.id);
+		if (k)
+			k->seen = true;
+		if ((f->fd >= 0 && fid_equal(&e.id, &f->id)) ||
+		    (k && k->size == e.size && k->mtime_ns == e.mtime_ns)) {
+			g_free(e.path); /* being read, or unchanged */
+			continue;
+		}
+		if (k) {
+			uint8_t h[16];
+			bool same = k->has_first && read_first(e.path, h) && !memcmp(h, k->first, 16);
+
+			if (e.size > k->size && (same || !k->has_first)) {
+				if (!follow || k->skipped) { /* grown: left as it was */
+					k->size = e.size;
+					k->mtime_ns = e.mtime_ns;
+					g_free(e.path);
+					continue;
+				}
+				e.resume = k->pos;
+			} else {
+				e.rewritten = k->has_first;
+				e.was_read = k->pos;
+			}
+		}
 		g_array_append_val(a, e);
 	}
-	if (d)
-		g_dir_close(d);
+	g_dir_close(d);
+	/* forget the files gone */
+	g_hash_table_iter_init(&it, f->known);
+	while (g_hash_table_iter_next(&it, NULL, &val))
+		if (!((struct known *)val)->seen)
+			g_hash_table_iter_remove(&it);
 	g_array_sort(a, cmp_dent);
 	return a;
 }
@@ -995,18 +1106,86 @@ static void free_dents(GArray *a)
 	g_array_free(a, TRUE);
 }
 
-static void follow_close(struct follow *f)
+/* From the start of the file again (or of a new one). */
+static void follow_restart(struct follow *f)
 {
-	if (f->fp)
-		fclose(f->fp);
-	f->fp = NULL;
 	if (f->have_prog)
 		pcap_freecode(&f->prog);
 	f->have_prog = false;
-	if (f->path)
-		g_hash_table_add(f->done, f->path);
-	f->path = NULL;
 	f->header = false;
+	f->pos = 0;
+	f->resume = 0;
+	f->has_first = false;
+	f->skipped = false;
+	f->blen = 0;
+}
+
+/* What was read of the current file, kept by its identity. */
+static void remember(struct follow *f)
+{
+	struct known *k = g_hash_table_lookup(f->known, &f->id);
+
+	if (!k) {
+		k = g_new0(struct known, 1);
+		k->id = f->id;
+		g_hash_table_insert(f->known, &k->id, k);
+	}
+	k->pos = f->pos;
+	k->size = f->size;
+	k->mtime_ns = f->mtime_ns;
+	k->has_first = f->has_first;
+	memcpy(k->first, f->first, sizeof(k->first));
+	k->skipped = f->skipped;
+	k->seen = true;
+}
+
+/* Done with the file for now. */
+static void follow_close(struct follow *f)
+{
+	if (f->fd >= 0) {
+		remember(f);
+		close(f->fd);
+		f->fd = -1;
+	}
+	follow_restart(f);
+	g_free(f->path);
+	f->path = NULL;
+}
+
+static void follow_open(struct follow *f, const struct dent *e)
+{
+	struct stat st;
+
+	f->path = g_strdup(e->path);
+	f->id = e->id;
+	f->size = e->size;
+	f->mtime_ns = e->mtime_ns;
+	follow_restart(f);
+	if (e->rewritten)
+		g_printerr("qptrace monitor: %s: rewritten since it was read (%" PRId64 " bytes "
+			   "read, %" PRId64 " now): read again from its start\n", e->path,
+			   e->was_read, e->size);
+	f->fd = open(e->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		g_printerr("qptrace monitor: %s: %s\n", e->path, g_strerror(errno));
+		f->skipped = true; /* known as it is: tried again when rewritten */
+		remember(f);
+		follow_close(f);
+		return;
+	}
+	if (fstat(f->fd, &st) == 0) {
+		f->id.dev = st.st_dev; /* replaced since the look at DIR: this one */
+		f->id.ino = st.st_ino;
+	}
+	if (e->resume) {
+		const struct known *k = g_hash_table_lookup(f->known, &f->id);
+
+		if (k) {
+			f->resume = e->resume;
+			memcpy(f->first, k->first, sizeof(f->first));
+			f->has_first = k->has_first;
+		}
+	}
 }
 
 /* Reads the complete records of the current file; false when none was
@@ -1014,17 +1193,25 @@ static void follow_close(struct follow *f)
 static bool follow_read(struct mon *m, struct follow *f, int max)
 {
 	struct stat st;
-	uint8_t h[24];
+	const uint8_t *h;
 	int n = 0;
 
-	if (fstat(fileno(f->fp), &st))
+	if (fstat(f->fd, &st))
 		return false;
+	f->blen = 0; /* what the buffer holds may have been rewritten since */
+	f->size = st.st_size;
+	f->mtime_ns = mtime_ns_of(&st);
+	if (f->header && (st.st_size < f->pos ||
+			  (f->has_first && (!(h = fget(f, 24, 16)) || memcmp(h, f->first, 16))))) {
+		g_printerr("qptrace monitor: %s: truncated or rewritten while it was read (%" PRId64
+			   " bytes read, %" PRId64 " now): read again from its start\n", f->path,
+			   f->pos, (int64_t)st.st_size);
+		follow_restart(f);
+	}
 	if (!f->header) {
 		uint32_t magic;
 
-		if (st.st_size < 24)
-			return false;
-		if (fseek(f->fp, 0, SEEK_SET) || fread(h, 1, 24, f->fp) != 24)
+		if (st.st_size < 24 || !(h = fget(f, 0, 24)))
 			return false;
 		memcpy(&magic, h, 4);
 		f->swap = magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1;
@@ -1032,12 +1219,14 @@ static bool follow_read(struct mon *m, struct follow *f, int max)
 		if (!f->swap && magic != 0xa1b2c3d4 && magic != 0xa1b23c4d) {
 			g_printerr("qptrace monitor: %s: not a pcap file (pcapng files are not "
 				   "followed): skipped\n", f->path);
+			f->skipped = true;
 			follow_close(f);
 			return true;
 		}
 		f->linktype = rd32(h + 20, f->swap) & 0x0fffffff;
 		f->header = true;
-		f->pos = 24;
+		f->pos = f->resume > 24 ? f->resume : 24;
+		f->resume = 0;
 		if (m->o->filter) {
 			pcap_t *dead = pcap_open_dead((int)f->linktype, 262144);
 
@@ -1045,7 +1234,7 @@ static bool follow_read(struct mon *m, struct follow *f, int max)
 				g_printerr("qptrace monitor: bad filter '%s': %s\n", m->o->filter,
 					   pcap_geterr(dead));
 				pcap_close(dead);
-				stop_signal = SIGTERM;
+				m->failed = true;
 				return false;
 			}
 			f->have_prog = true;
@@ -1056,10 +1245,10 @@ static bool follow_read(struct mon *m, struct follow *f, int max)
 				   f->linktype);
 	}
 	while (n < max && st.st_size - f->pos >= 16) {
-		uint8_t rh[16];
+		const uint8_t *rh = fget(f, f->pos, 16), *data;
 		uint32_t incl, orig, sec, frac;
 
-		if (fseek(f->fp, f->pos, SEEK_SET) || fread(rh, 1, 16, f->fp) != 16)
+		if (!rh)
 			break;
 		sec = rd32(rh, f->swap);
 		frac = rd32(rh + 4, f->swap);
@@ -1068,80 +1257,77 @@ static bool follow_read(struct mon *m, struct follow *f, int max)
 		if (incl > 262144) {
 			g_printerr("qptrace monitor: %s: a record of %u bytes: the file is "
 				   "corrupt, left\n", f->path, incl);
+			f->skipped = true;
 			follow_close(f);
 			return true;
 		}
 		if (st.st_size - f->pos - 16 < incl)
 			break; /* still being written */
-		if (incl > f->bufsz) {
-			f->buf = g_realloc(f->buf, incl);
-			f->bufsz = incl;
+		if (f->pos == 24) {
+			memcpy(f->first, rh, 16);
+			f->has_first = true;
 		}
-		if (fread(f->buf, 1, incl, f->fp) != incl)
+		if (!(data = fget(f, f->pos + 16, incl)))
 			break;
-		f->pos += 16 + (long)incl;
+		f->pos += 16 + (int64_t)incl;
 		n++;
 		if (f->have_prog) {
 			struct pcap_pkthdr ph = { .caplen = incl, .len = orig };
 
-			if (!pcap_offline_filter(&f->prog, &ph, f->buf))
+			if (!pcap_offline_filter(&f->prog, &ph, data))
 				continue;
 		}
 		on_frame(m, f->linktype,
 			 (int64_t)sec * 1000000000 + (f->nsec ? frac : (int64_t)frac * 1000),
-			 f->buf, incl, orig);
+			 data, incl, orig);
 	}
 	return n > 0;
 }
 
 static int run_dir(struct mon *m, int64_t deadline_us)
 {
-	struct follow f = { .done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL) };
+	struct follow f = { .fd = -1,
+			    .known = g_hash_table_new_full(fid_hash, fid_equal, NULL, g_free) };
 	int64_t next_tick = 0, next_interval = g_get_monotonic_time() +
 					       (int64_t)(m->mo->interval * 1e6);
 
 	if (!g_file_test(m->mo->dir, G_FILE_TEST_IS_DIR)) {
 		g_printerr("qptrace monitor: -r %s: not a directory\n", m->mo->dir);
-		g_hash_table_destroy(f.done);
+		g_hash_table_destroy(f.known);
 		return 2;
 	}
-	while (!stop_signal && !m->write_failed) {
+	while (!stop_signal && !m->write_failed && !m->failed) {
 		bool progress = false;
 		int64_t now;
 
-		if (!f.fp) {
-			GArray *p = pending_files(m->mo->dir, f.done);
+		if (f.fd < 0) {
+			GArray *p = pending_files(&f, m->mo->dir, m->mo->follow);
 
 			if (p->len) {
-				f.path = g_strdup(g_array_index(p, struct dent, 0).path);
-				f.fp = fopen(f.path, "rb");
-				if (!f.fp) {
-					g_printerr("qptrace monitor: %s: %s\n", f.path, g_strerror(errno));
-					follow_close(&f);
-				}
+				follow_open(&f, &g_array_index(p, struct dent, 0));
 				progress = true;
 			}
 			free_dents(p);
 		}
-		if (f.fp) {
+		if (f.fd >= 0) {
 			progress |= follow_read(m, &f, 4096);
-			if (!progress && f.fp) {
-				/* at its end: finished when a newer file is there (the
-				 * rotation closed it), or without --follow */
-				GArray *p = pending_files(m->mo->dir, f.done);
-				bool newer = p->len > 1 ||
-					     (p->len == 1 && strcmp(g_array_index(p, struct dent, 0).path, f.path));
+			if (!progress && f.fd >= 0) {
+				/* at its end: finished when another file is to be read
+				 * (the rotation closed this one), or without --follow */
+				GArray *p = pending_files(&f, m->mo->dir, m->mo->follow);
+				bool other = p->len > 0;
 
 				free_dents(p);
-				if (newer || !m->mo->follow) {
+				if (other || !m->mo->follow) {
 					follow_read(m, &f, INT32_MAX);
 					follow_close(&f);
 					progress = true;
 				}
 			}
 		}
-		if (!progress && !f.fp && !m->mo->follow)
+		if (!progress && f.fd < 0 && !m->mo->follow)
 			break; /* every file read */
+		metrics_on_demand(m);
 		now = g_get_monotonic_time();
 		if (now >= next_tick) {
 			tick(m, &next_interval);
@@ -1154,8 +1340,8 @@ static int run_dir(struct mon *m, int64_t deadline_us)
 	}
 	follow_close(&f);
 	g_free(f.buf);
-	g_hash_table_destroy(f.done);
-	return 0;
+	g_hash_table_destroy(f.known);
+	return m->failed ? 2 : stopped_status();
 }
 
 int cmd_monitor(struct opts *o)
@@ -1165,9 +1351,6 @@ int cmd_monitor(struct opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int64_t deadline = 0;
 	int status;
-#ifdef QPT_HAVE_MHD
-	struct MHD_Daemon *mhd = NULL;
-#endif
 
 	if (!mo->iface == !mo->dir) {
 		g_printerr("qptrace monitor: give -i IFACE (a live capture) or -r DIR (rotating "
@@ -1185,35 +1368,12 @@ int cmd_monitor(struct opts *o)
 			   "of 0 or more (--max-conversations: 1 or more)\n");
 		return 2;
 	}
-	if (mo->metrics) {
-#ifdef QPT_HAVE_MHD
-		struct sockaddr_storage ss;
-
-		if (!parse_listen(mo->metrics, &ss)) {
-			g_printerr("qptrace monitor: bad --metrics '%s': ADDR:PORT (127.0.0.1:9464, "
-				   "[::1]:9464, :9464)\n", mo->metrics);
-			return 2;
-		}
-		m.metrics = g_string_new("");
-		g_mutex_init(&m.lock);
-		mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-					       (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				       0, NULL, NULL, serve, &m, MHD_OPTION_SOCK_ADDR, &ss,
-				       MHD_OPTION_CONNECTION_LIMIT, 64u,
-				       MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-		if (!mhd) {
-			g_printerr("qptrace monitor: cannot serve metrics on %s: %s\n", mo->metrics,
-				   g_strerror(errno));
-			g_string_free(m.metrics, TRUE);
-			return 2;
-		}
-#else
-		g_printerr("qptrace monitor: --metrics needs libmicrohttpd, which this qptrace was "
-			   "built without (tools/setup-deps installs libmicrohttpd-dev; then "
-			   "meson setup --reconfigure)\n");
+	if (mo->metrics_auth && !mo->metrics) {
+		g_printerr("qptrace monitor: --metrics-auth goes with --metrics\n");
 		return 2;
-#endif
 	}
+	if (mo->metrics && !(m.http = qpt_http_start(mo->metrics, mo->metrics_auth)))
+		return 2;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1231,25 +1391,11 @@ int cmd_monitor(struct opts *o)
 	status = mo->iface ? run_live(&m, deadline) : run_dir(&m, deadline);
 	end_engine(&m); /* live or -r DIR: the events the end decides */
 	refresh(&m);
-	if (mo->metrics) {
-		GString *s = g_string_new("");
-
-		render_metrics(&m, s);
-		g_mutex_lock(&m.lock);
-		g_string_free(m.metrics, TRUE);
-		m.metrics = s;
-		g_mutex_unlock(&m.lock);
-	}
+	if (m.http && qpt_http_wanted(m.http))
+		publish_metrics(&m); /* the last numbers, to a scrape waiting for them */
 	conv_lines(&m, true); /* the final summary */
 	flush_out(&m);
-#ifdef QPT_HAVE_MHD
-	if (mhd)
-		MHD_stop_daemon(mhd);
-	if (m.metrics) {
-		g_string_free(m.metrics, TRUE);
-		g_mutex_clear(&m.lock);
-	}
-#endif
+	qpt_http_stop(m.http);
 	qpt_flow_free(m.fl);
 	g_hash_table_destroy(m.convs);
 	g_string_free(m.out, TRUE);
