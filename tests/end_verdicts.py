@@ -158,7 +158,7 @@ def main():
 
         # the plugin, two passes
         if not so:
-            print("# the plugin was not built: not checked")
+            print("# the plugin not given (not built, or a sanitizer build): not checked here")
         elif not shutil.which("tshark"):
             print("# tshark not installed: the plugin not checked")
         else:
