@@ -536,6 +536,8 @@ void fl_qos_drain(struct qpt_flow *fl, GArray *out)
 		if (fl_conv_is_cold(c) || c->merged)
 			continue; /* a cold one has no ECN state */
 		for (int d = 0; d < 2; d++) {
+			if (!pending_len(c->dir[d]->qos))
+				continue; /* no mark waits (most) */
 			do { /* a verdict at a time, until none is left */
 				fl_end_verdict(&v);
 				qos_expire(fl, c, d, end, &v, true);

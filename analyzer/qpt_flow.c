@@ -65,8 +65,8 @@ static void flow_drain(struct qpt_flow *fl, GArray *out)
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
 		struct half *h = fl_unforward(fl, val);
 
-		if (!h)
-			continue; /* a cold half has nothing to drain */
+		if (!h || !h->fill_pending)
+			continue; /* nothing undecided (a cold half never has) */
 		fl_end_verdict(&v);
 		fl_fill_resolve(fl, h, NULL, &v); /* each half: a verdict of its own */
 		g_array_append_vals(out, v.ev, v.nevents);

@@ -192,9 +192,12 @@ struct qpt_verdict {
 };
 /* Events of earlier frames: a verdict may carry events whose frame is an
  * earlier one's, when what came after decided it (a PSN gap filler judged
- * out of order or the start of a go-back-N by the packet after it).  Their
- * flags are not in v->flags, which are the frame's own.  Front ends show
- * them on that frame (the plugin) or in the order given (events). */
+ * out of order or the start of a go-back-N by the packet after it), and
+ * the verdicts of no frame (frame UINT64_MAX) that the end of the input
+ * gives (qpt_flow_end: what nothing after decided).  Their flags are not
+ * in v->flags, which are the frame's own.  Front ends show them on that
+ * frame (the plugin, packets, grade) or in the order given (events,
+ * monitor). */
 
 /* The event of that kind in v, or NULL. */
 const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned kind);

@@ -15,14 +15,16 @@ per QP the same kind on the same frame (the QP's last request):
     episode (the summary counts verdicts, it names no frame for them);
   * `grade`, a rubric of one `no_verdict verdict=out_of_order` check: it
     fails, naming those 20 frames;
-  * `monitor -r DIR --json`: the event lines;
+  * `monitor -r DIR --json`: the event lines, at the end and when the
+    monitor renews its engine (--max-conversations);
   * the Wireshark plugin, two passes (`tshark -2`): roce.analysis.out_of_order
     on those frames, in those conversations (roce.stream);
   * and `packets --qp N` with the requester's QPN lists every frame of its
     QP, the first WRITE too (sent before the two halves were paired).
 
 Before qpt_flow_end the plugin gave 8 (one drain of at most 8 events),
-monitor -r and grade none.  Prints "N passed, N failed".
+monitor -r none (at the end or at a renewal), grade had no way to show
+them (and without the end's events its check passes: none).  Prints "N passed, N failed".
 """
 import json
 import os
@@ -155,6 +157,23 @@ def main():
         check(r.returncode == 0 and n == NQ and got == want,
               f"monitor -r DIR: {n} out_of_order events, per QP as the capture says: "
               f"{got == want}")
+
+        # monitor renewing its engine (--max-conversations): the old engine
+        # ends when ipv6.pcap's first conversation comes after these 20
+        d = os.path.join(tmp, "renew")
+        os.mkdir(d)
+        for i, src in enumerate((CAP, "captures/made/ipv6.pcap")):
+            dst = os.path.join(d, f"{i}.pcap")
+            shutil.copy(src, dst)
+            os.utime(dst, (1704067200 + 60 * i, 1704067200 + 60 * i))  # read in this order
+        r = run([qptrace, "monitor", "-r", d, "--json", "--interval", "0", "--idle", "0",
+                 "--max-conversations", str(NQ)])
+        lines = jsonl(r.stdout)
+        n, got = by_qp([x for x in lines if x.get("type") == "event"])
+        renewals = [x.get("engine_renewals") for x in lines if x.get("type") == "final_totals"]
+        check(r.returncode == 0 and renewals == [1] and n == NQ and got == want,
+              f"monitor -r DIR renewing its engine ({renewals} renewal): {n} out_of_order "
+              f"events, per QP as the capture says: {got == want}")
 
         # the plugin, two passes
         if not so:

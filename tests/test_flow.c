@@ -897,6 +897,79 @@ static void test_qos_rate_qos_first(void)
 	qpt_flow_free(f.fl);
 }
 
+/* The end of the input (qpt_flow_end): every event it decides, however
+ * many, in frame order, in verdicts of up to QPT_MAX_EVENTS.  12 QPs
+ * (A 0x100+i -> B 0x200+i) each end with a gap filler nothing follows
+ * (out of order), and a 13th QP's 10 ECN-CE marks get no CNP and no
+ * packet after them: the end decides them too (ecn_no_cnp). */
+struct end_seen {
+	unsigned calls, n;
+	uint64_t last_frame;
+	unsigned kinds[QPT_VB_COUNT];
+	bool sorted, of_no_frame;
+};
+
+static void end_count(void *data, const struct qpt_verdict *v)
+{
+	struct end_seen *e = data;
+
+	e->calls++;
+	e->of_no_frame &= v->frame == UINT64_MAX && v->conv == -1 && v->nevents > 0 &&
+			  v->nevents <= QPT_MAX_EVENTS;
+	for (unsigned i = 0; i < v->nevents; i++) {
+		e->sorted &= v->ev[i].frame >= e->last_frame;
+		e->last_frame = v->ev[i].frame;
+		e->kinds[v->ev[i].kind]++;
+		e->n++;
+	}
+}
+
+static struct qpt_pkt mk_qp(bool from_a, uint8_t opcode, uint32_t psn, uint32_t i)
+{
+	struct qpt_pkt p = mk(from_a, opcode, psn);
+
+	p.bth.dqpn = from_a ? 0x200 + i : 0x100 + i;
+	return p;
+}
+
+static void test_end_every_event(void)
+{
+	struct qpt_flow *fl = qpt_flow_new(NULL);
+	struct end_seen e = { .sorted = true, .of_no_frame = true };
+	struct qpt_verdict v;
+	struct qpt_pkt p;
+	uint64_t frame = 0;
+	int64_t ns = 1000000000;
+	const uint32_t step[4] = { 0, 0, 2, 1 }; /* WRITE P, ACK P, P+2, P+1 */
+
+	for (unsigned k = 0; k < 4; k++)
+		for (uint32_t i = 0; i < 12; i++) {
+			uint32_t P = 0x1000 * (i + 1);
+
+			p = k == 1 ? mk_qp(false, 0x11, P, i) : mk_qp(true, 0x0a, P + step[k], i);
+			qpt_flow_packet(fl, ++frame, ns += 1000, &p, &v);
+		}
+	g_assert_cmpuint(v.nevents, ==, 0); /* the last filler: undecided */
+	for (uint32_t j = 0; j < 10; j++) { /* marked, never answered */
+		p = mk_qp(true, 0x0a, 0x50000 + j, 12);
+		p.ip_ecn = 3;
+		qpt_flow_packet(fl, ++frame, ns += 1000, &p, &v);
+	}
+	/* a packet of another QP 200 us later: the marks' window ends */
+	p = mk_qp(true, 0x0a, 0x60000, 13);
+	qpt_flow_packet(fl, ++frame, ns += 200000, &p, &v);
+	qpt_flow_end(fl, end_count, &e);
+	g_assert_cmpuint(e.kinds[QPT_VB_OUT_OF_ORDER], ==, 12);
+	g_assert_cmpuint(e.kinds[QPT_VB_ECN_NO_CNP], ==, 10);
+	g_assert_cmpuint(e.n, ==, 22);
+	g_assert_cmpuint(e.calls, ==, 3); /* 8 + 8 + 6 */
+	g_assert_true(e.sorted);
+	g_assert_true(e.of_no_frame);
+	qpt_flow_end(fl, end_count, &e); /* once */
+	g_assert_cmpuint(e.n, ==, 22);
+	qpt_flow_free(fl);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -917,5 +990,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/flow/qos_rate_qos_first", test_qos_rate_qos_first);
 	g_test_add_func("/flow/pair_many_same_hosts", test_pair_many_same_hosts);
 	g_test_add_func("/flow/pair_few_same_hosts", test_pair_few_same_hosts);
+	g_test_add_func("/flow/end_every_event", test_end_every_event);
 	return g_test_run();
 }
