@@ -773,6 +773,7 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	uint32_t w, ext = 0;
 	uint16_t plen;
 	uint8_t nh, hlim;
+	bool first_fragment = false; /* offset 0, more fragments: not reassembled */
 
 	if (!qpt_be32(b, off, &w) || !qpt_be16(b, off + 4, &plen) ||
 	    !qpt_u8(b, off + 6, &nh) || !qpt_u8(b, off + 7, &hlim) ||
@@ -794,8 +795,18 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		if (nh == 0 || nh == 43 || nh == 60) {
 			ext += (len + 1u) * 8;
 		} else if (nh == 44) {
-			if (!qpt_be16(b, off + 40 + ext + 2, &fo) || (fo & 0xfff9))
-				return QPT_E_NOT_IBA; /* a real fragment: not reassembled */
+			if (!qpt_be16(b, off + 40 + ext + 2, &fo))
+				return QPT_E_NOT_IBA;
+			if (fo & 0xfff8) {
+				/* a later fragment (offset > 0): named as IPv4's when it
+				 * carries UDP, not reassembled */
+				if (next == IP_PROTO_UDP)
+					pkt->ip_fragment = QPT_FRAG_UDP_LATER;
+				return QPT_E_NOT_IBA;
+			}
+			/* offset 0 with M: the first fragment, its headers up to
+			 * UDP are all in it (RFC 7112), read on to the port */
+			first_fragment |= (fo & 1) != 0;
 			ext += 8;
 		} else {
 			return QPT_E_NOT_IBA;
@@ -803,6 +814,17 @@ static enum qpt_error decode_ipv6(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		nh = next;
 		if (ext + 8 > plen)
 			return QPT_E_NOT_IBA;
+	}
+	if (first_fragment) {
+		/* Fragments are not reassembled (the decoder keeps no state);
+		 * they are named as IPv4's: RoCE does not fragment, so a fragment
+		 * of it says an IP MTU is smaller than the RoCE MTU. */
+		uint16_t dport;
+
+		if (nh == IP_PROTO_UDP && qpt_be16(b, off + 40 + ext + 2, &dport) &&
+		    is_roce_port(dport, opts))
+			pkt->ip_fragment = QPT_FRAG_ROCE_FIRST;
+		return QPT_E_NOT_IBA;
 	}
 	pkt->ip_version = 6;
 	pkt->ip_dscp = (w >> 22) & 0x3f;

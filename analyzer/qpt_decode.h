@@ -68,7 +68,8 @@ enum qpt_transport {
 };
 const char *qpt_transport_name(enum qpt_transport t); /* "RoCEv2", ... */
 
-/* An IPv4 fragment of a UDP datagram: not reassembled, so not decoded. */
+/* An IPv4 or IPv6 fragment of a UDP datagram: not reassembled, so not
+ * decoded. */
 enum qpt_ip_fragment {
 	QPT_FRAG_NONE,
 	QPT_FRAG_ROCE_FIRST, /* the first fragment, UDP to a RoCEv2 port */

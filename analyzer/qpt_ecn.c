@@ -237,7 +237,7 @@ static void pending_compact(struct qpt_dir_qos *q)
  * them.  Each gets an event (an earlier frame's) while the verdict has
  * room: the counter is exact either way. */
 static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t now,
-		       struct qpt_verdict *v)
+		       struct qpt_verdict *v, bool drain)
 {
 	struct qpt_dir_qos *q = c->dir[dd]->qos;
 	struct qpt_dir *x;
@@ -251,12 +251,15 @@ static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t 
 
 		if (now - m->ns <= fl->o.ecn_window_ns)
 			break;
+		if (drain && v->nevents == QPT_MAX_EVENTS)
+			break; /* the end: the rest in the next verdict */
 		if (m->covered) {
 			q->ce_covered++;
 		} else {
 			fl_dr(x)->ce_without_cnp++;
 			frames_keep(q->no_cnp_frames, m->frame);
-			if (v && v->nevents + 2 < QPT_MAX_EVENTS) {
+			/* a packet's verdict keeps room for its own events */
+			if (v && (drain || v->nevents + 2 < QPT_MAX_EVENTS)) {
 				struct qpt_event *ev = fl_emit(v, m->frame, m->ns, NULL,
 							       QPT_VB_ECN_NO_CNP, m->psn, 0, 0,
 							       0, 0, "no CNP for this QP within the ECN window");
@@ -359,8 +362,8 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	qos_count(x, cls, false, p->vlan_pcp, 1);
 	if (has_dscp)
 		qos_count(x, cls, true, p->dscp, 1);
-	qos_expire(fl, c, 0, ns, v);
-	qos_expire(fl, c, 1, ns, v);
+	qos_expire(fl, c, 0, ns, v, false);
+	qos_expire(fl, c, 1, ns, v, false);
 
 	if (cls == QPT_QOS_CNP) {
 		struct qpt_dir_qos *m;
@@ -522,17 +525,23 @@ void qpt_flow_set_conv_end(struct qpt_flow *fl, int64_t ns)
 	fl->conv_end_ns = ns;
 }
 
-void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v)
+void fl_qos_drain(struct qpt_flow *fl, GArray *out)
 {
 	int64_t end = qpt_flow_conv_end(fl);
+	struct qpt_verdict v;
 
 	for (guint i = 0; i < fl->convs->len; i++) {
 		struct qpt_conv *c = g_ptr_array_index(fl->convs, i);
 
 		if (fl_conv_is_cold(c) || c->merged)
 			continue; /* a cold one has no ECN state */
-		qos_expire(fl, c, 0, end, v);
-		qos_expire(fl, c, 1, end, v);
+		for (int d = 0; d < 2; d++) {
+			do { /* a verdict at a time, until none is left */
+				fl_end_verdict(&v);
+				qos_expire(fl, c, d, end, &v, true);
+				g_array_append_vals(out, v.ev, v.nevents);
+			} while (v.nevents == QPT_MAX_EVENTS);
+		}
 	}
 }
 
@@ -560,7 +569,7 @@ void fl_qos_finish(struct qpt_flow *fl)
 				qos_get(fl_dirw(c, 1 - d))->cnps_without_ce += q->n_orphans;
 				q->n_orphans = 0;
 			}
-			qos_expire(fl, c, d, end, NULL);
+			qos_expire(fl, c, d, end, NULL, false);
 			/* the rest: the capture ended inside their window */
 			q->ce_undecided += pending_len(q);
 			if (q->pending)

@@ -1075,7 +1075,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 	}
 	if (t->fragmented_roce_packets) {
 		fb_start(b, QPT_F_FRAGMENTED, NULL, -1);
-		g_string_append_printf(b->t, "%" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
+		g_string_append_printf(b->t, "%" PRIu64 " RoCEv2 packets fragmented by IP (v4 or v6), not "
 				       "analysed: an IP MTU smaller than the RoCE MTU on the path",
 				       t->fragmented_roce_packets);
 		fb_num(b, "fragmented_roce_packets", (double)t->fragmented_roce_packets);

@@ -43,7 +43,7 @@
 	X(MALFORMED, "malformed", WARN, "malformed RoCE/IB packets")                     \
 	X(UNTRACKED, "untracked", WARN, "packets not analysed: more QPs than --max-qps")  \
 	X(FRAGMENTED, "fragmented", WARN,                                                \
-	  "RoCEv2 packets fragmented by IPv4 (an IP MTU below the RoCE MTU)")            \
+	  "RoCEv2 packets fragmented by IP (an IP MTU below the RoCE MTU)")              \
 	X(PFC_PRIORITY_MISMATCH, "pfc_priority_mismatch", WARN,                          \
 	  "PFC pauses only on priorities without RoCE data, none on the RoCE priority")  \
 	X(PFC_STALLS, "pfc_stalls", NOTE,                                                \

@@ -26,21 +26,95 @@ const char *qpt_paired_by_name(enum qpt_paired_by p)
 	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
 
-void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v)
+/* A verdict of no frame: its events are all of earlier frames. */
+void fl_end_verdict(struct qpt_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->frame = UINT64_MAX;
+	v->conv = -1;
+	v->dir = -1;
+	v->ack_rtt_ns = -1;
+}
+
+int qpt_event_cmp(const struct qpt_event *a, const struct qpt_event *b)
+{
+	if (a->frame != b->frame)
+		return a->frame < b->frame ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->conv != b->conv)
+		return a->conv < b->conv ? -1 : 1;
+	return (a->dir > b->dir) - (a->dir < b->dir);
+}
+
+static gint event_cmp(gconstpointer a, gconstpointer b)
+{
+	return qpt_event_cmp(a, b);
+}
+
+/* The end's events, all of earlier frames, into out (unsorted): gap
+ * fillers nothing followed (out of order), ECN-CE marks whose window
+ * ended with the capture. */
+static void flow_drain(struct qpt_flow *fl, GArray *out)
+{
+	struct qpt_verdict v;
+	GHashTableIter it;
+	gpointer val;
+
+	g_hash_table_iter_init(&it, fl->halves);
+	while (g_hash_table_iter_next(&it, NULL, &val)) {
+		struct half *h = fl_unforward(fl, val);
+
+		if (!h)
+			continue; /* a cold half has nothing to drain */
+		fl_end_verdict(&v);
+		fl_fill_resolve(fl, h, NULL, &v); /* each half: a verdict of its own */
+		g_array_append_vals(out, v.ev, v.nevents);
+	}
+	fl_qos_drain(fl, out);
+}
+
+/* Closes open episodes, messages whose start never showed, the PFC and
+ * ECN analyses. */
+static void flow_finish(struct qpt_flow *fl)
 {
 	GHashTableIter it;
 	gpointer val;
 
-	memset(v, 0, sizeof(*v));
-	v->frame = UINT64_MAX; /* no frame: every event is of an earlier one */
-	v->conv = -1;
-	v->dir = -1;
-	v->ack_rtt_ns = -1;
 	g_hash_table_iter_init(&it, fl->halves);
-	while (g_hash_table_iter_next(&it, NULL, &val) && v->nevents < QPT_MAX_EVENTS)
-		if ((val = fl_unforward(fl, val))) /* a cold half has nothing to drain */
-			fl_fill_resolve(fl, val, NULL, v);
-	fl_qos_drain(fl, v); /* ECN marks whose window ended with the capture */
+	while (g_hash_table_iter_next(&it, NULL, &val)) {
+		struct half *h = fl_unforward(fl, val);
+
+		if (!h)
+			continue; /* a cold half has no episode or pending message */
+		if (h->in_episode)
+			fl_episode_close(h, 0, h->last_ns);
+		fl_pend_flush(h); /* messages whose start never showed */
+	}
+	qpt_pfc_finish(fl->pfc, fl->last_ns);
+	fl_qos_finish(fl);
+}
+
+void qpt_flow_end(struct qpt_flow *fl, qpt_end_fn fn, void *data)
+{
+	GArray *all;
+	struct qpt_verdict v;
+
+	if (fl->ended)
+		return;
+	fl->ended = true;
+	all = g_array_new(FALSE, FALSE, sizeof(struct qpt_event));
+	flow_drain(fl, all);
+	g_array_sort(all, event_cmp);
+	for (guint i = 0; fn && i < all->len; i += QPT_MAX_EVENTS) {
+		fl_end_verdict(&v);
+		v.nevents = (uint8_t)MIN(all->len - i, (guint)QPT_MAX_EVENTS);
+		memcpy(v.ev, &g_array_index(all, struct qpt_event, i),
+		       v.nevents * sizeof(struct qpt_event));
+		fn(data, &v);
+	}
+	g_array_free(all, TRUE);
+	flow_finish(fl);
 }
 
 void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap)
@@ -136,7 +210,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (p->ip_fragment == QPT_FRAG_ROCE_FIRST) {
 		fl->t.fragmented_roce_packets++;
 		fl_emit(v, frame, ns, NULL, QPT_VB_IP_FRAGMENT, 0, 0, 0, 0, 0,
-			"first IPv4 fragment of a RoCEv2 packet: an IP MTU smaller than the RoCE MTU?");
+			"first IP fragment of a RoCEv2 packet: an IP MTU smaller than the RoCE MTU?");
 	}
 	/* Time going backwards is a finding about the capture, reported as
 	 * such; the sequence rules never take a negative gap for a short one. */
@@ -271,25 +345,6 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	}
 	flow_packet(fl, frame, ns, p, v);
 	qpt_flow_pfc_feed(fl, frame, ns, p, v);
-}
-
-void qpt_flow_finish(struct qpt_flow *fl)
-{
-	GHashTableIter it;
-	gpointer val;
-
-	g_hash_table_iter_init(&it, fl->halves);
-	while (g_hash_table_iter_next(&it, NULL, &val)) {
-		struct half *h = fl_unforward(fl, val);
-
-		if (!h)
-			continue; /* a cold half has no episode or pending message */
-		if (h->in_episode)
-			fl_episode_close(h, 0, h->last_ns);
-		fl_pend_flush(h); /* messages whose start never showed */
-	}
-	qpt_pfc_finish(fl->pfc, fl->last_ns);
-	fl_qos_finish(fl);
 }
 
 int32_t qpt_flow_conv_count(struct qpt_flow *fl)

@@ -317,12 +317,23 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t time_ns,
  * same packet seen by two points is a capture copy however far apart the
  * two saw it; one point seeing it twice is a resend. */
 void qpt_flow_set_tap(struct qpt_flow *fl, unsigned tap);
-/* End of input, before qpt_flow_finish(): the events still undecided
- * (gap fillers nothing followed: out of order), all of earlier frames. */
-void qpt_flow_drain(struct qpt_flow *fl, struct qpt_verdict *v);
-/* End of input: closes open episodes. */
-void qpt_flow_finish(struct qpt_flow *fl);
-/* After qpt_flow_finish(), when no frame will follow: frees what only
+/* The end of the input, once per engine, for every front end: first the
+ * events still undecided, all of earlier frames (a gap filler nothing
+ * followed: out of order; an ECN-CE mark whose window ended with the
+ * capture and no CNP answered), every one of them, ordered as
+ * qpt_event_cmp(), given to fn(data, v) in verdicts of up to
+ * QPT_MAX_EVENTS events (v->frame UINT64_MAX, v->conv and v->dir -1: of
+ * no frame; valid during the call); then it closes open episodes,
+ * messages whose start never showed, the PFC and ECN analyses.  fn may be
+ * NULL (the counters have those events all the same).  A second call
+ * does nothing.  The results (qpt_flow_conversations(), qpt_conv_walk,
+ * totals) are final after it. */
+typedef void (*qpt_end_fn)(void *data, const struct qpt_verdict *v);
+void qpt_flow_end(struct qpt_flow *fl, qpt_end_fn fn, void *data);
+/* The order of the end's events: by frame, then kind, conversation id
+ * (as the events carry it), direction. */
+int qpt_event_cmp(const struct qpt_event *a, const struct qpt_event *b);
+/* After qpt_flow_end(), when no frame will follow: frees what only
  * frames need (the QP halves, their PSN windows, the lookup tables).  The
  * conversations (cold ones stay cold: qpt_conv_walk reads them), totals,
  * CM requests and PFC results stay; qpt_flow_packet() must not be called
@@ -405,9 +416,9 @@ void qpt_flow_set_previous_time(struct qpt_flow *fl, int64_t ns);
  * on the engine that absorbs them, in frame order, with the verdict's
  * conversation id as that engine numbers it. */
 /* The time of the last packet of any conversation: the end of the capture
- * for the ECN/CNP analysis at qpt_flow_drain()/qpt_flow_finish().  With
- * several engines (-j N) the caller sets each one's to the latest of all
- * before draining them, so that they judge as one engine would. */
+ * for the ECN/CNP analysis at qpt_flow_end().  With several engines
+ * (-j N) the caller sets each one's to the latest of all before ending
+ * them, so that they judge as one engine would. */
 int64_t qpt_flow_conv_end(struct qpt_flow *fl);
 /* Packets a capture file's interface statistics say it dropped (the
  * reader's pcapng ISB counters: the engine sees no bytes of them). */
@@ -415,7 +426,7 @@ void qpt_flow_add_capture_drops(struct qpt_flow *fl, uint64_t interface_drops, u
 void qpt_flow_set_conv_end(struct qpt_flow *fl, int64_t ns);
 void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		       const struct qpt_pkt *p, const struct qpt_verdict *v);
-/* Moves the conversations and CM requests of part (finished, drained)
+/* Moves the conversations and CM requests of part (ended: qpt_flow_end())
  * into fl, which was fed no frame: part's conversation i becomes fl's
  * conversation ids[i] (ids of merges follow), totals are added.  Once
  * every part is moved, fl answers qpt_flow_conversations(),

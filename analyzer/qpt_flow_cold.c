@@ -258,7 +258,7 @@ void fl_cold_conv_free(struct qpt_flow *fl, uint8_t *blob)
 /* struct half's one-bit flags, in one word */
 #define HALF_FLAGS(X)                                                              \
 	X(req_started) X(any_acked) X(msg_end_valid) X(last_valid) X(ans_valid)     \
-	X(resend_valid) X(nak_seen) X(fill_pending) X(rnr_resend) X(nak_pending)    \
+	X(resend_valid) X(went_back) X(fill_pending) X(rnr_resend) X(nak_pending)    \
 	X(rnr_pending) X(in_episode) X(resp_started) X(ack_valid)
 
 static uint32_t flags_of(const struct half *h)
@@ -355,7 +355,7 @@ struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h,
 	put_rel(&w, (uint64_t)h->last_ns, (uint64_t)w.base_ns);
 	w.ref_frame = h->last_frame;
 	w.ref_ns = h->last_ns;
-	put_rel(&w, (uint64_t)h->ans_ns, (uint64_t)w.ref_ns);
+	put_rel(&w, h->ans_frame, w.ref_frame);
 	put_rel(&w, h->msg.first_frame, w.ref_frame);
 	put_u(&w, h->expected);
 	w.ref_psn = h->expected;
@@ -408,7 +408,7 @@ void fl_cold_decode(struct qpt_flow *fl, const struct cold_half *c, struct half 
 	h->last_ns = (int64_t)get_rel(&r, (uint64_t)r.base_ns);
 	r.ref_frame = h->last_frame;
 	r.ref_ns = h->last_ns;
-	h->ans_ns = (int64_t)get_rel(&r, (uint64_t)r.ref_ns);
+	h->ans_frame = get_rel(&r, r.ref_frame);
 	h->msg.first_frame = get_rel(&r, r.ref_frame);
 	h->expected = (uint32_t)get_u(&r);
 	r.ref_psn = h->expected;

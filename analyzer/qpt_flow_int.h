@@ -129,10 +129,31 @@ struct half_loss {
  * capture points needs none of it.  Each field is read only under a flag
  * of struct half that its write set. */
 struct half_rec {
-	/* the latest resend this half carried (resend_valid) and (RNR) NAK
-	 * (nak_seen): a copy never has one between itself and its original */
+	/* the latest resend this half carried (resend_valid), by frame
+	 * number, and the latest go-back of its sender (went_back): a (RNR)
+	 * NAK of it, a READ re-issue, a lower PSN sent again after higher
+	 * ones.  A copy never has one between itself and its original: the
+	 * frame order decides, not the timestamps (equal stamps are common
+	 * at hardware speed) */
 	uint32_t resend_psn;
-	int64_t resend_ns, nak_seen_ns;
+	uint64_t resend_frame, goback_frame;
+	uint32_t goback_psn; /* where that go-back went back to */
+	/* the go-back-N episode: the PSN after the last one it resent
+	 * (in_episode); a resend below it is a new go-back (a nested
+	 * episode).  episode_reopen: the episode just closed by an answer
+	 * may go on (a resend at episode_next with no trigger of its own
+	 * is the same go-back, e.g. the next outstanding READ resent after
+	 * a READ re-issue whose responses came) */
+	uint32_t episode_next;
+	bool episode_reopen;
+	/* responses: the last one resent (resp_resending), a restart of the
+	 * stream is a resend not after it */
+	bool resp_resending;
+	uint32_t resp_last;
+	/* the latest NAK or RNR NAK of this half (frame 0: none) and its
+	 * PSN: a repeat up to that PSN after it is a sending */
+	uint64_t nak_mark_frame;
+	uint32_t nak_mark_psn;
 	/* a gap filler with no resend trigger (fill_pending) */
 	uint32_t fill_psn;
 	uint64_t fill_frame;
@@ -186,7 +207,7 @@ struct half {
 	/* last request, for silences */
 	uint64_t last_frame;
 	int64_t last_ns;
-	int64_t ans_ns;
+	uint64_t ans_frame; /* the frame of that answer */
 	uint32_t expected; /* next new PSN */
 	uint32_t acked;	   /* highest PSN acknowledged by the twin */
 	/* the PSN of the last packet of the newest message completed: a
@@ -209,7 +230,7 @@ struct half {
 	uint8_t ack_synd;
 	/* flags: one bit each (a million halves) */
 	bool req_started : 1, any_acked : 1, msg_end_valid : 1, last_valid : 1;
-	bool ans_valid : 1, resend_valid : 1, nak_seen : 1;
+	bool ans_valid : 1, resend_valid : 1, went_back : 1;
 	/* a gap filler with no resend trigger: out of order, unless the next
 	 * request shows it began a go-back-N (fl_fill_resolve) */
 	bool fill_pending : 1;
@@ -524,7 +545,7 @@ struct qpt_flow {
 	bool conv_end_set; /* qpt_flow_set_conv_end() */
 	int64_t conv_end_ns;
 	struct qpt_pfc *pfc; /* PFC/PAUSE per priority (qpt_pfc.c) */
-	bool absorbed; /* has conversations of other engines, finished there
+	bool absorbed; /* has conversations of other engines, ended there
 			* (qpt_flow_absorb): the ECN finish skips them */
 	/* idle halves kept compact (qpt_flow_cold.c): frames until the next
 	 * sweep; cold halves thawed since the last one (cold -> live half) */
@@ -539,6 +560,7 @@ struct qpt_flow {
 	 * with them: qpt_flow_forget_halves()) */
 	struct cold_slab half_slab, conv_slab;
 	bool halves_gone; /* qpt_flow_forget_halves() */
+	bool ended;	  /* qpt_flow_end() */
 };
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its
@@ -571,6 +593,8 @@ struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
 			      const struct half *h, unsigned kind, uint32_t psn,
 			      uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
 			      const char *detail);
+/* v as the verdict of no frame (the end's: its events are of earlier ones) */
+void fl_end_verdict(struct qpt_verdict *v);
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);
@@ -612,7 +636,9 @@ void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h);
 void fl_qos_defaults(struct qpt_flow_opts *o);
 void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v);
-void fl_qos_drain(struct qpt_flow *fl, struct qpt_verdict *v);
+/* the end (qpt_flow_end): every event of an ECN-CE mark whose window
+ * ended with the capture, appended to out (struct qpt_event) */
+void fl_qos_drain(struct qpt_flow *fl, GArray *out);
 void fl_qos_finish(struct qpt_flow *fl);
 void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s);
 void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c); /* after a fold into c */

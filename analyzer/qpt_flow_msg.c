@@ -179,6 +179,18 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * yet paired with one of this point: each sending is seen once by each
  * point it passes.  One point seeing a packet again is a sending again (a
  * resend), whatever the time.  Every sighting is remembered. */
+/* A NAK or RNR NAK of h's requests up to psn came after sighting e: its
+ * requester went back to that PSN, so a repeat now is another sending.
+ * (Only this go-back holds across capture points: their clocks and paths
+ * skew the other sightings' order, a NAK comes after every original up to
+ * its PSN at every point on the path.) */
+static bool nak_between(const struct half *h, const struct seen *e, uint32_t psn)
+{
+	const struct half_rec *rc = h->x ? h->x->rc : NULL;
+
+	return rc && rc->nak_mark_frame > e->frame && qpt_psn_diff(psn, rc->nak_mark_psn) <= 0;
+}
+
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
 				   uint32_t fp, uint64_t frame, int64_t ns)
 {
@@ -194,7 +206,8 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 		int64_t dt = ns - e->ns;
 
 		if (e->frame && !t->paired && e->tap != fl->tap && e->psn == psn &&
-		    e->fp == fp && dt >= 0 && dt <= fl->o.tap_window_ns)
+		    e->fp == fp && dt >= 0 && dt <= fl->o.tap_window_ns &&
+		    !nak_between(h, e, psn))
 			orig = t;
 	}
 	if (orig)
@@ -252,13 +265,27 @@ same_point:
 		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
 		    dt > fl->o.dup_window_ns)
 			continue;
-		if (request && h->ans_valid && h->ans_ns > e->ns &&
+		/* Something between the two that makes the sender send it
+		 * again, in the order of the file: an answer reaching its PSN
+		 * (a READ re-issued after one of its responses), a go-back of
+		 * this half (the first resend of an episode or RNR retry, a
+		 * gap filled, a READ re-issue; for responses, a restarted
+		 * response stream), a NAK or RNR NAK of it up to its PSN, or
+		 * for an answer a resend of a request up to it. */
+		if (request && h->ans_valid && h->ans_frame > e->frame &&
 		    qpt_psn_diff(h->ans_hi, psn) >= 0)
 			continue;
-		if (request && h->nak_seen && fl_rec(h)->nak_seen_ns > e->ns)
+		if (h->went_back && fl_rec(h)->goback_frame > e->frame)
 			continue;
-		if (!request && t && t->resend_valid && fl_rec(t)->resend_ns > e->ns &&
+		if (request && nak_between(h, e, psn))
+			continue;
+		if (!request && t && t->resend_valid && fl_rec(t)->resend_frame > e->frame &&
 		    qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0)
+			continue;
+		/* the requester went back to a PSN up to this answer's since:
+		 * its requests are answered again */
+		if (!request && t && t->went_back && fl_rec(t)->goback_frame > e->frame &&
+		    qpt_psn_diff(fl_rec(t)->goback_psn, psn) <= 0)
 			continue;
 		return copy_of(v, d, h, frame, ns, psn, e->frame,
 			       "same PSN and bytes as a packet just before: a capture copy");

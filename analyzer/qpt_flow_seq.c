@@ -66,6 +66,7 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 	if (!h->in_episode)
 		return;
 	h->in_episode = false;
+	fl_rec(h)->episode_reopen = true;
 	fl_rec(h)->cur.end_frame = frame;
 	fl_rec(h)->cur.end_ns = ns;
 	if (!d)
@@ -238,6 +239,8 @@ void fl_half_restart(struct half *h)
 static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 {
 	fl_episode_close(h, 0, h->last_ns);
+	if (h->x && h->x->rc)
+		h->x->rc->episode_reopen = false;
 	g_free(h->win[WIN_REQ]);
 	h->win[WIN_REQ] = NULL;
 	h->win_size[WIN_REQ] = 0;
@@ -246,7 +249,7 @@ static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 	h->msg.open = false;
 	h->any_acked = true; /* all before psn is the old connection's */
 	h->acked = qpt_psn_add(psn, -1);
-	h->ans_valid = h->resend_valid = h->nak_seen = false;
+	h->ans_valid = h->resend_valid = h->went_back = false;
 	h->nak_pending = h->rnr_pending = h->rnr_resend = false;
 	if (t) {
 		g_free(t->win[WIN_RESP]);
@@ -295,6 +298,8 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	fl_rec(h)->cur.resent_packets = 1;
 	fl_rec(h)->episode_top = qpt_psn_add(h->expected, -1);
 	fl_rec(h)->episode_resent_top = false;
+	fl_rec(h)->episode_next = qpt_psn_add(fl_rec(h)->fill_psn, 1);
+	fl_rec(h)->episode_reopen = false;
 	fl_dr(d)->gbn_episodes++;
 	fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_GBN_START, fl_rec(h)->fill_psn, fl_rec(h)->fill_frame,
 		(uint32_t)d->r->gbn_episodes, 0, 0,
@@ -327,6 +332,120 @@ static void read_set_span(struct half *h, struct read_req *r, uint32_t span)
 	r->span = span;
 	if (qpt_psn_diff(end, h->expected) > 0 && qpt_psn_diff(end, h->expected) < (int32_t)span)
 		h->expected = end;
+}
+
+/* A go-back of h's sender at this frame (its NAK or RNR NAK, a READ
+ * re-issue, the first resend of an episode or of an RNR retry, a gap
+ * filled, a response stream restarted): a
+ * repeat of a packet seen before it is a sending again, not a capture
+ * copy (fl_capture_copy). */
+static void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
+{
+	h->went_back = true;
+	fl_rec(h)->goback_frame = frame;
+	fl_rec(h)->goback_psn = psn;
+}
+
+/* Whether a resend p at psn goes on with the go-back-N under way, or with
+ * the one an answer just closed: it does unless it goes back below what
+ * the episode already resent, comes after a silence, or re-issues a READ
+ * (each a go-back of its own: a nested episode). */
+static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t psn,
+			    int64_t silence, const struct read_req *rr)
+{
+	const struct half_rec *rc = fl_rec(h);
+
+	if (rr || silence >= fl->o.timeout_gap_ns)
+		return false;
+	if (h->in_episode)
+		return qpt_psn_diff(psn, rc->episode_next) >= 0;
+	return rc->episode_reopen && psn == rc->episode_next && !h->nak_pending;
+}
+
+/* The episode an answer closed goes on: the last one recorded again. */
+static void episode_reopen(struct half *h)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	GArray *eps = d ? d->r->episodes : NULL;
+
+	h->in_episode = true;
+	fl_rec(h)->episode_reopen = false;
+	if (eps && eps->len &&
+	    g_array_index(eps, struct qpt_episode, eps->len - 1).first_resent_frame ==
+		    fl_rec(h)->cur.first_resent_frame)
+		g_array_set_size(eps, eps->len - 1);
+}
+
+/* A go-back-N episode starts with its first resent packet p (an episode
+ * under way ends where this one's trigger is: nested episodes are
+ * episodes of their own).  A NAK's requester resends from the NAK's PSN
+ * (rxe_comp.c: it goes back to it): a resend from below it means the NAK
+ * was lost after the capture point.  One from above it, before a timeout
+ * could have passed, is the NAK's go-back-N whose first resends were lost
+ * again before the capture point (a capture at the requester behind a
+ * lossy egress: the PSN gap that the NAK answered showed that loss once
+ * already). */
+static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+			 uint64_t frame, int64_t ns, int64_t silence, uint64_t prev_frame,
+			 struct qpt_verdict *v)
+{
+	struct qpt_dir *d = fl_dir_of(h);
+	struct half_rec *rc = fl_rec(h);
+	uint32_t psn = p->bth.psn;
+	int32_t above = h->nak_pending ? qpt_psn_diff(psn, rc->nak_psn) : -1;
+	bool nak = above == 0 ||
+		   (above > 0 && silence < fl->o.timeout_gap_ns &&
+		    qpt_psn_diff(h->expected, psn) > 0);
+	struct qpt_episode e = { .first_resent_frame = frame, .from_psn = psn };
+
+	/* the sender went back here: the repeats after this frame of what it
+	 * sent before are sendings until it passes its highest PSN (a resend
+	 * that goes on with the episode is no new go-back: a copy of one
+	 * stays a copy) */
+	fl_went_back(h, frame, psn);
+
+	if (nak) {
+		e.trigger = QPT_TRIGGER_NAK;
+		e.trigger_frame = rc->nak_frame;
+		e.start_ns = rc->nak_ns;
+		v->nak_frame = rc->nak_frame;
+	} else if (silence >= fl->o.timeout_gap_ns) {
+		/* from the last packet before the silence */
+		e.trigger = QPT_TRIGGER_TIMEOUT;
+		e.timeout = true;
+		e.trigger_frame = prev_frame;
+		e.start_ns = ns - silence;
+		fl_dr(d)->timeouts++;
+	} else {
+		e.trigger = v->flags & QPT_V(READ_RETRY) ? QPT_TRIGGER_READ_RETRY :
+							    QPT_TRIGGER_RESEND;
+		e.trigger_frame = frame;
+		e.start_ns = ns;
+	}
+	if (h->in_episode) /* ends where the go-back inside it began */
+		fl_episode_close(h, e.trigger_frame, e.start_ns);
+	h->rnr_resend = false;
+	h->in_episode = true;
+	rc->episode_reopen = false;
+	rc->cur = e;
+	rc->episode_top = qpt_psn_add(h->expected, -1);
+	rc->episode_next = psn;
+	/* Everything sent before was answered already (a READ's responses
+	 * went missing before later ones came): recovered once what this
+	 * episode resends is answered (ack_requests). */
+	rc->episode_resent_top = h->any_acked && qpt_psn_diff(h->acked, rc->episode_top) >= 0 &&
+				 qpt_psn_diff(h->acked, rc->episode_top) < 65536;
+	if (rc->episode_resent_top)
+		rc->episode_top = request_end(h, p);
+	h->nak_pending = false;
+	fl_dr(d)->gbn_episodes++;
+	v->trigger = e.trigger;
+	fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, e.trigger_frame,
+		(uint32_t)d->r->gbn_episodes, 0, ns - e.start_ns,
+		qpt_name_of(qpt_trigger_descr, e.trigger, "?"));
+	if (e.trigger == QPT_TRIGGER_TIMEOUT)
+		fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0, silence,
+			"resend after a silence (local ACK timeout)");
 }
 
 void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -442,6 +561,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
+		if (h->x && h->x->rc)
+			h->x->rc->episode_reopen = false; /* past it: a new sending */
 		h->rnr_resend = false;
 		s = fl_slot_of(h, WIN_REQ, psn, true);
 		s->frame = frame;
@@ -476,7 +597,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	fill = s || rr ? NULL : gap_of(h, psn);
 	h->resend_valid = true;
 	fl_rec(h)->resend_psn = psn;
-	fl_rec(h)->resend_ns = ns;
+	fl_rec(h)->resend_frame = frame;
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = fl_slot_of(h, WIN_REQ, psn, true);
@@ -486,6 +607,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->fp = fp;
 		n->bound = fl_slot_bound(oi);
 		fl_message_add(h, &fill->msg, d, p, frame, v);
+		/* a gap filled: the first resend of a go-back-N whose NAK the
+		 * capture missed (or a packet reordered), see episode_open */
+		fl_went_back(h, frame, psn);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
@@ -520,70 +644,24 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		/* the rest of a message resent after an RNR NAK: part of the retry */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 	} else if (h->rnr_pending && psn == fl_rec(h)->rnr_psn) {
+		/* an RNR NAK for a resend: the responder took what was before
+		 * it, the go-back under way is over (the retry is no episode) */
+		fl_episode_close(h, fl_rec(h)->rnr_frame, fl_rec(h)->rnr_ns);
+		fl_rec(h)->episode_reopen = false;
 		h->rnr_pending = false;
 		h->rnr_resend = true;
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
+		fl_went_back(h, frame, psn);
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = fl_rec(h)->rnr_frame;
 		fl_dr(d)->rnr_retries++;
 		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, fl_rec(h)->rnr_frame, 0,
 		     fl_rec(h)->rnr_timer, ns - fl_rec(h)->rnr_ns, "retry after RNR NAK");
-	} else if (!h->in_episode) {
-		/* A go-back-N episode starts with its first resent packet.  A
-		 * NAK's requester resends from the NAK's PSN (rxe_comp.c: it
-		 * goes back to it): a resend from below it means the NAK was
-		 * lost after the capture point.  One from above it, before a
-		 * timeout could have passed, is the NAK's go-back-N whose first
-		 * resends were lost again before the capture point (a capture
-		 * at the requester behind a lossy egress: the PSN gap that the
-		 * NAK answered showed that loss once already). */
-		int32_t above = h->nak_pending ? qpt_psn_diff(psn, fl_rec(h)->nak_psn) : -1;
-		bool nak = above == 0 ||
-			   (above > 0 && silence < fl->o.timeout_gap_ns &&
-			    qpt_psn_diff(h->expected, psn) > 0);
-
-		h->rnr_resend = false;
-		h->in_episode = true;
-		memset(&fl_rec(h)->cur, 0, sizeof(struct qpt_episode));
-		fl_rec(h)->cur.first_resent_frame = frame;
-		fl_rec(h)->cur.from_psn = psn;
-		fl_rec(h)->episode_top = qpt_psn_add(h->expected, -1);
-		/* Everything sent before was answered already (a READ's
-		 * responses went missing before later ones came): recovered
-		 * once what this episode resends is answered, see below. */
-		fl_rec(h)->episode_resent_top =
-			h->any_acked && qpt_psn_diff(h->acked, fl_rec(h)->episode_top) >= 0 &&
-			qpt_psn_diff(h->acked, fl_rec(h)->episode_top) < 65536;
-		if (fl_rec(h)->episode_resent_top)
-			fl_rec(h)->episode_top = request_end(h, p);
-		if (nak) {
-			fl_rec(h)->cur.trigger = QPT_TRIGGER_NAK;
-			fl_rec(h)->cur.trigger_frame = fl_rec(h)->nak_frame;
-			fl_rec(h)->cur.start_ns = fl_rec(h)->nak_ns;
-			v->nak_frame = fl_rec(h)->nak_frame;
-		} else if (silence >= fl->o.timeout_gap_ns) {
-			/* from the last packet before the silence */
-			fl_rec(h)->cur.trigger = QPT_TRIGGER_TIMEOUT;
-			fl_rec(h)->cur.timeout = true;
-			fl_rec(h)->cur.trigger_frame = prev_frame;
-			fl_rec(h)->cur.start_ns = ns - silence;
-			fl_dr(d)->timeouts++;
-		} else {
-			fl_rec(h)->cur.trigger = v->flags & QPT_V(READ_RETRY) ?
-						 QPT_TRIGGER_READ_RETRY :
-						 QPT_TRIGGER_RESEND;
-			fl_rec(h)->cur.trigger_frame = frame;
-			fl_rec(h)->cur.start_ns = ns;
-		}
-		h->nak_pending = false;
-		fl_dr(d)->gbn_episodes++;
-		v->trigger = fl_rec(h)->cur.trigger;
-		fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, fl_rec(h)->cur.trigger_frame,
-		     (uint32_t)d->r->gbn_episodes, 0, ns - fl_rec(h)->cur.start_ns,
-		     qpt_name_of(qpt_trigger_descr, fl_rec(h)->cur.trigger, "?"));
-		if (fl_rec(h)->cur.trigger == QPT_TRIGGER_TIMEOUT)
-			fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0,
-			     silence, "resend after a silence (local ACK timeout)");
+	} else if (episode_goes_on(fl, h, psn, silence, rr)) {
+		if (!h->in_episode)
+			episode_reopen(h);
+	} else {
+		episode_open(fl, h, p, frame, ns, silence, prev_frame, v);
 	}
 	if (h->in_episode) {
 		fl_rec(h)->cur.resent_packets++;
@@ -591,6 +669,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (fl_rec(h)->episode_resent_top &&
 		    qpt_psn_diff(request_end(h, p), fl_rec(h)->episode_top) > 0)
 			fl_rec(h)->episode_top = request_end(h, p);
+		if (qpt_psn_diff(request_end(h, p), fl_rec(h)->episode_next) >= 0)
+			fl_rec(h)->episode_next = qpt_psn_add(request_end(h, p), 1);
 	}
 	fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
 	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
@@ -682,15 +762,19 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		  qpt_psn_diff(psn, t->ans_hi) < -(int32_t)WIN_SIZE * 64)) {
 		t->ans_valid = true;
 		t->ans_hi = psn;
-		t->ans_ns = ns;
+		t->ans_frame = frame;
 	}
 
 	if (p->flags & QPT_H_AETH) {
 		const struct qpt_aeth *a = &p->aeth;
 
+		/* a NAK or RNR NAK: its requester goes back to its PSN, so a
+		 * repeat of that PSN or one before it is a sending (the
+		 * originals past it, still in flight, may pass a tap after
+		 * it: a merged capture's copies of them stay copies) */
 		if (t && a->kind != QPT_AETH_ACK) {
-			t->nak_seen = true;
-			fl_rec(t)->nak_seen_ns = ns;
+			fl_rec(t)->nak_mark_frame = frame;
+			fl_rec(t)->nak_mark_psn = psn;
 		}
 
 		if (a->kind == QPT_AETH_NAK) {
@@ -698,8 +782,9 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			fl_dr(d)->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
 			fl_emit(v, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
 			     qpt_nak_name(a->value));
-			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->in_episode &&
-			    !t->nak_pending) {
+			/* during an episode too: a resent packet lost again
+			 * (a nested episode) */
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->nak_pending) {
 				t->nak_pending = true;
 				fl_rec(t)->nak_frame = frame;
 				fl_rec(t)->nak_ns = ns;
@@ -761,6 +846,14 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 
 		v->flags |= QPT_V(RETRANSMISSION);
 		fl_dr(d)->retransmitted_packets++;
+		/* a response stream restarted at a lower PSN: what follows
+		 * is sent again, not copied (the resends after the first go
+		 * on with it) */
+		if (!h->x || !h->x->rc || !h->x->rc->resp_resending ||
+		    psn != qpt_psn_add(h->x->rc->resp_last, 1))
+			fl_went_back(h, frame, psn);
+		fl_rec(h)->resp_resending = true;
+		fl_rec(h)->resp_last = psn;
 		if (s) {
 			v->original_frame = s->frame;
 		} else {
@@ -780,6 +873,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		s->ns = ns;
 		h->resp_started = true;
 		h->resp_max = psn;
+		if (h->x && h->x->rc)
+			h->x->rc->resp_resending = false;
 		/* responses of one READ come in PSN order: a skip is a loss */
 		if (rd) {
 			uint32_t next = rd->next_valid ? rd->next_resp : rd->psn;

@@ -102,8 +102,8 @@ enum qpt_vcode {
 	X(CM_REJECT, "cm_reject", "CM connection request rejected (reason)",             \
 	  "CM connection request rejected", RESPONSE_CODE, WARN, "", CODE,      \
 	  NULL, REASON, true, NULL, "totals.cm_rejects", true)                                 \
-	X(IP_FRAGMENT, "ip_fragment", "IPv4 fragment of a RoCEv2 packet",                \
-	  "RoCEv2 packet fragmented by IPv4 (not reassembled): an IP MTU below the RoCE MTU", \
+	X(IP_FRAGMENT, "ip_fragment", "IP fragment of a RoCEv2 packet",                  \
+	  "RoCEv2 packet fragmented by IP (v4 or v6, not reassembled): an IP MTU below the RoCE MTU", \
 	  PROTOCOL, WARN, "", FLAG, NULL, NONE, true, NULL,                              \
 	  "totals.fragmented_roce_packets", false)                                 \
 	X(RESPONSE_GAP, "response_gap", "READ response PSNs missing",                    \

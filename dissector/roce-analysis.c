@@ -346,17 +346,20 @@ struct qpt_flow *roce_flow(void)
 
 static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v);
 
+/* The end's events, all of earlier frames: onto their frames' records
+ * (the second pass shows them, tshark -2) and into the findings' frames. */
+static void end_events(void *data _U_, const struct qpt_verdict *v)
+{
+	roce_findings_note(v);
+	if (slot_chunks)
+		apply_revisions(NULL, v);
+}
+
 void roce_flow_finish(void)
 {
 	if (flow && !flow_finished) {
-		struct qpt_verdict v;
-
-		/* the events still undecided at the end, all of earlier frames */
-		qpt_flow_drain(flow, &v);
-		roce_findings_note(&v);
-		if (slot_chunks)
-			apply_revisions(NULL, &v);
-		qpt_flow_finish(flow);
+		/* every event still undecided, then the results final */
+		qpt_flow_end(flow, end_events, NULL);
 		flow_finished = TRUE;
 	}
 }

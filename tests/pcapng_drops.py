@@ -12,6 +12,11 @@ written:
 - little and big endian sections; an interface's latest ISB counts (they
   are cumulative), two interfaces add up;
 - an ISB without drop options, or none: no keys, no finding;
+- 300 interfaces (once only 256 were counted); two sections of different
+  byte order (once the first's was used for the whole tail) and sections
+  that add up; an ISB naming an interface its section does not describe
+  (one that does not exist, or the first section's after a new SHB): not
+  counted, and said once, naming the file;
 - a file cut inside its last block: no crash, no counts from it.
 
     pcapng_drops.py QPTRACE ROOT
@@ -126,6 +131,55 @@ def main():
                   f"{name}: the text says the capture dropped {sum(want)} packets")
         else:
             check(not inc, f"{name}: counters of 0: no finding")
+    # Sections, many interfaces, an ISB of an interface that does not exist.
+    # name, sections [(endian, interfaces, frames?, ISBs)], want (ifdrop,
+    # osdrop), the interface an ISB names in vain (or None)
+    many = [(i, [(5, i + 1), (7, 1)]) for i in range(300)]
+    section_cases = [
+        ("300_ifaces", [("<", 300, True, many)], (300 * 301 // 2, 300), None),
+        ("two_byte_orders", [("<", 1, True, [(0, [(5, 3), (7, 1)])]),
+                             (">", 1, False, [(0, [(5, 4), (7, 2)])])], (7, 3), None),
+        ("be_then_le", [(">", 1, True, [(0, [(5, 3)])]),
+                        ("<", 2, False, [(0, [(5, 4)]), (1, [(5, 5)])])], (12, 0), None),
+        ("missing_iface", [("<", 1, True, [(0, [(5, 2)]), (5, [(5, 100)]), (7, [(5, 100)])])],
+         (2, 0), 5),
+        # the second section describes one interface: its ISB for interface
+        # 1 names the first section's, which it does not have
+        ("sections_reset_ifaces", [("<", 2, True, [(0, [(5, 1)]), (1, [(5, 2)])]),
+                                   ("<", 1, True, [(0, [(5, 4)]), (1, [(5, 100)])])], (7, 0), 1),
+    ]
+    for name, sections, want, vain in section_cases:
+        path = os.path.join(tmp, name + ".pcapng")
+        data, nframes = b"", 0
+        for e, nif, with_frames, isbs in sections:
+            data += pcapng(e, frames if with_frames else [],
+                           b"".join(isb(e, i, d) for i, d in isbs), nif)
+            nframes += len(frames) if with_frames else 0
+        with open(path, "wb") as f:
+            f.write(data)
+        # (capinfos 4.0 gives a later section's blocks to the first
+        # section's interfaces of the same number: one section only)
+        if shutil.which("capinfos") and len(sections) == 1:
+            ci = subprocess.run(["capinfos", "-I", path], capture_output=True, text=True).stdout
+            stats = sum(int(m) for m in re.findall(r"Number of stat entries = (\d+)", ci))
+            # of the interfaces the sections describe (Wireshark ignores the others)
+            nisb = sum(1 for x in sections for i, _ in x[3] if i < x[1])
+            check(stats == nisb, f"{name}: capinfos reads {stats} ISBs (written {nisb} of "
+                  "described interfaces)")
+        rc, out, err = summary(qptrace, path)
+        try:
+            t = json.loads(out)["totals"]
+        except ValueError:
+            check(False, f"{name}: summary --json exits {rc}: {err.strip()[-200:]}")
+            continue
+        got = (t.get("interface_drops"), t.get("os_drops"))
+        check(got == want, f"{name}: totals interface_drops/os_drops {got} = written {want}")
+        said = [l for l in err.splitlines() if "interface statistics block" in l]
+        if vain is None:
+            check(not said, f"{name}: nothing said of missing interfaces: {said}")
+        else:
+            check(len(said) == 1 and path in said[0] and f"interface {vain}," in said[0],
+                  f"{name}: said once that interface {vain} does not exist: {said}")
     # cut inside the last block (the ISB): no crash, nothing counted from it
     path = os.path.join(tmp, "cut.pcapng")
     whole = pcapng("<", frames, isb("<", 0, [(5, 7)]))

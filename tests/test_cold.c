@@ -92,7 +92,7 @@ static struct half *random_half(GRand *r, struct qpt_conv *conv)
 	h->msg.from_first = g_rand_boolean(r);
 	h->last_frame = edge_or_random(r);
 	h->last_ns = (int64_t)edge_or_random(r);
-	h->ans_ns = (int64_t)edge_or_random(r);
+	h->ans_frame = edge_or_random(r);
 	for (int k = 0; k < 2; k++) {
 		h->win_size[k] = (uint16_t)(1u << g_rand_int_range(r, 0, 9)); /* 1 .. WIN_SIZE */
 		h->win[k] = g_new(struct slot, h->win_size[k]);

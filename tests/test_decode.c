@@ -1185,6 +1185,96 @@ static void test_udp_ports(void)
 	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
 }
 
+/* ---- IP fragments ------------------------------------------------------- */
+
+/* n bytes inserted at off (the frame grows). */
+static void insert(struct fb *f, uint32_t off, const uint8_t *b, uint32_t n)
+{
+	memmove(f->d + off + n, f->d + off, f->n - off);
+	memcpy(f->d + off, b, n);
+	f->n += n;
+}
+
+/* RoCEv2 over IPv6 with a Fragment header (RFC 8200 4.5: next header, 0,
+ * offset << 3 | M, identification) before UDP; with dest_opts, a
+ * Destination Options header after it (the fragmentable part's first). */
+static struct frame ip6_fragment(const struct fb *t, uint16_t dport, uint16_t fo, bool dest_opts)
+{
+	struct frame fr = rocev2(L_ETH, 6, t, dport);
+	const uint8_t frag[8] = { dest_opts ? 60 : 17, 0, (uint8_t)(fo >> 8), (uint8_t)fo,
+				  0x12, 0x34, 0x56, 0x78 };
+	const uint8_t dopt[8] = { 17, 0, 1, 4, 0, 0, 0, 0 }; /* PadN */
+	uint32_t added = dest_opts ? 16 : 8;
+
+	if (dest_opts)
+		insert(&fr.f, fr.off_udp, dopt, 8);
+	insert(&fr.f, fr.off_udp, frag, 8);
+	fr.f.d[fr.off_ip + 6] = 44;
+	set16(&fr.f, fr.off_ip + 4, (unsigned)(fr.f.n - fr.off_ip - 40));
+	fr.off_udp += added;
+	fr.off_bth += added;
+	return fr;
+}
+
+static void test_ip_fragments(void)
+{
+	struct fb t = tp_simple(0x04, 0x2b, 1, 16, 0);
+	struct frame fr;
+	struct qpt_pkt pkt;
+
+	/* IPv4: the first fragment of a RoCEv2 datagram named, a later one
+	 * named as a UDP fragment */
+	fr = rocev2(L_ETH, 4, &t, 4791);
+	set16(&fr.f, fr.off_ip + 6, 0x2000); /* MF, offset 0 */
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_ROCE_FIRST);
+	g_assert_cmpint(pkt.transport, ==, QPT_TR_NONE);
+	set16(&fr.f, fr.off_ip + 6, 64); /* offset 512, the last */
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_UDP_LATER);
+
+	/* IPv6 alike: offset 0 with M, UDP to 4791 */
+	fr = ip6_fragment(&t, 4791, 0x0001, false);
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_ROCE_FIRST);
+	g_assert_cmpint(pkt.transport, ==, QPT_TR_NONE);
+	g_assert_false(pkt.flags & QPT_HAS_BTH);
+	/* reserved bits set too */
+	fr = ip6_fragment(&t, 4791, 0x0007, false);
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_ROCE_FIRST);
+	/* a Destination Options header between the Fragment header and UDP */
+	fr = ip6_fragment(&t, 4791, 0x0001, true);
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_ROCE_FIRST);
+	/* a first fragment to another port: not RoCE, not named */
+	fr = ip6_fragment(&t, 53, 0x0001, false);
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_NONE);
+	/* later fragments (offset 64 x 8 bytes, with M or the last): UDP
+	 * fragments, whatever their bytes look like */
+	fr = ip6_fragment(&t, 4791, 64 << 3 | 1, false);
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_UDP_LATER);
+	fr = ip6_fragment(&t, 4791, 64 << 3, false);
+	g_assert_cmpint(dec(&pkt, &fr), ==, QPT_E_NOT_IBA);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_UDP_LATER);
+	/* an atomic fragment (offset 0, no M) is the whole datagram: decoded */
+	fr = ip6_fragment(&t, 4791, 0x0000, false);
+	dec(&pkt, &fr);
+	g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_NONE);
+	g_assert_cmpint(pkt.transport, ==, QPT_TR_ROCEV2);
+	g_assert_true(pkt.flags & QPT_HAS_BTH);
+	/* cut inside the Fragment header, inside the UDP header: nothing read
+	 * past the end, nothing named */
+	fr = ip6_fragment(&t, 4791, 0x0001, false);
+	for (uint32_t n = fr.off_ip + 40; n < fr.off_udp + 4; n++) {
+		g_assert_cmpint(qpt_decode(&pkt, fr.linktype, fr.f.d, n, fr.f.n, NULL), ==,
+				QPT_E_NOT_IBA);
+		g_assert_cmpint(pkt.ip_fragment, ==, QPT_FRAG_NONE);
+	}
+}
+
 /* ---- MADs and CM -------------------------------------------------------- */
 
 /* UD SEND Only to QP1 carrying a 256-byte MAD; data[] is the CM data (232). */
@@ -1587,6 +1677,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/decode/invalid/bad-grh", test_bad_grh);
 	g_test_add_func("/decode/ethernet-padding", test_ethernet_padding);
 	g_test_add_func("/decode/udp-ports", test_udp_ports);
+	g_test_add_func("/decode/ip-fragments", test_ip_fragments);
 	g_test_add_func("/decode/cm/req", test_cm_req);
 	g_test_add_func("/decode/cm/rep", test_cm_rep);
 	g_test_add_func("/decode/cm/others", test_cm_small);

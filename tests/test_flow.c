@@ -686,7 +686,7 @@ static void test_read_retry_episode_end(void)
 	feed_len(&f, false, 0x0d, 4, 1024, 0);	 /* 10 response First */
 	feed_len(&f, false, 0x0f, 5, 1024, 0);	 /* 11 response Last: recovered */
 	feed_len(&f, true, 0x0a, 7, 64, 64);	 /* 12 new WRITE */
-	qpt_flow_finish(f.fl);
+	qpt_flow_end(f.fl, NULL, NULL);
 	d = dir0(&f);
 	g_assert_cmpuint(d->r->gbn_episodes, ==, 1);
 	g_assert_nonnull(d->r->episodes);
@@ -765,7 +765,7 @@ static void test_qos_counts(void)
 	feed_qos(&f, true, 0x0a, 70000, 5, 26, 100, f.ns + 200000);
 	feed_qos(&f, false, 0x11, 70000, -1, 10, 20, f.ns + 1000);
 	feed_qos(&f, false, 0x11, 70000, -1, 12, 20, f.ns + 1000);
-	qpt_flow_finish(f.fl);
+	qpt_flow_end(f.fl, NULL, NULL);
 	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, false, &top), ==, 2);
 	g_assert_cmpint(top, ==, 3);
 	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, true, &top), ==, 1);
@@ -814,7 +814,7 @@ static void rate_case(const int64_t *at_us, const uint32_t *len, unsigned n, int
 		feed_qos(&f, true, 0x0a, 1 + i, 3, 26, len[i], t0 + at_us[i] * 1000);
 	}
 	g_assert_true(cnp_sent);
-	qpt_flow_finish(f.fl);
+	qpt_flow_end(f.fl, NULL, NULL);
 	a = dir0(&f);
 	q = qpt_dir_qos(a);
 	g_assert_nonnull(q);
@@ -870,7 +870,7 @@ static void test_qos_rate_qos_first(void)
 			feed_qos(&f, false, 0x81, 0, 6, 48, 60, t0 + 60000);
 		feed_qos(&f, true, 0x0a, 1 + i, i == 0 ? 5 : 3, 26, len[i], t0 + at[i] * 1000);
 	}
-	qpt_flow_finish(f.fl);
+	qpt_flow_end(f.fl, NULL, NULL);
 	q = qpt_dir_qos(dir0(&f));
 	g_assert_nonnull(q);
 	g_assert_cmpuint(q->rate_windows, ==, 1);

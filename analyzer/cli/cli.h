@@ -79,10 +79,13 @@ struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
  * only and is added to errors (by the end of the input at the latest). */
 int qpt_input_next(struct qpt_input *in, struct qpt_frame *f, GPtrArray *errors);
 void qpt_input_close(struct qpt_input *in);
-/* A plain (uncompressed) pcapng file's Interface Statistics Blocks at its
- * end (after its last packet): the latest isb_ifdrop / isb_osdrop of each
- * interface, summed.  False when the file is not such a file or has none. */
-bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop);
+/* A plain (uncompressed) pcapng file's Interface Statistics Blocks: the
+ * latest isb_ifdrop / isb_osdrop of each interface of each section (any
+ * number of them, each section in its own byte order), summed.  False when
+ * the file is not such a file or has none.  An ISB naming an interface its
+ * section does not describe is not counted; *note (when note is not NULL;
+ * g_free it) then says so, once, naming the file. */
+bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop, gchar **note);
 /* The names of the files that could be opened, joined by " + ". */
 gchar *qpt_input_label(const struct qpt_input *in);
 /* Parses --from/--to: seconds since the epoch, +seconds from the first
@@ -238,6 +241,46 @@ void qpt_appendf(GString *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
  * stderr naming what (e.g. "standard output") and the error. */
 int qpt_write_out(GString *out, const char *what);
 
+/* Output files (outfile.c).  The files a command reads, by device and
+ * inode; "-" is standard input when it is a file.  Files that do not
+ * exist are left out (the reader reports them). */
+struct qpt_inputs;
+struct qpt_inputs *qpt_inputs_new(void);
+void qpt_inputs_add(struct qpt_inputs *in, const char *file);
+void qpt_inputs_add_all(struct qpt_inputs *in, gchar **files);
+void qpt_inputs_free(struct qpt_inputs *in);
+/* True, after one line on stderr naming both ("qptrace CMD: OPT OUTPUT is
+ * the input IN ..."), when output is one of the inputs: the same file, a
+ * symbolic link to it or a hard link.  Called before anything is opened
+ * for writing. */
+bool qpt_output_names_input(const struct qpt_inputs *in, const char *cmd, const char *opt,
+			    const char *output);
+/* An output file written to a temporary file beside it and renamed into
+ * place by qpt_outfile_commit() once complete, flushed and synced: a
+ * failed write leaves no file and an older one intact.  "-" is standard
+ * output.  NULL and *error (the reason, e.g. "No space left on device")
+ * when it cannot be made. */
+struct qpt_outfile;
+struct qpt_outfile *qpt_outfile_open(const char *path, GError **error);
+FILE *qpt_outfile_stream(const struct qpt_outfile *f);
+/* Whether a write into the stream failed (its error kept for the commit):
+ * a writer may stop early. */
+bool qpt_outfile_failed(struct qpt_outfile *f);
+/* Ends the file: in place, or false, *error set and nothing left behind.
+ * Frees f either way. */
+bool qpt_outfile_commit(struct qpt_outfile *f, GError **error);
+/* Drops the file (the temporary file removed); frees f. */
+void qpt_outfile_abort(struct qpt_outfile *f);
+/* The whole of data as path, through the above. */
+bool qpt_write_file(const char *path, const void *data, size_t len, GError **error);
+/* Temporary files removed when a signal (SIGTERM, SIGHUP, SIGQUIT, and
+ * SIGINT, SIGPIPE, SIGXFSZ when not handled or ignored) ends qptrace:
+ * path kept until qpt_tmp_unguard(slot); qpt_tmp_remove_all() is
+ * async-signal-safe (the second Ctrl-C calls it). */
+int qpt_tmp_guard(const char *path);
+void qpt_tmp_unguard(int slot);
+void qpt_tmp_remove_all(void);
+
 /* An endpoint with its QP: "10.0.0.1 QP 0x000011", "LID 5 QP ?" (the
  * address as qpt_endpoint_addr() writes it).  Returns buf. */
 struct qpt_endpoint;
@@ -263,6 +306,11 @@ bool qpt_compression_supported(enum qpt_compression c);
 FILE *qpt_decompress_open(int fd, const uint8_t *prefix, size_t nprefix,
 			  enum qpt_compression kind, void **handle);
 uint64_t qpt_decompress_raw_pos(const void *handle);
+/* Why the stream ended before the end of a clean compressed file, or NULL
+ * (g_free it): "trailing data at offset N (...)", "corrupt gzip data found
+ * at offset N (zlib: ...)", "truncated ...".  Every byte decoded before it was
+ * read first.  file_size: the compressed file's, when known (else 0). */
+gchar *qpt_decompress_error(const void *handle, uint64_t file_size);
 
 /* Ctrl-C (interrupt.c): set by the first SIGINT once installed; the
  * reading thread stops at it, and QPT_WAKE_SIGNAL wakes it from a blocked

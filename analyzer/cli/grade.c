@@ -295,15 +295,24 @@ static char *find_rubric(const char *arg)
 /* ---- class mode: gradebook and feedback ----------------------------------- */
 
 /* One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or
- * LF, or starts or ends with a space; quotes doubled. */
-static void csv_field(GString *o, const char *s, bool first)
+ * LF, or starts or ends with a space; quotes doubled.  Text a spreadsheet
+ * would run as a formula (OWASP's CSV injection rule: a first character
+ * =, +, -, @, tab or CR; student ids come from file names such as
+ * =1+2.pcap) is written as text, behind a ' that the spreadsheet does not
+ * show.  Numbers are written by csv_long(), as they are. */
+static void csv_cell(GString *o, const char *s, bool first, bool text)
 {
+	bool formula;
+
 	if (!first)
 		g_string_append_c(o, ',');
 	if (!s)
 		return;
+	formula = text && s[0] && strchr("=+-@\t\r", s[0]);
 	if (strpbrk(s, ",\"\r\n") || s[0] == ' ' || (*s && s[strlen(s) - 1] == ' ')) {
 		g_string_append_c(o, '"');
+		if (formula)
+			g_string_append_c(o, '\'');
 		for (const char *p = s; *p; p++) {
 			if (*p == '"')
 				g_string_append_c(o, '"');
@@ -311,8 +320,15 @@ static void csv_field(GString *o, const char *s, bool first)
 		}
 		g_string_append_c(o, '"');
 	} else {
+		if (formula)
+			g_string_append_c(o, '\'');
 		g_string_append(o, s);
 	}
+}
+
+static void csv_field(GString *o, const char *s, bool first)
+{
+	csv_cell(o, s, first, true);
 }
 
 static void csv_long(GString *o, long v)
@@ -320,7 +336,7 @@ static void csv_long(GString *o, long v)
 	char buf[32];
 
 	g_snprintf(buf, sizeof buf, "%ld", v);
-	csv_field(o, buf, false);
+	csv_cell(o, buf, false, false);
 }
 
 static GString *gradebook_csv(const struct rubric *rb, GArray *gs)
@@ -369,24 +385,17 @@ static GString *gradebook_csv(const struct rubric *rb, GArray *gs)
 	return o;
 }
 
-/* Writes the whole of text to path; false and *why on failure. */
+/* Writes the whole of text to path (outfile.c: complete or not at all);
+ * false and *why on failure. */
 static bool write_file(const char *path, const GString *text, char **why)
 {
-	FILE *f = fopen(path, "wb");
-	bool ok;
+	GError *e = NULL;
 
-	if (!f) {
-		*why = g_strdup(g_strerror(errno));
-		return false;
-	}
-	ok = fwrite(text->str, 1, text->len, f) == text->len;
-	if (!ok)
-		*why = g_strdup(g_strerror(errno));
-	if (fclose(f) != 0 && ok) {
-		*why = g_strdup(g_strerror(errno));
-		ok = false;
-	}
-	return ok;
+	if (qpt_write_file(path, text->str, text->len, &e))
+		return true;
+	*why = g_strdup(e->message);
+	g_error_free(e);
+	return false;
 }
 
 /* The feedback file of a capture: DIR/NAME.txt (NAME: the file name
@@ -478,11 +487,14 @@ int cmd_grade(struct opts *o)
 {
 	struct grade_overrides ov = { .command = o->command, .sets = o->sets };
 	struct rubric *rb = NULL;
-	GPtrArray *files;
+	GPtrArray *files = NULL;
 	GArray *gs;
 	GString *out, *txt, *header;
 	GRegex *re = NULL;
 	GHashTable *fb_used = NULL;
+	GPtrArray *fb_paths = NULL; /* --feedback: the file of each capture */
+	struct qpt_inputs *inputs = NULL;
+	struct qpt_outfile *book = NULL;
 	char *path = NULL, *write_error = NULL;
 	bool bad = false;
 	guint npass = 0, nfail = 0, nerr = 0;
@@ -515,38 +527,56 @@ int cmd_grade(struct opts *o)
 	path = find_rubric(o->rubric);
 	if (path)
 		rb = grade_rubric_load(path, &ov);
-	g_free(path);
 	if (!rb) {
+		g_free(path);
 		if (re)
 			g_regex_unref(re);
 		free_opts(o);
 		return 2;
 	}
-	/* Class mode outputs: fail before grading 200 captures, not after. */
+	files = expand(o->files, &bad);
+	/* Class mode outputs: none may be a capture or the rubric (checked
+	 * before anything is written), and they fail before grading 200
+	 * captures, not after. */
+	inputs = qpt_inputs_new();
+	qpt_inputs_add(inputs, path);
+	for (guint i = 0; i < files->len; i++)
+		qpt_inputs_add(inputs, g_ptr_array_index(files, i));
+	if (o->gradebook && qpt_output_names_input(inputs, "grade", "--gradebook", o->gradebook))
+		goto done_early;
 	if (o->feedback) {
+		fb_used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		fb_paths = g_ptr_array_new_with_free_func(g_free);
+		for (guint i = 0; i < files->len; i++) {
+			char *fp = feedback_path(o->feedback, g_ptr_array_index(files, i), fb_used);
+
+			g_ptr_array_add(fb_paths, fp);
+			if (qpt_output_names_input(inputs, "grade", "--feedback", fp))
+				goto done_early;
+		}
 		if (g_mkdir_with_parents(o->feedback, 0777) != 0 ||
 		    !g_file_test(o->feedback, G_FILE_TEST_IS_DIR) || access(o->feedback, W_OK) != 0) {
 			g_printerr("qptrace grade: --feedback %s: cannot write into this directory: %s\n",
 				   o->feedback, g_strerror(errno));
 			goto done_early;
 		}
-		fb_used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	}
 	if (o->gradebook) {
-		FILE *f = fopen(o->gradebook, "ab");
+		GError *e = NULL;
 
-		if (!f) {
+		/* made now (a temporary file beside it), in place at the end */
+		book = qpt_outfile_open(o->gradebook, &e);
+		if (!book) {
 			g_printerr("qptrace grade: --gradebook %s: cannot write the gradebook: %s\n",
-				   o->gradebook, g_strerror(errno));
+				   o->gradebook, e->message);
+			g_error_free(e);
 			goto done_early;
 		}
-		fclose(f);
 	}
 	out = g_string_sized_new(1 << 14);
 	txt = g_string_sized_new(1 << 14);
 	header = g_string_new("");
 	header_text(header, rb);
-	files = expand(o->files, &bad);
 	gs = g_array_new(FALSE, TRUE, sizeof(struct graded));
 	g_array_set_size(gs, files->len);
 	if (o->json) {
@@ -595,8 +625,9 @@ int cmd_grade(struct opts *o)
 		g_string_truncate(out, 0);
 		if (g->error && !o->quiet)
 			g_printerr("qptrace grade: %s: %s\n", g->file, g->error);
-		if (fb_used && !write_error) {
-			char *fp = feedback_path(o->feedback, file, fb_used), *why = NULL;
+		if (fb_paths && !write_error) {
+			const char *fp = g_ptr_array_index(fb_paths, i);
+			char *why = NULL;
 			GString *doc = g_string_new(header->str);
 
 			g_string_append(doc, txt->str);
@@ -605,7 +636,6 @@ int cmd_grade(struct opts *o)
 				g_free(why);
 			}
 			g_string_free(doc, TRUE);
-			g_free(fp);
 		}
 		w = MAX(w, strlen(g->file));
 	}
@@ -635,14 +665,17 @@ int cmd_grade(struct opts *o)
 	}
 	fwrite(out->str, 1, out->len, stdout);
 	fflush(stdout);
-	if (o->gradebook && !write_error) {
+	if (book && !write_error) {
 		GString *csv = gradebook_csv(rb, gs);
-		char *why = NULL;
+		GError *e = NULL;
 
-		if (!write_file(o->gradebook, csv, &why)) {
-			write_error = g_strdup_printf("--gradebook: cannot write %s: %s", o->gradebook, why);
-			g_free(why);
+		fwrite(csv->str, 1, csv->len, qpt_outfile_stream(book));
+		if (!qpt_outfile_commit(book, &e)) {
+			write_error = g_strdup_printf("--gradebook: cannot write %s: %s", o->gradebook,
+						      e->message);
+			g_error_free(e);
 		}
+		book = NULL;
 		g_string_free(csv, TRUE);
 	}
 	if (write_error)
@@ -667,7 +700,15 @@ int cmd_grade(struct opts *o)
 	else
 		status = nfail ? 1 : 0;
 	g_free(write_error);
+	files = NULL;
 done_early:
+	qpt_outfile_abort(book); /* not written: the temporary file removed */
+	qpt_inputs_free(inputs);
+	if (files)
+		g_ptr_array_free(files, TRUE);
+	if (fb_paths)
+		g_ptr_array_free(fb_paths, TRUE);
+	g_free(path);
 	if (fb_used)
 		g_hash_table_destroy(fb_used);
 	if (re)

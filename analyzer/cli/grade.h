@@ -70,6 +70,7 @@ enum kind {
 	K_HEADER,
 	K_PRIORITY,   /* the PCP/DSCP of a class of packets (qpt_ecn.c) */
 	K_NO_FINDING, /* the diagnosis has no finding of a kind */
+	K_NO_VERDICT, /* no frame has a verdict of a kind (qptrace events) */
 	K_COUNT
 };
 
@@ -102,6 +103,7 @@ struct check {
 	int qos_class;	 /* priority: enum qpt_qos_class */
 	long pcp, dscp;	 /* priority: -1 not checked */
 	int finding;	 /* no_finding: enum qpt_finding_kind */
+	int verdict;	 /* no_verdict: a QPT_VB_* index */
 	char *bpf;	 /* oob_tcp */
 	int missing;	 /* MISSING_FAIL or MISSING_SKIP */
 	char *when;	 /* when=: the condition as written, NULL none */
@@ -146,7 +148,7 @@ struct frec {
 	bool mad;
 	uint16_t cm_msg;
 	uint16_t cm_reason;
-	uint32_t vflags;
+	uint32_t vflags; /* its verdicts, those decided later included */
 	uint32_t payload_len;
 	uint32_t psn, gap_psns, gap_first_psn;
 };

@@ -914,6 +914,44 @@ static void check_no_finding(const struct check *c, const struct capture *cap, s
 	g_array_free(fs, TRUE);
 }
 
+/* No frame with a verdict of a kind: the frame's own or decided later (a
+ * gap filler judged by the request after it or at the end of the capture),
+ * as `qptrace events` reports them. */
+static void check_no_verdict(const struct check *c, const struct capture *cap, struct result *r)
+{
+	const struct qpt_verdict_info *vi = &qpt_verdicts[c->verdict];
+	unsigned n = 0, shown = 0;
+
+	for (guint i = 0; i < cap->frames->len; i++) {
+		const struct frec *f = &g_array_index(cap->frames, struct frec, i);
+
+		if (!(f->vflags & (1u << c->verdict)))
+			continue;
+		n++;
+		grade_add_frame(r, f->frame);
+		if (shown++ < 5) {
+			g_string_append_printf(r->reason, "%sframe %" PRIu64, shown > 1 ? ", " : " (",
+					       f->frame);
+			if (f->conv >= 0)
+				g_string_append_printf(r->reason, " conv %d",
+						       qpt_flow_conv_id(cap->fl, f->conv));
+			g_string_append_printf(r->reason, " PSN %u", f->psn);
+		}
+	}
+	r->pass = !n;
+	if (n) {
+		GString *h = g_string_new("");
+
+		g_string_printf(h, "%u %s judged %s", n, grade_plural(n, "frame", "frames"), vi->key);
+		g_string_prepend(r->reason, h->str);
+		g_string_append(r->reason, n > 5 ? ", ...)" : ")");
+		g_string_free(h, TRUE);
+	} else {
+		g_string_append_printf(r->reason, "no %s among %" PRIu64 " RoCE/IB packets", vi->key,
+				       cap->iba);
+	}
+}
+
 void grade_run_check(const struct check *c, guint idx, const struct capture *cap,
 		      struct result *r)
 {
@@ -942,6 +980,7 @@ void grade_run_check(const struct check *c, guint idx, const struct capture *cap
 	}
 	case K_PRIORITY: check_priority(c, cap, r); break;
 	case K_NO_FINDING: check_no_finding(c, cap, r); break;
+	case K_NO_VERDICT: check_no_verdict(c, cap, r); break;
 	case K_COUNT: break;
 	}
 	grade_sort_unique(r->frames);

@@ -68,6 +68,35 @@ static struct convspan *span_of(struct capture *cap, int32_t conv)
 	return &g_array_index(cap->spans, struct convspan, conv);
 }
 
+/* Events of earlier frames (a gap filler judged by the request after it,
+ * or at the end of the capture): their kinds onto those frames' records. */
+static void apply_earlier(struct capture *cap, const struct qpt_verdict *v)
+{
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *ev = &v->ev[i];
+		guint lo = 0, hi = cap->frames->len;
+
+		if (ev->frame == v->frame)
+			continue; /* the frame's own: in v->flags */
+		while (lo < hi) { /* the records are in frame order */
+			guint mid = lo + (hi - lo) / 2;
+
+			if (g_array_index(cap->frames, struct frec, mid).frame < ev->frame)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < cap->frames->len &&
+		    g_array_index(cap->frames, struct frec, lo).frame == ev->frame)
+			g_array_index(cap->frames, struct frec, lo).vflags |= 1u << ev->kind;
+	}
+}
+
+static void end_events(void *data, const struct qpt_verdict *v)
+{
+	apply_earlier(data, v);
+}
+
 void grade_read_capture(struct capture *cap, const struct opts *o, const struct rubric *rb)
 {
 	struct qpt_flow_opts fo = { 0 };
@@ -131,6 +160,7 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 		ns = f.ts_sec * 1000000000 + f.ts_nsec;
 		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 		qpt_flow_packet(cap->fl, f.number, ns, &pkt, &v);
+		apply_earlier(cap, &v);
 		if (pkt.transport == QPT_TR_NONE || !(pkt.flags & QPT_HAS_BTH))
 			continue;
 		cap->iba++;
@@ -213,7 +243,8 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 		}
 	}
 out:
-	qpt_flow_finish(cap->fl);
+	/* the end: verdicts still undecided (of earlier frames), then final */
+	qpt_flow_end(cap->fl, end_events, cap);
 	cap->convs = qpt_flow_conversations(cap->fl);
 	for (guint i = 0; i < nc; i++)
 		if (prog_ok[i])

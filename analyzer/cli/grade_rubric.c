@@ -32,6 +32,8 @@ const struct grade_kind grade_kinds[K_COUNT] = {
 			 "the 802.1Q priority / DSCP of data, ACK or CNP packets" },
 	[K_NO_FINDING] = { "no_finding", "finding", "finding",
 			   "no finding of a kind in the diagnosis" },
+	[K_NO_VERDICT] = { "no_verdict", "verdict", "verdict",
+			   "no frame with a verdict of a kind" },
 };
 
 
@@ -334,6 +336,7 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 	c->by = BY_ANY;
 	c->pcp = c->dscp = -1;
 	c->finding = -1;
+	c->verdict = -1;
 	c->missing = rb->missing;
 	if (!*c->name)
 		rerr(L, gline, "[check] needs a name: [check NAME]");
@@ -517,6 +520,23 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 			}
 			if (c->finding < 0)
 				rerr(L, kl, "finding: unknown finding '%s' (known: %s)", v, names->str);
+			g_string_free(names, TRUE);
+			g_free(v);
+		} else if (!strcmp(key, "verdict")) {
+			GString *names;
+
+			v = get_str(L, kf, group, key);
+			if (!v)
+				continue;
+			names = g_string_new("");
+			for (unsigned vb = 0; vb < QPT_VB_COUNT; vb++) {
+				g_string_append_printf(names, "%s%s", vb ? ", " : "",
+						       qpt_verdicts[vb].key);
+				if (!strcmp(v, qpt_verdicts[vb].key))
+					c->verdict = (int)vb;
+			}
+			if (c->verdict < 0)
+				rerr(L, kl, "verdict: unknown verdict '%s' (known: %s)", v, names->str);
 			g_string_free(names, TRUE);
 			g_free(v);
 		} else if (!strcmp(key, "header")) {

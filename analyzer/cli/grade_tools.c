@@ -19,7 +19,12 @@
 
 #include "grade.h"
 
-enum vk { V_FLAG, V_INT, V_STR, V_MAP };
+/* V_MTU: a path MTU the rdma-core pingpongs take (pingpong.c's
+ * pp_mtu_to_enum(): 256, 512, 1024, 2048 or 4096; any other value makes
+ * the tool print its usage and exit 1).  V_PMTU: perftest's -m, where 0
+ * and any other value mean the port's active MTU (set_mtu()): the
+ * machine's, so the rubric keeps its own. */
+enum vk { V_FLAG, V_INT, V_STR, V_MAP, V_MTU, V_PMTU };
 
 /* perftest: which tests an option belongs to (0: every test) */
 enum {
@@ -47,7 +52,7 @@ static const struct tool_opt rc_pp[] = {
 	{ 'd', "ib-dev", V_STR, NULL, NULL, NULL, 0 },
 	{ 'i', "ib-port", V_INT, NULL, NULL, NULL, 0 },
 	{ 's', "size", V_INT, "size", "4096", NULL, 0 },
-	{ 'm', "mtu", V_INT, "mtu", "1024", NULL, 0 },
+	{ 'm', "mtu", V_MTU, "mtu", "1024", NULL, 0 },
 	{ 'r', "rx-depth", V_INT, NULL, NULL, NULL, 0 },
 	{ 'n', "iters", V_INT, "iterations", "1000", NULL, 0 },
 	{ 'l', "sl", V_INT, NULL, NULL, NULL, 0 },
@@ -69,7 +74,7 @@ static const struct tool_opt uc_pp[] = {
 	{ 'd', "ib-dev", V_STR, NULL, NULL, NULL, 0 },
 	{ 'i', "ib-port", V_INT, NULL, NULL, NULL, 0 },
 	{ 's', "size", V_INT, "size", "4096", NULL, 0 },
-	{ 'm', "mtu", V_INT, "mtu", "1024", NULL, 0 },
+	{ 'm', "mtu", V_MTU, "mtu", "1024", NULL, 0 },
 	{ 'r', "rx-depth", V_INT, NULL, NULL, NULL, 0 },
 	{ 'n', "iters", V_INT, "iterations", "1000", NULL, 0 },
 	{ 'l', "sl", V_INT, NULL, NULL, NULL, 0 },
@@ -100,7 +105,7 @@ static const struct tool_opt srq_pp[] = {
 	{ 'd', "ib-dev", V_STR, NULL, NULL, NULL, 0 },
 	{ 'i', "ib-port", V_INT, NULL, NULL, NULL, 0 },
 	{ 's', "size", V_INT, "size", "4096", NULL, 0 },
-	{ 'm', "mtu", V_INT, "mtu", "1024", NULL, 0 },
+	{ 'm', "mtu", V_MTU, "mtu", "1024", NULL, 0 },
 	{ 'q', "num-qp", V_INT, "qps", "16", NULL, 0 },
 	{ 'r', "rx-depth", V_INT, NULL, NULL, NULL, 0 },
 	{ 'n', "iters", V_INT, "iterations", "1000", NULL, 0 },
@@ -118,7 +123,7 @@ static const struct tool_opt xsrq_pp[] = {
 	{ 'd', "ib-dev", V_STR, NULL, NULL, NULL, 0 },
 	{ 'i', "ib-port", V_INT, NULL, NULL, NULL, 0 },
 	{ 's', "size", V_INT, "size", "4096", NULL, 0 },
-	{ 'm', "mtu", V_INT, "mtu", "2048", NULL, 0 },
+	{ 'm', "mtu", V_MTU, "mtu", "2048", NULL, 0 },
 	{ 'c', "clients", V_INT, "clients", "1", NULL, 0 },
 	{ 'n', "num_tests", V_INT, "iterations", "5", NULL, 0 },
 	{ 'l', "sl", V_INT, NULL, NULL, NULL, 0 },
@@ -151,7 +156,7 @@ static const struct tool_opt perftest[] = {
 	{ 'I', "inline_size", V_INT, NULL, NULL, NULL, PT_WRITE | PT_SEND },
 	{ 'l', "post_list", V_INT, NULL, NULL, NULL, PT_BW },
 	{ 'L', "hop_limit", V_INT, NULL, NULL, NULL, 0 },
-	{ 'm', "mtu", V_INT, "mtu", NULL, NULL, 0 },
+	{ 'm', "mtu", V_PMTU, "mtu", NULL, NULL, 0 },
 	{ 'M', "MGID", V_STR, NULL, NULL, NULL, PT_SEND },
 	{ 'n', "iters", V_INT, "iterations", "1000", NULL, 0 },
 	{ 'N', "noPeak", V_FLAG, NULL, NULL, NULL, PT_BW },
@@ -366,13 +371,19 @@ static void set_value(GHashTable *vals, GHashTable *from, const char *param, con
 	g_hash_table_replace(from, g_strdup(param), why);
 }
 
+static bool is_path_mtu(gint64 n)
+{
+	return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096;
+}
+
 /* The value of option r given as text v, for its parameter; NULL and err
  * when it is not one the tool takes. */
-static char *convert(const struct tool_opt *r, const char *optname, const char *v, GString *err)
+static char *convert(const struct tool_opt *r, const char *tool, const char *optname,
+		     const char *v, GString *err)
 {
 	if (r->vk == V_FLAG)
 		return g_strdup("1");
-	if (r->vk == V_INT) {
+	if (r->vk == V_INT || r->vk == V_MTU || r->vk == V_PMTU) {
 		char *end;
 		gint64 n;
 
@@ -381,6 +392,12 @@ static char *convert(const struct tool_opt *r, const char *optname, const char *
 		if (!*v || *end || errno || n < 0 || n > G_MAXINT32) {
 			g_string_append_printf(err, "%s '%s' is not a whole number from 0 to %d", optname, v,
 					       G_MAXINT32);
+			return NULL;
+		}
+		if (r->vk == V_MTU && !is_path_mtu(n)) {
+			g_string_append_printf(err, "%s '%s' is not a path MTU %s takes (256, 512, 1024, "
+					       "2048 or 4096): %s refuses it and exits", optname, v,
+					       tool, tool);
 			return NULL;
 		}
 		return g_strdup_printf("%" G_GINT64_FORMAT, n);
@@ -537,16 +554,19 @@ bool grade_command_params(const char *cmdline, const char *want, struct grade_pa
 			goto out;
 		}
 		if (r->param) {
-			char *cv = convert(r, optname, r->vk == V_FLAG ? "" : v, err);
+			char *cv = convert(r, base, optname, r->vk == V_FLAG ? "" : v, err);
 
 			if (!cv) {
 				g_free(optname);
 				goto out;
 			}
-			set_value(vals, why, r->param, cv, g_strdup_printf("%s %s", from, optname));
+			/* perftest -m 0 (or no MTU): the port's, not known here */
+			if (r->vk != V_PMTU || is_path_mtu(g_ascii_strtoll(cv, NULL, 10)))
+				set_value(vals, why, r->param, cv,
+					  g_strdup_printf("%s %s", from, optname));
 			g_free(cv);
 		} else if (r->vk == V_INT) {
-			char *cv = convert(r, optname, v, err);
+			char *cv = convert(r, base, optname, v, err);
 
 			if (!cv) {
 				g_free(optname);

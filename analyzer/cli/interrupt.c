@@ -16,7 +16,9 @@
 static void on_sigint(int sig)
 {
 	if (qpt_interrupted) {
-		/* the second Ctrl-C: die of it, as without the handler */
+		/* the second Ctrl-C: die of it, as without the handler,
+		 * leaving no half-written output behind */
+		qpt_tmp_remove_all();
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;

@@ -311,13 +311,30 @@ static void refresh(struct mon *m)
 	g_ptr_array_free(all, TRUE);
 }
 
+static void event_line(struct mon *m, const struct qpt_event *ev);
+
+/* The end's events (of earlier frames), as they come: the engine's ids. */
+static void end_events(void *data, const struct qpt_verdict *v)
+{
+	struct mon *m = data;
+
+	for (unsigned i = 0; !m->mo->no_events && i < v->nevents; i++)
+		event_line(m, &v->ev[i]);
+}
+
+/* The engine's end: the events it still held, its results final. */
+static void end_engine(struct mon *m)
+{
+	qpt_flow_end(m->fl, end_events, m);
+}
+
 /* A new engine when the current one holds too many conversations. */
 static void renew_engine(struct mon *m)
 {
 	GHashTableIter it;
 	gpointer val;
 
-	qpt_flow_finish(m->fl);
+	end_engine(m); /* under the old engine's ids (id_base) */
 	refresh(m);
 	m->retired = m->now;
 	g_hash_table_iter_init(&it, m->convs);
@@ -1374,7 +1391,7 @@ int cmd_monitor(struct opts *o)
 	if (mo->duration > 0)
 		deadline = g_get_monotonic_time() + (int64_t)(mo->duration * 1e6);
 	status = mo->iface ? run_live(&m, deadline) : run_dir(&m, deadline);
-	qpt_flow_finish(m.fl);
+	end_engine(&m); /* live or -r DIR: the events the end decides */
 	refresh(&m);
 	if (m.http && qpt_http_wanted(m.http))
 		publish_metrics(&m); /* the last numbers, to a scrape waiting for them */

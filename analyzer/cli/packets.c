@@ -44,14 +44,21 @@ struct pk {
 	uint64_t shown; /* frames printed (or written), for -c */
 	/* -w */
 	pcap_t *dead;
+	struct qpt_outfile *dump_file; /* the file the dumper writes (outfile.c) */
 	pcap_dumper_t *dump;
 	uint32_t dump_linktype;
 	bool dump_failed;
 	struct pend *pend; /* PENDING of them: a ring, oldest at pend_first */
 	unsigned pend_first, pend_n;
+	/* --conv/--qp/--addr on a file: the conversation ids whose
+	 * conversation the selection shows as the whole file ends them
+	 * (gboolean by id: a first reading), NULL when not known */
+	GArray *selected;
 };
 
-/* -w FILE: the frame as it was read, into a pcap of its link type. */
+/* -w FILE: the frame as it was read, into a pcap of its link type.  The
+ * file is made at the first frame (none selected: none made), written
+ * through outfile.c (a temporary file renamed at the end). */
 static void dump_frame(struct pk *k, const struct qpt_frame *f)
 {
 	struct pcap_pkthdr h;
@@ -59,12 +66,20 @@ static void dump_frame(struct pk *k, const struct qpt_frame *f)
 	if (k->dump_failed || !f->data)
 		return;
 	if (!k->dump) {
+		GError *e = NULL;
+
 		k->dead = pcap_open_dead_with_tstamp_precision((int)f->linktype, 262144,
 							       PCAP_TSTAMP_PRECISION_NANO);
-		k->dump = k->dead ? pcap_dump_open(k->dead, k->o->write_file) : NULL;
+		k->dump_file = k->dead ? qpt_outfile_open(k->o->write_file, &e) : NULL;
+		k->dump = k->dump_file ? pcap_dump_fopen(k->dead, qpt_outfile_stream(k->dump_file)) :
+					 NULL;
 		if (!k->dump) {
 			g_printerr("qptrace packets: cannot write %s: %s\n", k->o->write_file,
-				   k->dead ? pcap_geterr(k->dead) : "out of memory");
+				   e ? e->message : k->dead ? pcap_geterr(k->dead) : "out of memory");
+			if (e)
+				g_error_free(e);
+			qpt_outfile_abort(k->dump_file);
+			k->dump_file = NULL;
 			k->dump_failed = true;
 			k->an->stop = true;
 			return;
@@ -86,19 +101,31 @@ static void dump_frame(struct pk *k, const struct qpt_frame *f)
 	h.caplen = f->caplen;
 	h.len = f->wirelen;
 	pcap_dump((u_char *)k->dump, &h, f->data);
+	if (qpt_outfile_failed(k->dump_file))
+		k->an->stop = true; /* a full disk: the commit says so */
 }
 
+/* The -w file in place when every frame went in, else none (a frame of
+ * another link type, a full disk).  The dumper is its stream (libpcap's
+ * pcap_dumper_t is the FILE, pcap_dump_close() only closes it): the
+ * outfile closes it instead of pcap_dump_close(). */
 static bool dump_close(struct pk *k)
 {
 	bool ok = !k->dump_failed;
 
 	if (k->dump) {
-		if (pcap_dump_flush(k->dump) != 0 || ferror(pcap_dump_file(k->dump))) {
+		GError *e = NULL;
+
+		if (!ok) {
+			qpt_outfile_abort(k->dump_file);
+			g_printerr("qptrace packets: %s not written\n", k->o->write_file);
+		} else if (!qpt_outfile_commit(k->dump_file, &e)) {
 			g_printerr("qptrace packets: cannot write %s: %s\n", k->o->write_file,
-				   g_strerror(errno));
+				   e->message);
+			g_error_free(e);
 			ok = false;
 		}
-		pcap_dump_close(k->dump);
+		k->dump_file = NULL;
 		k->dump = NULL;
 	}
 	if (k->dead)
@@ -185,7 +212,12 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	if (pkt->transport == QPT_TR_NONE) { /* MAC control: of no conversation */
 		k->c.other++;
 		k->c.macc++;
+	} else if (k->selected) {
+		if (v->conv < 0 || (guint)v->conv >= k->selected->len ||
+		    !g_array_index(k->selected, gboolean, v->conv))
+			return;
 	} else if (qpt_selecting(k->o)) {
+		/* standard input, read once: the conversation as known now */
 		const struct qpt_conv *c = v->conv >= 0 ? qpt_flow_conv(k->fl, v->conv) : NULL;
 
 		if (!qpt_conv_matches(k->o, k->addr_text, c))
@@ -224,9 +256,62 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		k->an->stop = true; /* -c N: N frames shown */
 }
 
+static bool shown_conv(const struct qpt_conv *c, void *data)
+{
+	const struct pk *k = data;
+
+	return qpt_conv_matches(k->o, k->addr_text, c);
+}
+
+/* --conv/--qp/--addr on a file: a first reading of it, whose engine ends
+ * with every pairing made, says which conversation ids the selection
+ * shows (an id handed out before two halves were paired was folded into
+ * the other one's since; a QPN only the other direction names is known
+ * once it was paired).  The second reading, the same frames through the
+ * same engine, hands out the same ids: its frames are shown by theirs.
+ * NULL when the file cannot be read (the second reading says why). */
+static GArray *selected_ids(struct pk *k, gchar **one)
+{
+	struct qpt_analysis an = { .window_selects = true, .own_count = true };
+	GPtrArray *quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+	struct qpt_flow_opts fo;
+	struct qpt_flow *fl;
+	struct qpt_conv_walk w;
+	const struct qpt_conv *c;
+	GArray *final, *sel = NULL;
+
+	qpt_flow_opts_from(k->o, &fo);
+	fl = qpt_flow_new(&fo);
+	qpt_analyse_files(k->o, one, true, fl, &an, NULL, NULL, quiet);
+	if (an.opened) {
+		int32_t n = qpt_flow_conv_count(fl);
+
+		final = g_array_new(FALSE, TRUE, sizeof(gboolean));
+		g_array_set_size(final, (guint)n);
+		/* read one at a time, none thawed */
+		for (qpt_conv_walk_start(&w, fl, shown_conv, k); (c = qpt_conv_walk_next(&w));)
+			g_array_index(final, gboolean, c->id) = TRUE;
+		qpt_conv_walk_end(&w);
+		sel = g_array_new(FALSE, TRUE, sizeof(gboolean));
+		g_array_set_size(sel, (guint)n);
+		for (int32_t id = 0; id < n; id++) {
+			int32_t now = qpt_flow_conv_id(fl, id);
+
+			g_array_index(sel, gboolean, id) =
+				now >= 0 && now < n && g_array_index(final, gboolean, now);
+		}
+		g_array_free(final, TRUE);
+	}
+	g_free(an.label);
+	g_ptr_array_free(quiet, TRUE);
+	qpt_flow_free(fl);
+	return sel;
+}
+
 int cmd_packets(struct opts *o)
 {
 	struct pk k = { .o = o, .out = g_string_sized_new(1 << 16) };
+	GString *written; /* -w: "F: N frames written to OUT" of each file */
 	int status = 0;
 
 	k.pend = g_new0(struct pend, PENDING);
@@ -235,8 +320,23 @@ int cmd_packets(struct opts *o)
 		g_free(k.pend);
 		return 2;
 	}
+	if (o->write_file) { /* -w IN.pcap IN.pcap would read an empty file */
+		struct qpt_inputs *in = qpt_inputs_new();
+		bool same;
+
+		qpt_inputs_add_all(in, o->files);
+		same = qpt_output_names_input(in, "packets", "-w", o->write_file);
+		qpt_inputs_free(in);
+		if (same) {
+			g_free(k.pend);
+			g_string_free(k.out, TRUE);
+			return 2;
+		}
+	}
+	written = g_string_new("");
 	/* Each file on its own: frame numbers are those of the file. */
-	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed; file++) {
+	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed &&
+				     !(k.dump_file && qpt_outfile_failed(k.dump_file)); file++) {
 		gchar *one[2] = { *file, NULL };
 		struct qpt_analysis an = { .window_selects = true,
 					   .need_data = o->write_file != NULL,
@@ -252,6 +352,9 @@ int cmd_packets(struct opts *o)
 			qpt_flow_opts_from(o, &fo);
 			k.fl = qpt_flow_new(&fo);
 		}
+		/* a file read twice for --conv/--qp/--addr; standard input is
+		 * read once, as it comes */
+		k.selected = qpt_selecting(o) && strcmp(*file, "-") ? selected_ids(&k, one) : NULL;
 		/* the output itself shows progress */
 		rc = qpt_analyse_files(o, one, false, k.fl, &an, on_frame, &k, NULL);
 		status |= rc;
@@ -264,12 +367,15 @@ int cmd_packets(struct opts *o)
 				   " RoCE/IB (%" G_GUINT64_FORMAT " malformed, %" G_GUINT64_FORMAT
 				   " bad ICRC), %" G_GUINT64_FORMAT " other%s%s\n",
 				   *file, k.c.frames, k.c.iba, k.c.malformed, k.c.bad_icrc,
-				   k.c.other, k.c.fragmented ? " (with IPv4 fragments of RoCEv2 packets, not reassembled)" : "",
+				   k.c.other, k.c.fragmented ? " (with IP fragments of RoCEv2 packets, not reassembled)" : "",
 				   an.interrupted ? " (cut short by Ctrl-C)" : "");
 		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
-			g_printerr("%s: %" G_GUINT64_FORMAT " frames written to %s\n", *file,
-				   k.c.iba + k.c.macc, o->write_file);
+			g_string_append_printf(written, "%s: %" G_GUINT64_FORMAT " frames written to %s\n",
+					       *file, k.c.iba + k.c.macc, o->write_file);
 		qpt_flow_free(k.fl);
+		if (k.selected)
+			g_array_free(k.selected, TRUE);
+		k.selected = NULL;
 		g_free(an.label);
 		if (an.interrupted) {
 			if (!status)
@@ -279,8 +385,12 @@ int cmd_packets(struct opts *o)
 		if (o->count > 0 && k.shown >= (uint64_t)o->count)
 			break;
 	}
+	/* said once the file is in place */
 	if (o->write_file && !dump_close(&k))
 		status = 2;
+	else
+		g_printerr("%s", written->str);
+	g_string_free(written, TRUE);
 	if (o->write_file && !k.dump_failed && !k.dump && !k.dead && k.shown == 0 && !o->quiet)
 		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
 	g_string_free(k.out, TRUE);

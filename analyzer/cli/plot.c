@@ -422,33 +422,13 @@ static gchar *out_name(const char *output, int32_t id)
  * show a capture (pcap, pcapng, or gzip/zstd), and at most
  * QPTRACE_PLOT_STDIN_MAX bytes (default 4 GiB); the copy is removed at
  * the end and when a signal ends qptrace. */
-static char spool_path[4096]; /* for the signal handler: no allocation */
-
-static void spool_on_signal(int sig)
-{
-	if (spool_path[0])
-		unlink(spool_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void spool_guard(const char *path)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
-	struct sigaction sa;
-
-	g_strlcpy(spool_path, path, sizeof(spool_path));
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = spool_on_signal;
-	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
+static int spool_slot = -1; /* qpt_tmp_guard's (outfile.c) */
 
 static void spool_remove(const char *path)
 {
 	unlink(path);
-	spool_path[0] = 0;
+	qpt_tmp_unguard(spool_slot);
+	spool_slot = -1;
 }
 
 static bool capture_magic(const uint8_t *m, size_t n)
@@ -492,7 +472,7 @@ static gchar *spool_stdin(void)
 		g_error_free(err);
 		return NULL;
 	}
-	spool_guard(path);
+	spool_slot = qpt_tmp_guard(path);
 	out = fdopen(fd, "wb");
 	n = head;
 	do {
@@ -519,21 +499,30 @@ static gchar *spool_stdin(void)
 	return path;
 }
 
+/* An SVG in place whole, or not at all (outfile.c). */
 static int write_out(const char *name, const GString *svg)
 {
-	FILE *f;
+	GError *e = NULL;
 
-	if (!strcmp(name, "-")) {
-		fwrite(svg->str, 1, svg->len, stdout);
-		fflush(stdout);
-		return ferror(stdout) ? 2 : 0;
-	}
-	f = fopen(name, "wb");
-	if (!f || fwrite(svg->str, 1, svg->len, f) != svg->len || fclose(f) != 0) {
-		g_printerr("qptrace plot: cannot write %s: %s\n", name, g_strerror(errno));
+	if (!qpt_write_file(name, svg->str, svg->len, &e)) {
+		g_printerr("qptrace plot: cannot write %s: %s\n",
+			   strcmp(name, "-") ? name : "standard output", e->message);
+		g_error_free(e);
 		return 2;
 	}
 	return 0;
+}
+
+/* -o (or each --top file) is none of the captures read. */
+static bool output_is_input(const struct opts *o, const char *name)
+{
+	struct qpt_inputs *in = qpt_inputs_new();
+	bool same;
+
+	qpt_inputs_add_all(in, o->files);
+	same = qpt_output_names_input(in, "plot", "-o", name);
+	qpt_inputs_free(in);
+	return same;
 }
 
 int cmd_plot(struct opts *o)
@@ -560,6 +549,10 @@ int cmd_plot(struct opts *o)
 	}
 	if (o->top > 0 && (!o->output || !strcmp(o->output, "-"))) {
 		g_printerr("qptrace plot: --top needs -o FILE.svg (writes FILE-conv<ID>.svg per conversation)\n");
+		status = 2;
+		goto out;
+	}
+	if (o->top <= 0 && output_is_input(o, o->output)) {
 		status = 2;
 		goto out;
 	}
@@ -651,6 +644,17 @@ int cmd_plot(struct opts *o)
 		plots->pdata[i] = p;
 	}
 	made = true;
+	/* --top: the names are known now, before anything is written */
+	for (guint i = 0; i < plots->len && o->top > 0; i++) {
+		gchar *name = out_name(o->output, ((struct plot *)plots->pdata[i])->id);
+		bool same = output_is_input(o, name);
+
+		g_free(name);
+		if (same) {
+			status = 2;
+			goto out;
+		}
+	}
 	map_ids(&ps, plots);
 	if (ps.unknown)
 		ps.first = ps.fl; /* kept to place the packets of folded ids */

@@ -1,5 +1,6 @@
 /* reader.c - capture files through libpcap (pcap and pcapng) */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ struct qpt_reader {
 	uint64_t size;	       /* the file's size (0: not a regular file) */
 	char *iobuf;	       /* the stream's buffer */
 	void *dc;	       /* decompressing stream (decompress.c), or NULL */
+	bool drainable;	       /* compressed, from a regular file: read on after an error */
 };
 
 G_DEFINE_QUARK(qpt-reader-error-quark, qpt_reader_error)
@@ -115,6 +117,7 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	ssize_t nmagic = 0;
 	enum qpt_compression comp;
 	void *dc = NULL;
+	struct stat st0;
 
 	if (strcmp(file, "-")) {
 		int fd = open(file, O_RDONLY);
@@ -182,15 +185,21 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
 						     err);
 	if (!p) {
+		gchar *why = qpt_decompress_error(dc, size);
+
 		fclose(fp);
 		g_free(iobuf);
 		/* libpcap says "unknown file format" for what is not a capture;
 		 * its message sometimes names the file already. */
-		if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
+		if (why) /* the compressed stream failed before a capture header */
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s: %s",
+				    file, why);
+		else if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s", err);
 		else
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s: %s",
 				    file, err);
+		g_free(why);
 		return NULL;
 	}
 	lt = pcap_datalink(p);
@@ -211,6 +220,10 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	r->size = size;
 	r->iobuf = iobuf;
 	r->dc = dc;
+	/* never a pipe: reading on could wait for a writer */
+	r->drainable = dc && comp != QPT_COMP_NONE &&
+		       (strcmp(file, "-") ? size != 0 :
+					    fstat(0, &st0) == 0 && S_ISREG(st0.st_mode));
 	if (bpf && *bpf) {
 		if (pcap_compile(p, &r->prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FILTER,
@@ -223,14 +236,63 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 	return r;
 }
 
+/* Decompressed bytes looked at past an error libpcap met first, to find
+ * the damage in the compressed stream that explains it (an undetected
+ * corrupt byte decodes into a bogus record header before the checksum). */
+#define DRAIN_MAX (64u << 20)
+
+/* Why a compressed input ended early (see qpt_decompress_error), or NULL.
+ * With drain (libpcap failed on the stream's bytes): a compressed regular
+ * file is read on a little to find it (a pipe is not: that could wait). */
+static gchar *stream_error(struct qpt_reader *r, bool drain)
+{
+	gchar *msg;
+
+	if (!r->dc)
+		return NULL;
+	msg = qpt_decompress_error(r->dc, r->size);
+	if (!msg && drain && r->drainable && !qpt_interrupted) {
+		FILE *fp = pcap_file(r->p);
+		char *buf = g_malloc(1u << 16);
+		size_t n, total = 0;
+
+		while (fp && total < DRAIN_MAX && (n = fread(buf, 1, 1u << 16, fp)) > 0)
+			total += n;
+		g_free(buf);
+		msg = qpt_decompress_error(r->dc, r->size);
+	}
+	return msg;
+}
+
 int qpt_reader_next(struct qpt_reader *r, struct qpt_frame *f, GError **error)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	int rc = pcap_next_ex(r->p, &h, &data);
 
-	if (rc == PCAP_ERROR_BREAK)
-		return 0;
+	if (rc != 1 && rc != PCAP_ERROR_BREAK && r->dc) {
+		/* a failed compressed stream reads as its end (decompress.c):
+		 * libpcap's own words come after the stream's */
+		const char *err = pcap_geterr(r->p);
+		gchar *why = stream_error(r, true);
+
+		if (why) {
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+				    "%s: after frame %" G_GUINT64_FORMAT ": %s (libpcap: %s)",
+				    r->file, r->number, why, err);
+			g_free(why);
+			return -1;
+		}
+	} else if (rc == PCAP_ERROR_BREAK) {
+		gchar *why = stream_error(r, false);
+
+		if (!why)
+			return 0;
+		g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_READ,
+			    "%s: after frame %" G_GUINT64_FORMAT ": %s", r->file, r->number, why);
+		g_free(why);
+		return -1;
+	}
 	if (rc != 1) {
 		const char *err = pcap_geterr(r->p);
 
@@ -832,14 +894,17 @@ void qpt_input_close(struct qpt_input *in)
 /* A pcapng block: type, total length, body, total length again.  The
  * Interface Statistics Blocks dumpcap and tcpdump write at the end of a
  * capture hold the interface's drop counters; libpcap skips them, so they
- * are read here, walking back from the end of the file over the blocks
- * after its last packet (a plain file only: no seeking in a compressed
- * stream). */
+ * are read here, walking the file's blocks from its start (a plain file
+ * only: no seeking in a compressed stream).  Each section (a Section Header
+ * Block) has its own byte order and interfaces (Interface Description
+ * Blocks, numbered from 0 in the section); an interface's counters are
+ * cumulative, so its latest ISB counts, and the sections add up. */
 #define NG_SHB 0x0A0D0D0Au
+#define NG_IDB 1u
 #define NG_ISB 5u
-#define NG_TAIL_BLOCKS 4096 /* blocks looked at, at the most */
-#define NG_MAX_BLOCK 65536  /* an ISB larger than this is not one */
-#define NG_IFACES 256	    /* interfaces counted, at the most */
+#define NG_BOM 0x1A2B3C4Du    /* the byte-order magic */
+#define NG_MAX_BLOCK 65536    /* an ISB larger than this is not one */
+#define NG_WINDOW (1u << 20)  /* the file is read in windows of this much */
 
 static uint32_t ng32(const uint8_t *b, bool be)
 {
@@ -854,14 +919,19 @@ static uint64_t ng64(const uint8_t *b, bool be)
 	return hi << 32 | lo;
 }
 
-/* The options of one ISB body (len bytes): its drop counters added; true
- * when it has either. */
-static bool isb_drops(const uint8_t *body, uint32_t len, bool be, uint64_t *ifdrop,
-		      uint64_t *osdrop)
+/* An interface's latest statistics in its section. */
+struct ng_iface {
+	uint64_t ifdrop, osdrop;
+	bool has; /* its latest ISB had a drop counter */
+};
+
+/* The options of one ISB body (len bytes): its drop counters into *x
+ * (those it lacks 0); true when it has either. */
+static bool isb_drops(const uint8_t *body, uint32_t len, bool be, struct ng_iface *x)
 {
 	uint32_t at = 12; /* interface id, timestamp (high, low) */
-	bool any = false;
 
+	*x = (struct ng_iface){ 0 };
 	while (at + 4 <= len) {
 		uint16_t code = (uint16_t)(be ? body[at] << 8 | body[at + 1] : body[at + 1] << 8 | body[at]);
 		uint16_t olen = (uint16_t)(be ? body[at + 2] << 8 | body[at + 3] :
@@ -870,71 +940,120 @@ static bool isb_drops(const uint8_t *body, uint32_t len, bool be, uint64_t *ifdr
 		if (code == 0 || at + 4 + olen > len)
 			break;
 		if ((code == 5 || code == 7) && olen == 8) {
-			*(code == 5 ? ifdrop : osdrop) += ng64(body + at + 4, be);
-			any = true;
+			*(code == 5 ? &x->ifdrop : &x->osdrop) = ng64(body + at + 4, be);
+			x->has = true;
 		}
 		at += 4 + ((olen + 3u) & ~3u);
 	}
-	return any;
+	return x->has;
 }
 
-bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop)
-{
-	uint8_t h[12], *body = NULL;
-	uint32_t ifaces[NG_IFACES];
-	unsigned nifaces = 0;
-	struct stat st;
-	bool be, found = false;
-	off_t pos;
+/* n bytes of the file at off, through a window read with pread(); NULL
+ * past its end. */
+struct ng_window {
 	int fd;
+	uint8_t *buf;
+	uint64_t start;
+	size_t len;
+};
+
+static const uint8_t *ng_at(struct ng_window *w, uint64_t off, size_t n)
+{
+	if (off < w->start || off + n > w->start + w->len) {
+		ssize_t got = pread(w->fd, w->buf, NG_WINDOW, (off_t)off);
+
+		w->start = off;
+		w->len = got > 0 ? (size_t)got : 0;
+		if (n > w->len)
+			return NULL;
+	}
+	return w->buf + (off - w->start);
+}
+
+/* The section's interfaces' latest counters added to the totals. */
+static bool ng_section_end(GArray *ifaces, uint64_t *ifdrop, uint64_t *osdrop)
+{
+	bool found = false;
+
+	for (guint i = 0; i < ifaces->len; i++) {
+		const struct ng_iface *x = &g_array_index(ifaces, struct ng_iface, i);
+
+		*ifdrop += x->ifdrop;
+		*osdrop += x->osdrop;
+		found |= x->has;
+	}
+	g_array_set_size(ifaces, 0);
+	return found;
+}
+
+bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop, gchar **note)
+{
+	struct ng_window w = { .fd = -1 };
+	GArray *ifaces = NULL;
+	uint64_t pos = 0, sections = 0;
+	struct stat st;
+	bool be = false, found = false;
 
 	*ifdrop = *osdrop = 0;
+	if (note)
+		*note = NULL;
 	/* a regular file only (never open a FIFO: that waits for a writer) */
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	w.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (w.fd < 0)
 		return false;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || pread(fd, h, 12, 0) != 12 ||
-	    ng32(h, false) != NG_SHB)
+	if (fstat(w.fd, &st) || !S_ISREG(st.st_mode))
 		goto out;
-	if (ng32(h + 8, false) == 0x1A2B3C4Du)
-		be = false;
-	else if (ng32(h + 8, true) == 0x1A2B3C4Du)
-		be = true;
-	else
-		goto out;
-	body = g_malloc(NG_MAX_BLOCK);
-	pos = st.st_size;
-	for (unsigned n = 0; n < NG_TAIL_BLOCKS && pos >= 12; n++) {
-		uint32_t len, type;
+	w.buf = g_malloc(NG_WINDOW);
+	ifaces = g_array_new(FALSE, TRUE, sizeof(struct ng_iface));
+	for (;;) {
+		const uint8_t *h = ng_at(&w, pos, 12), *b;
+		uint32_t type, len;
 
-		if (pread(fd, h, 4, pos - 4) != 4)
-			break;
-		len = ng32(h, be);
-		if (len < 12 || len % 4 || (off_t)len > pos || pread(fd, h, 8, pos - len) != 8 ||
-		    ng32(h + 4, be) != len)
-			break; /* not a block boundary: stop, count nothing more */
+		if (!h)
+			break; /* the end (or a few bytes that are no block) */
+		if (ng32(h, false) == NG_SHB) {
+			/* a new section: its own byte order, no interfaces yet */
+			if (ng32(h + 8, false) == NG_BOM)
+				be = false;
+			else if (ng32(h + 8, true) == NG_BOM)
+				be = true;
+			else
+				break;
+			found |= ng_section_end(ifaces, ifdrop, osdrop);
+			sections++;
+		} else if (!sections) {
+			break; /* not a pcapng file */
+		}
 		type = ng32(h, be);
-		if (type == NG_SHB || type == 2 || type == 3 || type == 6)
-			break; /* a packet (or the section's start): the end's statistics are read */
-		if (type == NG_ISB && len - 12 >= 12 && len <= NG_MAX_BLOCK &&
-		    pread(fd, body, len - 12, pos - len + 8) == (ssize_t)(len - 12)) {
-			uint32_t id = ng32(body, be);
-			bool seen = false;
+		len = ng32(h + 4, be);
+		if (len < 12 || len % 4 || len > (uint64_t)st.st_size - pos)
+			break; /* not a block, or cut: count nothing more */
+		if (type == NG_IDB) {
+			g_array_set_size(ifaces, ifaces->len + 1);
+		} else if (type == NG_ISB && len >= 24 && len <= NG_MAX_BLOCK &&
+			   (b = ng_at(&w, pos, len)) && ng32(b + len - 4, be) == len) {
+			uint32_t id = ng32(b + 8, be);
+			struct ng_iface x;
 
-			/* walking back: an interface's first ISB met is its latest */
-			for (unsigned i = 0; i < nifaces; i++)
-				seen |= ifaces[i] == id;
-			if (!seen && nifaces < NG_IFACES) {
-				ifaces[nifaces++] = id;
-				found |= isb_drops(body, len - 12, be, ifdrop, osdrop);
+			isb_drops(b + 8, len - 12, be, &x);
+			if (id < ifaces->len) {
+				g_array_index(ifaces, struct ng_iface, id) = x;
+			} else if (note && !*note) { /* said once */
+				*note = g_strdup_printf(
+					"%s: an interface statistics block (offset %" PRIu64 ") names "
+					"interface %u, which its section does not describe (it has %u): "
+					"its drop counters are not counted", path, pos, id, ifaces->len);
 			}
 		}
-		pos -= len;
+		pos += len;
 	}
+	found |= ng_section_end(ifaces, ifdrop, osdrop);
 out:
-	g_free(body);
-	close(fd);
+	if (ifaces)
+		g_array_free(ifaces, TRUE);
+	g_free(w.buf);
+	close(w.fd);
 	return found;
 }

@@ -282,16 +282,19 @@ int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
 			break;
 	}
 	qpt_input_close(in);
-	/* the events still undecided at the end (of earlier frames), by frame */
-	qpt_drain_deliver(&fl, 1, NULL, an, fn, user);
-	qpt_flow_finish(fl);
+	/* the end: the events still undecided (of earlier frames), by frame */
+	qpt_end_deliver(&fl, 1, NULL, an, fn, user);
 analysed:
 	/* what each plain pcapng file's interface statistics say it dropped */
 	for (gchar **fp = files; fp && *fp; fp++) {
 		uint64_t ifd = 0, osd = 0;
+		gchar *note = NULL;
 
-		if (qpt_pcapng_drops(*fp, &ifd, &osd))
+		if (qpt_pcapng_drops(*fp, &ifd, &osd, &note))
 			qpt_flow_add_capture_drops(fl, ifd, osd);
+		if (note) /* an ISB of an interface that does not exist */
+			g_printerr("qptrace: %s\n", note);
+		g_free(note);
 	}
 	if (qpt_interrupted)
 		an->interrupted = true; /* what was read before Ctrl-C */
@@ -1338,7 +1341,7 @@ static void summary_out(struct run *r, const char *file)
 	if (!r->o->long_report)
 		goto out; /* the findings say the rest, the table is worst first */
 	if (t->fragmented_roce_packets)
-		qpt_appendf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IPv4, not "
+		qpt_appendf(o, "warning: %" PRIu64 " RoCEv2 packets fragmented by IP (v4 or v6), not "
 				       "analysed (an IP MTU smaller than the RoCE MTU?)\n",
 				       t->fragmented_roce_packets);
 	/* the worst ten: every conversation with trouble, ranked (a

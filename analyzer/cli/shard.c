@@ -432,11 +432,9 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 		for (unsigned k = 0; k < s.n; k++)
 			qpt_flow_set_conv_end(fls[k], end);
 	}
-	qpt_drain_deliver(fls, s.n, ids, an, fn, user);
-	for (unsigned k = 0; k < s.n; k++) {
+	for (unsigned k = 0; k < s.n; k++)
 		g_assert(qpt_flow_conv_count(fls[k]) == (int32_t)ids[k]->len);
-		qpt_flow_finish(fls[k]);
-	}
+	qpt_end_deliver(fls, s.n, ids, an, fn, user);
 	shards_join(&s);
 	for (unsigned k = 0; k < s.n; k++) {
 		qpt_flow_absorb(fl, fls[k], (const int32_t *)(void *)ids[k]->data);
@@ -451,40 +449,42 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 
 static gint by_frame(gconstpointer a, gconstpointer b)
 {
-	const struct qpt_event *x = a, *y = b;
-
-	if (x->frame != y->frame)
-		return x->frame < y->frame ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return x->conv < y->conv ? -1 : x->conv > y->conv;
+	return qpt_event_cmp(a, b);
 }
 
-void qpt_drain_deliver(struct qpt_flow *const *fls, unsigned n, GArray *const *ids,
-		       struct qpt_analysis *an, qpt_frame_fn fn, void *user)
+struct end_events {
+	GArray *all; /* struct qpt_event */
+	GArray *ids; /* the engine's conversation ids -> global ones, or NULL */
+};
+
+static void end_collect(void *data, const struct qpt_verdict *v)
+{
+	struct end_events *e = data;
+
+	for (unsigned i = 0; i < v->nevents; i++) {
+		struct qpt_event ev = v->ev[i];
+
+		if (e->ids && ev.conv >= 0)
+			ev.conv = (guint)ev.conv < e->ids->len ?
+					  g_array_index(e->ids, int32_t, ev.conv) : -1;
+		g_array_append_val(e->all, ev);
+	}
+}
+
+void qpt_end_deliver(struct qpt_flow *const *fls, unsigned n, GArray *const *ids,
+		     struct qpt_analysis *an, qpt_frame_fn fn, void *user)
 {
 	static const struct qpt_pkt none;
-	GArray *all = g_array_new(FALSE, FALSE, sizeof(struct qpt_event));
+	struct end_events e = { .all = g_array_new(FALSE, FALSE, sizeof(struct qpt_event)) };
 	struct qpt_verdict v;
 
 	for (unsigned k = 0; k < n; k++) {
-		for (;;) {
-			qpt_flow_drain(fls[k], &v);
-			if (!v.nevents)
-				break;
-			for (unsigned i = 0; i < v.nevents; i++) {
-				struct qpt_event ev = v.ev[i];
-
-				if (ids && ev.conv >= 0)
-					ev.conv = (guint)ev.conv < ids[k]->len ?
-							  g_array_index(ids[k], int32_t, ev.conv) :
-							  -1;
-				g_array_append_val(all, ev);
-			}
-		}
+		e.ids = ids ? ids[k] : NULL;
+		qpt_flow_end(fls[k], end_collect, &e);
 	}
-	g_array_sort(all, by_frame);
-	for (guint i = 0; i < all->len; i += QPT_MAX_EVENTS) {
+	/* several engines' events in the order one engine gives them */
+	g_array_sort(e.all, by_frame);
+	for (guint i = 0; i < e.all->len; i += QPT_MAX_EVENTS) {
 		struct qpt_frame last = { .in_window = true, .file = "" };
 
 		if (!fn || !an->have_t0 || an->stop)
@@ -494,10 +494,10 @@ void qpt_drain_deliver(struct qpt_flow *const *fls, unsigned n, GArray *const *i
 		v.conv = -1;
 		v.dir = -1;
 		v.ack_rtt_ns = -1;
-		v.nevents = (uint8_t)MIN(all->len - i, (guint)QPT_MAX_EVENTS);
-		memcpy(v.ev, &g_array_index(all, struct qpt_event, i),
+		v.nevents = (uint8_t)MIN(e.all->len - i, (guint)QPT_MAX_EVENTS);
+		memcpy(v.ev, &g_array_index(e.all, struct qpt_event, i),
 		       v.nevents * sizeof(struct qpt_event));
 		fn(user, &last, 0, &none, &v);
 	}
-	g_array_free(all, TRUE);
+	g_array_free(e.all, TRUE);
 }

@@ -38,7 +38,7 @@ bool qpt_analysis_counted(const struct opts *o, struct qpt_analysis *an);
 /* The reading loop of qpt_analyse_files() with jobs analysis threads:
  * reads in to its end (or -c, or an->stop), gives fn every frame's verdict
  * in frame order as one engine would, closes in, gives fn the events the
- * end decides (qpt_drain_deliver), and leaves in fl (fed no frame) the
+ * end decides (qpt_end_deliver), and leaves in fl (fed no frame) the
  * whole input's conversations, CM attempts and totals
  * (qpt_flow_absorb), finished. */
 struct qpt_flow;
@@ -46,12 +46,14 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 		       unsigned jobs, struct qpt_flow *fl, struct qpt_analysis *an,
 		       qpt_frame_fn fn, void *user);
 
-/* The end of the input: every event the engines fls[0..n-1] still hold
- * (qpt_flow_drain until none is left), their conversation ids mapped
- * through ids[i] (NULL: kept), in frame order, given to fn as verdicts of
- * up to QPT_MAX_EVENTS events each (frame UINT64_MAX: of earlier frames).
- * One engine's and several engines' events come in the same order. */
-void qpt_drain_deliver(struct qpt_flow *const *fls, unsigned n, GArray *const *ids,
-		       struct qpt_analysis *an, qpt_frame_fn fn, void *user);
+/* The end of the input: qpt_flow_end() on each engine fls[0..n-1] (every
+ * event still undecided, then the finish), their events' conversation ids
+ * mapped through ids[i] (NULL: kept), in the order of one engine
+ * (qpt_event_cmp), given to fn as verdicts of up to QPT_MAX_EVENTS events
+ * each (frame UINT64_MAX: of earlier frames).  One engine's and several
+ * engines' events come in the same order.  Every front end that reads
+ * through qpt_analyse_files() ends its engine here. */
+void qpt_end_deliver(struct qpt_flow *const *fls, unsigned n, GArray *const *ids,
+		     struct qpt_analysis *an, qpt_frame_fn fn, void *user);
 
 #endif

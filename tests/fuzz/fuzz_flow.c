@@ -346,7 +346,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(copy);
 	}
 done:
-	qpt_flow_finish(fl);
+	qpt_flow_end(fl, NULL, NULL);
 	walk(fl);
 	if (debug)
 		fprintf(stderr, "%llu frames, %llu events\n", (unsigned long long)number,

@@ -444,6 +444,31 @@ try:
         rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong"), extra=extra)
         ok(rc == 2 and want in err and not out, "%s: exit 2, '%s'" % (" ".join(extra), want),
            "exit %d\n%s%s" % (rc, out, err))
+    # -m: the pingpongs take 256, 512, 1024, 2048 or 4096 only (rdma-core
+    # libibverbs/examples/pingpong.c pp_mtu_to_enum(); anything else: usage,
+    # exit 1): refused, naming the command, never blamed on the rubric.
+    for tool, rname, m in (("ibv_rc_pingpong", "rc_pingpong", "0"),
+                           ("ibv_rc_pingpong", "rc_pingpong", "4097"),
+                           ("ibv_rc_pingpong", "rc_pingpong", "1000"),
+                           ("ibv_uc_pingpong", "uc_pingpong", "0")):
+        cmd = "%s -n 5 -m %s" % (tool, m)
+        rc, out, err = grade(rubric(rname), rxe("rc_pingpong"), extra=["--command", cmd])
+        want = "--command '%s': -m '%s' is not a path MTU %s takes (256, 512, 1024, 2048 or 4096)" \
+            % (cmd, m, tool)
+        ok(rc == 2 and want in err and "rubric" not in err and "division" not in err and not out,
+           "--command '%s': exit 2, refused as %s refuses it" % (cmd, tool),
+           "exit %d\n%s%s" % (rc, out, err))
+    for m, shown in (("2048", "mtu=2048 (--command -m)"), ("0x800", "mtu=2048 (--command -m)")):
+        rc, out, err = grade(rubric("rc_pingpong"), rxe("rc_pingpong"),
+                             extra=["--command", "ibv_rc_pingpong -m %s" % m])
+        ok(rc in (0, 1) and shown in out, "--command 'ibv_rc_pingpong -m %s': %s" % (m, shown),
+           "exit %d\n%s%s" % (rc, out, err))
+    # perftest -m 0: the port's active MTU (set_mtu()), so the rubric's own
+    rc, out, err = grade(rubric("write_bw"), rxe("write_bw"),
+                         extra=["--command", "ib_write_bw -m 0"])
+    ok(rc in (0, 1) and "mtu=1024 (rubric)" in out and "division" not in err,
+       "--command 'ib_write_bw -m 0': the port's MTU, the rubric's mtu kept",
+       "exit %d\n%s%s" % (rc, out, err))
     PBAD = [
         ("unknown parameter", "[rubric]\nname=x\n[params]\nn=5\n[check a]\nkind=ops\nop=SEND\nmin_count=${m}*2\n",
          ":8: min_count: no parameter 'm' (known: n)"),
@@ -657,6 +682,30 @@ try:
     ok(len(rows2) == 2 and rows2[1][0] == os.path.join(odd, 'bob, "the" builder.pcap')
        and rows2[1][1] == 'bob, "the" builder',
        "gradebook: CSV quoting of commas and quotes", str(rows2))
+    # CSV injection (OWASP): student ids from file names a spreadsheet would
+    # run as formulas; every cell read back starts with no formula character.
+    hostile = os.path.join(tmp, "hostile")
+    os.mkdir(hostile)
+    names = ["=1+2", "@SUM(1+1)", "+cmd|calc", "-2+3", "\tTAB", "=HYPERLINK(\"x\",\"y\")",
+             "=1,2", "plain"]
+    for n in names:
+        shutil.copy(rxe("rc_pingpong"), os.path.join(hostile, n + ".pcap"))
+    book3 = os.path.join(tmp, "hostile.csv")
+    rc, out, err = grade(rubric("rc_pingpong"), *[os.path.join(hostile, n + ".pcap") for n in names],
+                         extra=["--gradebook", book3])
+    rows3 = []
+    if os.path.exists(book3):
+        with open(book3, newline="") as f:
+            rows3 = list(csv.reader(f, strict=True))
+    bad = [c for r in rows3 for c in r if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    ok(len(rows3) == len(names) + 1 and not bad,
+       "gradebook: hostile student names (%d rows): no cell starts with = + - @ tab CR"
+       % len(rows3), "bad cells %r\n%s" % (bad, err))
+    students = sorted(r[1] for r in rows3[1:])
+    ok(students == sorted(("'" + n) if n[0] in "=+-@\t" else n for n in names),
+       "gradebook: each such id kept as text behind a '", str(students))
+    ok(all(r[2].isdigit() and r[3].isdigit() for r in rows3[1:]),
+       "gradebook: the numbers stay numbers", str(rows3[1:3]))
     # Failed writes: exit 2, one message.
     for extra, want in [
             (["--gradebook", os.path.join(tmp, "nodir", "x.csv")], "--gradebook"),

@@ -65,6 +65,7 @@ static void ds_init(dirstats_t *d)
     d->f_dups = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     d->f_cnps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     d->f_ce = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    d->f_gbn = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     d->trig = g_string_new("");
 }
 
@@ -76,6 +77,7 @@ static void ds_free(dirstats_t *d)
     g_array_free(d->f_dups, TRUE);
     g_array_free(d->f_cnps, TRUE);
     g_array_free(d->f_ce, TRUE);
+    g_array_free(d->f_gbn, TRUE);
     g_string_free(d->trig, TRUE);
 }
 
@@ -148,7 +150,7 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     c->last_t = t;
     if (c->t < t)
         c->t = t;
-    if (p->net == NET_IP4 && !p->ipid)
+    if (p->net == NET_IP4 && !p->ipid && !c->keep_ipid)
         p->ipid = ++c->ipid;
     size_t len = pkt_build(p, c->buf);
     struct pcap_pkthdr h;
@@ -224,6 +226,8 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
         unsigned ty = p->aeth_syn >> 5 & 7, code = p->aeth_syn & 0x1F;
         if (ty == 0 && !(flags & F_DUP)) { /* a capture copy is not another ACK */
             d->acks++;
+        } else if (flags & F_DUP) {
+            /* a capture copy of a NAK is no other NAK */
         } else if (ty == 1) {
             d->rnr_naks++;
             g_array_append_val(d->f_rnr, fno);
@@ -257,6 +261,7 @@ uint32_t emit(ctx_t *c, uint64_t t, pkt_t *p, conv_t *cv, int dir, unsigned flag
     }
     if (flags & F_GBN) {
         d->gbn++;
+        g_array_append_val(d->f_gbn, fno);
         g_string_append_printf(d->trig, "%s\"%s\"", d->trig->len ? ", " : "",
                                flags & F_TMO ? "timeout" : flags & F_TNAK ? "nak"
                                : flags & F_TRR ? "read_retry" : flags & F_TRS ? "resend" : "?");
@@ -302,7 +307,8 @@ static void j_frames(GString *s, const char *key, GArray *a, int last)
     g_string_append_printf(s, "]%s\n", last ? "" : ",");
 }
 
-static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, int extra, int qos)
+static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, int extra, int qos,
+                  int rnd)
 {
     g_string_append_printf(s, "      \"%s\": {\n", key);
     if (extra) {
@@ -368,6 +374,8 @@ static void j_dir(GString *s, const char *key, const dirstats_t *d, int last, in
     j_frames(s, "rnr_naks", d->f_rnr, 0);
     j_frames(s, "duplicates", d->f_dups, 0);
     j_frames(s, "cnps", d->f_cnps, 0);
+    if (rnd)
+        j_frames(s, "gbn_episodes", d->f_gbn, 0);
     j_frames(s, "ecn_ce", d->f_ce, 1);
     g_string_append(s, "        }\n");
     g_string_append_printf(s, "      }%s\n", last ? "" : ",");
@@ -473,8 +481,8 @@ int ctx_finish(ctx_t *c, const char *manifest, const char *desc, guint32 seed)
             g_string_append(s, "],\n");
             if (cv->lossless)
                 g_string_append_printf(s, "      \"lossless\": %s,\n", cv->lossless->str);
-            j_dir(s, "a_to_b", &cv->d[0], 0, cv->extra, cv->qos);
-            j_dir(s, "b_to_a", &cv->d[1], 1, cv->extra, cv->qos);
+            j_dir(s, "a_to_b", &cv->d[0], 0, cv->extra, cv->qos, cv->rnd);
+            j_dir(s, "b_to_a", &cv->d[1], 1, cv->extra, cv->qos, cv->rnd);
             g_string_append_printf(s, "    }%s\n", i + 1 < c->convs->len ? "," : "");
         }
         g_string_append(s, "  ],\n  \"frame_notes\": [\n");

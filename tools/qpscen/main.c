@@ -13,6 +13,7 @@ static gint opt_qps = 16;
 static gdouble opt_loss = 0.001, opt_cnp = 0.0;
 static gint opt_msg = 4096, opt_mtu = 1024;
 static gboolean opt_one_way, opt_same_hosts;
+static gchar *opt_seeds, *opt_timing;
 
 static GOptionEntry entries[] = {
     { "list", 'l', 0, G_OPTION_ARG_NONE, &opt_list, "List scenarios", NULL },
@@ -28,8 +29,49 @@ static GOptionEntry entries[] = {
     { "mtu", 0, 0, G_OPTION_ARG_INT, &opt_mtu, "bench: path MTU (default 1024)", "BYTES" },
     { "one-way", 0, 0, G_OPTION_ARG_NONE, &opt_one_way, "bench: requests only (no ACKs, NAKs or CNPs): a capture of one direction; with --msg-size 0 and --packets = --qps, one packet per QPN", NULL },
     { "same-hosts", 0, 0, G_OPTION_ARG_NONE, &opt_same_hosts, "bench: every QP pair between the same two hosts (10.1.0.1 and 10.2.0.2; distinct QPNs), as in a cluster of two servers", NULL },
+    { "seeds", 0, 0, G_OPTION_ARG_STRING, &opt_seeds, "random: the seeds, A-B or N", "A-B" },
+    { "timing", 0, 0, G_OPTION_ARG_STRING, &opt_timing, "random: hw (default: us, NIC speed) or rxe (ms, soft RoCE)", "hw|rxe" },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
+
+/* qpscen random --seeds A-B [--timing hw|rxe] -d DIR */
+static int run_random(void)
+{
+    guint64 a, b;
+    char *end = NULL;
+    if (!opt_dir || !opt_seeds) {
+        fprintf(stderr, "qpscen random: --seeds A-B and -d DIR are required\n");
+        return 2;
+    }
+    a = g_ascii_strtoull(opt_seeds, &end, 10);
+    if (end == opt_seeds || a > G_MAXUINT32) {
+        fprintf(stderr, "qpscen random: bad --seeds '%s'\n", opt_seeds);
+        return 2;
+    }
+    b = a;
+    if (*end == '-') {
+        const char *e2 = end + 1;
+        b = g_ascii_strtoull(e2, &end, 10);
+        if (end == e2)
+            b = G_MAXUINT64;
+    }
+    if (*end || b < a || b > G_MAXUINT32) {
+        fprintf(stderr, "qpscen random: bad --seeds '%s'\n", opt_seeds);
+        return 2;
+    }
+    int timing = RT_HW;
+    if (opt_timing && !strcmp(opt_timing, "rxe"))
+        timing = RT_RXE;
+    else if (opt_timing && strcmp(opt_timing, "hw")) {
+        fprintf(stderr, "qpscen random: --timing hw or rxe\n");
+        return 2;
+    }
+    g_mkdir_with_parents(opt_dir, 0755);
+    int rc = 0;
+    for (guint64 s = a; s <= b; s++)
+        rc |= rand_scenario(opt_dir, (guint32)s, timing);
+    return rc;
+}
 
 static const scen_t *find_scen(const char *name)
 {
@@ -185,6 +227,7 @@ int main(int argc, char **argv)
         "  qpscen --list\n"
         "  qpscen NAME -o OUT.pcap [-m MANIFEST.json] [--seed N]\n"
         "  qpscen all -d DIR\n"
+        "  qpscen random --seeds A-B [--timing hw|rxe] -d DIR\n"
         "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R] [--one-way] [--same-hosts]\n");
     if (!g_option_context_parse(oc, &argc, &argv, &err)) {
         fprintf(stderr, "qpscen: %s\n", err->message);
@@ -205,6 +248,10 @@ int main(int argc, char **argv)
         fputs(h, stderr);
         g_free(h);
         rc = 2;
+        goto out;
+    }
+    if (!strcmp(argv[1], "random")) {
+        rc = run_random();
         goto out;
     }
     if (!strcmp(argv[1], "all")) {
@@ -244,5 +291,7 @@ out:
     g_free(opt_out);
     g_free(opt_manifest);
     g_free(opt_dir);
+    g_free(opt_seeds);
+    g_free(opt_timing);
     return rc;
 }

@@ -130,6 +130,7 @@ typedef struct {
     int have_psn;
     uint32_t first_psn;
     GArray *f_retrans, *f_naks, *f_rnr, *f_dups, *f_cnps, *f_ce;
+    GArray *f_gbn;           /* episode starts, printed for a `rnd` conversation */
     /* printed only for a conversation marked `qos` (scen_ecn.c): packets
      * by class (0 data, 1 ACK/NAK, 2 CNP) and 802.1Q PCP (index 0:
      * untagged, else PCP + 1) / DSCP */
@@ -148,6 +149,7 @@ typedef struct {
     GPtrArray *cm_names;     /* message name per cm frame */
     int extra;               /* manifest: also read_retries, psn_gaps, triggers, ... */
     int qos;                 /* manifest: also the PCP/DSCP counts per class */
+    int rnd;                 /* manifest: also frames.gbn_episodes (rand.c) */
     GString *lossless;       /* manifest: "lossless": {...} the scenario writes (or NULL) */
 } conv_t;
 
@@ -181,6 +183,7 @@ typedef struct {
     GString *extra_json;  /* more top-level manifest members ("\"pfc\": ..."), or NULL */
     GArray *queue;        /* packets queued by emit_queue(), or NULL */
     uint64_t queue_seq;
+    int keep_ipid;        /* emit() leaves an IPv4 ID of 0 as it is (DF, as NICs send) */
 } ctx_t;
 
 ctx_t *ctx_new(const char *name, int linktype, const char *out, guint32 seed);
@@ -259,8 +262,30 @@ void s_rnr_multi(ctx_t *c);
 void s_nak_lost_after_tap(ctx_t *c);
 void s_time_backwards(ctx_t *c);
 void s_fill_gbn(ctx_t *c);
+void s_fill_end_many(ctx_t *c);
 void s_cm_stranger(ctx_t *c);
 void s_qpn_reuse(ctx_t *c);
+
+/* scen_hw.c: go-back-N at hardware timing (issue 29) */
+void s_hw_write_first_lost(ctx_t *c);
+void s_hw_send_inv(ctx_t *c);
+void s_hw_vlan(ctx_t *c);
+void s_hw_ipv6(ctx_t *c);
+void s_hw_snaplen(ctx_t *c);
+void s_hw_psn_wrap(ctx_t *c);
+void s_hw_coalesced(ctx_t *c);
+void s_hw_nak_same_us(ctx_t *c);
+void s_hw_mid_resend(ctx_t *c);
+void s_hw_read_reissue_resp(ctx_t *c);
+void s_hw_nested_nak(ctx_t *c);
+void s_hw_nested_timeout(ctx_t *c);
+void s_hw_nested_read(ctx_t *c);
+void s_hw_rnr_continue(ctx_t *c);
+void s_hw_rnr_continue_req(ctx_t *c);
+void s_hw_read_middle_next(ctx_t *c);
+void s_hw_fill_resend(ctx_t *c);
+void s_hw_copy_in_gbn(ctx_t *c);
+void s_hw_merged_nak(ctx_t *c);
 
 /* scen_pfc.c */
 void s_pfc_stall(ctx_t *c);
@@ -274,6 +299,10 @@ void s_cnp_priority_bad(ctx_t *c);
 void s_mtu_mismatch(ctx_t *c);
 void s_capture_incomplete(ctx_t *c);
 extern const size_t n_scenarios;
+
+/* rand.c: `qpscen random` (DIR/random-<hw|rxe>-<seed>.pcap and .json) */
+enum { RT_HW, RT_RXE };
+int rand_scenario(const char *dir, guint32 seed, int timing);
 
 /* bench (main.c) */
 

@@ -980,9 +980,31 @@ const scen_t scenarios[] = {
     { "mtu_mismatch", "CM path MTU 1024 but 2048-byte segments; a conversation whose sides write 4096- and 1024-byte segments", LT_ETH, s_mtu_mismatch },
     { "capture_incomplete", "requests and never an ACK (one direction missing); PSN gaps both ways, never re-sent", LT_ETH, s_capture_incomplete },
     { "fill_gbn", "tap in the middle: a WRITE lost before it, its NAK not captured; the go-back-N's first resend fills the gap, then the resends of what followed", LT_ETH, s_fill_gbn },
+    /* go-back-N at hardware timing (scen_hw.c, issue 29) */
+    { "hw_write_first_lost", "tap at the responder, hardware timing: a 5-packet WRITE's FIRST lost, NAK, 3 originals after it, go-back-N of all 5", LT_ETH, s_hw_write_first_lost },
+    { "hw_send_inv", "hw_write_first_lost with a SEND ending in SEND LAST with Invalidate", LT_ETH, s_hw_send_inv },
+    { "hw_vlan", "hw_write_first_lost behind 802.1Q (VID 100, PCP 3)", LT_ETH, s_hw_vlan },
+    { "hw_ipv6", "hw_write_first_lost over IPv6", LT_ETH, s_hw_ipv6 },
+    { "hw_snaplen", "hw_write_first_lost captured with a snap length of 128 bytes (no ICRC, payload cut)", LT_ETH, s_hw_snaplen },
+    { "hw_psn_wrap", "hw_write_first_lost across PSN 0xFFFFFF -> 0 (the lost FIRST at 0xFFFFFE)", LT_ETH, s_hw_psn_wrap },
+    { "hw_coalesced", "tap at the responder: WRITE ONLY x16, an ACK every 4; the 12th lost, NAK, 3 originals after it, go-back-N of 5", LT_ETH, s_hw_coalesced },
+    { "hw_nak_same_us", "hw_write_first_lost with the NAK stamped in the same microsecond as the frame before it", LT_ETH, s_hw_nak_same_us },
+    { "hw_mid_resend", "hw_write_first_lost's capture starting after the NAK: the late originals, then the whole go-back-N", LT_ETH, s_hw_mid_resend },
+    { "hw_read_reissue_resp", "tap at the requester: READ 8 KB, 3rd response lost, READ re-issued while responses still arrive, response stream restarted at the lower PSN", LT_ETH, s_hw_read_reissue_resp },
+    { "hw_nested_nak", "tap at the responder: go-back-N after a NAK, a resent packet lost again: a second NAK and go-back-N inside the first", LT_ETH, s_hw_nested_nak },
+    { "hw_nested_timeout", "tap at the responder: go-back-N after a NAK, the resent LAST lost again: timeout resend inside the first go-back-N", LT_ETH, s_hw_nested_timeout },
+    { "hw_nested_read", "tap at the requester: go-back-N after a NAK resends a READ; its 2nd response lost: READ re-issued inside the go-back-N", LT_ETH, s_hw_nested_read },
+    { "hw_rnr_continue", "tap at the responder: RNR NAK for a SEND, the next messages arrive after it; the retry resends them too", LT_ETH, s_hw_rnr_continue },
+    { "hw_rnr_continue_req", "hw_rnr_continue with the tap at the requester", LT_ETH, s_hw_rnr_continue_req },
+    { "hw_read_middle_next", "tap at the requester: READ re-issued from its middle, a response, then the next outstanding READ resent: one episode", LT_ETH, s_hw_read_middle_next },
+    { "hw_fill_resend", "tap in the middle, the NAK not captured: gap filler then the resends of the 4 PSNs after it", LT_ETH, s_hw_fill_resend },
+    { "hw_copy_in_gbn", "hw_write_first_lost with a mirror copying one resent packet 0.3 us later", LT_ETH, s_hw_copy_in_gbn },
+    { "hw_merged_nak", "captures of both hosts merged, a copy 2 us later: hw_write_first_lost's NAK and go-back-N", LT_ETH, s_hw_merged_nak },
     /* lossless network: PFC / PAUSE (scen_pfc.c) */
     { "pfc_stall", "RoCE on 802.1Q priority 3 and 1; PFC pauses on priority 3 stall the priority-3 conversation, the other sends on", LT_ETH, s_pfc_stall },
     { "pfc_mismatch", "RoCE on 802.1Q priority 3; PFC pauses only on priority 0 (PFC not enabled on the RoCE priority)", LT_ETH, s_pfc_mismatch },
     { "pause_8023x", "untagged RoCE; 802.3x PAUSE (all priorities) stalls it; a short and a cut MAC control frame", LT_ETH, s_pause_8023x },
+    /* issue 29: verdicts decided at the end of the input */
+    { "fill_end_many", "20 QPs, each ending with a PSN gap filler (out of order) that no later request decides: 20 verdicts at the end of the input", LT_ETH, s_fill_end_many },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);

@@ -425,3 +425,26 @@ void s_fill_gbn(ctx_t *c)
     ACK(&l, 48, P + 3, 4);
     flush(c, 1);
 }
+
+/* Issue 29: 20 QPs, each ending with a gap filler that nothing decides.
+ * On each, WRITE P is ACKed; P+1 is held back before the tap, so WRITE
+ * P+2 comes first (a PSN gap); then P+1 comes, reordered, as the QP's last
+ * request: no NAK, no silence, no request after it.  Its verdict (out of
+ * order) is decided at the end of the input, for all 20 at once.  The QPs
+ * are interleaved: the last 20 frames are the fillers. */
+void s_fill_end_many(ctx_t *c)
+{
+    enum { NQ = 20 };
+    lk_t l[NQ];
+    for (uint32_t i = 0; i < NQ; i++)
+        lk_init(c, &l[i], 0x100 + i, 0x200 + i);
+    for (uint32_t i = 0; i < NQ; i++) {
+        uint32_t P = 0x100000 + i * 0x1000;
+        req(&l[i], 10 + i, OP_WRITE_ONLY, P, 512, 1, VA_W, 512, 0, 0);
+        ACK(&l[i], 40 + i, P, 1);
+        /* P+1 held back before the tap */
+        req(&l[i], 70 + i, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, 0, 1);
+        req(&l[i], 100 + i, OP_WRITE_ONLY, P + 1, 512, 1, VA_W + 0x10000, 512, F_OOO, 0);
+    }
+    flush(c, 1);
+}
