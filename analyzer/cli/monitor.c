@@ -1194,6 +1194,7 @@ static bool follow_read(struct mon *m, struct follow *f, int max)
 {
 	struct stat st;
 	const uint8_t *h;
+	uint8_t first[16];
 	int n = 0;
 
 	if (fstat(f->fd, &st))
@@ -1202,7 +1203,8 @@ static bool follow_read(struct mon *m, struct follow *f, int max)
 	f->size = st.st_size;
 	f->mtime_ns = mtime_ns_of(&st);
 	if (f->header && (st.st_size < f->pos ||
-			  (f->has_first && (!(h = fget(f, 24, 16)) || memcmp(h, f->first, 16))))) {
+			  (f->has_first && (pread(f->fd, first, 16, 24) != 16 ||
+					    memcmp(first, f->first, 16))))) {
 		g_printerr("qptrace monitor: %s: truncated or rewritten while it was read (%" PRId64
 			   " bytes read, %" PRId64 " now): read again from its start\n", f->path,
 			   f->pos, (int64_t)st.st_size);
