@@ -353,6 +353,9 @@ static void go_back(rs_t *s, qp_t *q, uint64_t t, uint32_t psn, int cause, int n
     k->reoff = (uint32_t)psn_diff(psn, k->psn);
     q->idx = (uint32_t)j;
     gb_t g = { q->id, cause, psn, nak_tx, -1, 0 };
+    if (getenv("QPSCEN_DEBUG_GB"))
+        fprintf(stderr, "t=%.3f us qp %d go-back %u to PSN %u cause %d nak_tx %d delay %.3f us\n",
+                t / 1000.0, q->id, s->gb->len, psn, cause, nak_tx, delay / 1000.0);
     g_array_append_val(s->gb, g);
     q->gb_pending = (int)s->gb->len - 1;
     q->gb_cur = -1;
@@ -900,12 +903,14 @@ static int resend_reason(const tx_t *x, const tx_t *z)
     if (z->qp != x->qp)
         return 0;
     if (x->dir == 0) {
-        if (z->dir == 1 && (z->kind == K_NAK || z->kind == K_RNR))
-            return psn_diff(x->psn, z->psn) >= 0;
-        if (z->dir == 0)
-            return psn_diff(z->psn, x->psn) < 0;
+        /* a READ or atomic is retried when a later PSN is answered (also
+         * by a NAK) without its own answer */
         int ra = x->p.opcode == OP_READ_REQ || x->p.opcode == OP_CMP_SWAP ||
                  x->p.opcode == OP_FETCH_ADD;
+        if (z->dir == 0)
+            return psn_diff(z->psn, x->psn) < 0;
+        if (z->kind == K_NAK || z->kind == K_RNR)
+            return psn_diff(x->psn, z->psn) >= 0 || ra;
         return ra && psn_diff(z->psn, x->psn) >= 0;
     }
     return z->dir == 0 && psn_diff(z->psn, x->psn) <= 0;
@@ -938,7 +943,7 @@ static int truth(rs_t *s, GArray *sg, GString *why)
     for (guint i = 0; i < s->tx->len; i++)
         first_pos[i] = -1;
     int same_bytes_resend = s->ipid_const || s->v6;
-    for (guint i = 0; i < sg->len && !amb; i++) {
+    for (guint i = 0; i < sg->len; i++) {
         sight_t *e = &g_array_index(sg, sight_t, i);
         tx_t *x = TX(s, e->tx);
         qp_t *q = QP(s, x->qp);
@@ -948,7 +953,7 @@ static int truth(rs_t *s, GArray *sg, GString *why)
         uint64_t us = e->t / 1000;
         if (first_pos[e->tx] >= 0) {
             /* a second sighting of one transmission: a capture copy */
-            if (e->copy && same_bytes_resend && reason_between(s, sg, first_pos[e->tx], (int)i, x)) {
+            if (!amb && e->copy && same_bytes_resend && reason_between(s, sg, first_pos[e->tx], (int)i, x)) {
                 g_string_append_printf(why, "a mirror copy after a resend reason (frame %u)", i + 1);
                 amb = 1;
             }
@@ -1010,7 +1015,7 @@ static int truth(rs_t *s, GArray *sg, GString *why)
                     ok = psn_diff(y->psn, x->psn) > 0 && PK(q, y->pki)->cap_seen;
                     break;
                 }
-                if (!ok) {
+                if (!ok && !amb) {
                     g_string_append_printf(why, "frame %u: a gap filled with no sign of a resend", i + 1);
                     amb = 1;
                 }
