@@ -509,6 +509,7 @@ static bool tunnel_enter(struct qpt_pkt *pkt, struct qpt_tunnel *t)
 	memset(pkt->ip_dst, 0, 16);
 	pkt->ip_version = 0;
 	pkt->ip_dscp = pkt->ip_ecn = pkt->ip_ttl = 0;
+	pkt->ip_id = 0;
 	pkt->ip_flowlabel = 0;
 	pkt->ip6_ext_len = 0;
 	pkt->off_l3 = 0;
@@ -718,10 +719,10 @@ static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
 				  const struct qpt_decode_opts *opts)
 {
 	uint8_t vihl, tos, ttl, proto;
-	uint16_t tot, frag;
+	uint16_t tot, id, frag;
 	uint32_t hl;
 
-	if (!qpt_u8(b, off, &vihl) || !qpt_u8(b, off + 1, &tos) ||
+	if (!qpt_u8(b, off, &vihl) || !qpt_u8(b, off + 1, &tos) || !qpt_be16(b, off + 4, &id) ||
 	    !qpt_be16(b, off + 2, &tot) || !qpt_be16(b, off + 6, &frag) ||
 	    !qpt_u8(b, off + 8, &ttl) || !qpt_u8(b, off + 9, &proto) ||
 	    !qpt_bytes(b, off + 12, pkt->ip_src + 12, 4) ||
@@ -745,6 +746,7 @@ static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
 		return QPT_E_NOT_IBA;
 	}
 	pkt->ip_version = 4;
+	pkt->ip_id = id;
 	pkt->ip_dscp = tos >> 2;
 	pkt->ip_ecn = tos & 3;
 	pkt->ip_ttl = ttl;

@@ -289,6 +289,7 @@ struct qpt_pkt {
 	uint8_t ip_version; /* 4 or 6 */
 	uint8_t ip_src[16], ip_dst[16];
 	uint8_t ip_dscp, ip_ecn, ip_ttl;
+	uint16_t ip_id; /* IPv4's identification, 0 for IPv6 */
 	uint32_t ip_flowlabel;
 	/* The priorities a switch queues the packet by: the 802.1Q PCP of
 	 * the frame's first (outer) VLAN tag, -1 when untagged (the tags of

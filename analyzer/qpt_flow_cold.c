@@ -258,7 +258,7 @@ void fl_cold_conv_free(struct qpt_flow *fl, uint8_t *blob)
 /* struct half's one-bit flags, in one word */
 #define HALF_FLAGS(X)                                                              \
 	X(req_started) X(any_acked) X(msg_end_valid) X(last_valid) X(ans_valid)     \
-	X(resend_valid) X(went_back) X(fill_pending) X(rnr_resend) X(nak_pending)    \
+	X(resend_valid) X(went_back) X(ipid_varies) X(fill_pending) X(rnr_resend) X(nak_pending)    \
 	X(rnr_pending) X(in_episode) X(resp_started) X(ack_valid)
 
 static uint32_t flags_of(const struct half *h)
@@ -293,7 +293,7 @@ static void flags_set(struct half *h, uint32_t f)
 #define HALF_U(X)                                                                \
 	X(msg.len) X(msg.pkts) X(msg.open) X(msg.from_first) X(msg.op)            \
 	X(win_size[0]) X(win_size[1]) X(seen_size) X(seen_pos) X(ngaps)           \
-	X(nreads) X(family) X(service) X(ack_synd)
+	X(nreads) X(family) X(service) X(ack_synd) X(last_ipid)
 
 static void slot_put(struct cold_w *w, const struct slot *s)
 {

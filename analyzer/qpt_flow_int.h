@@ -228,9 +228,14 @@ struct half {
 	uint8_t service; /* opcode & 0xe0 of its first request/response */
 	int8_t dir;
 	uint8_t ack_synd;
+	/* the IPv4 ID of its last packet, and whether two of its packets had
+	 * different ones (ipid_varies): then the ID tells sendings apart, and
+	 * a packet byte for byte as one just before (the ICRC covers the ID)
+	 * is the same sending, whatever came between */
+	uint16_t last_ipid;
 	/* flags: one bit each (a million halves) */
 	bool req_started : 1, any_acked : 1, msg_end_valid : 1, last_valid : 1;
-	bool ans_valid : 1, resend_valid : 1, went_back : 1;
+	bool ans_valid : 1, resend_valid : 1, went_back : 1, ipid_varies : 1;
 	/* a gap filler with no resend trigger: out of order, unless the next
 	 * request shows it began a go-back-N (fl_fill_resolve) */
 	bool fill_pending : 1;

@@ -192,7 +192,7 @@ static bool nak_between(const struct half *h, const struct seen *e, uint32_t psn
 }
 
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
-				   uint32_t fp, uint64_t frame, int64_t ns)
+				   uint32_t fp, uint64_t frame, int64_t ns, bool same_sending)
 {
 	struct half_rare *x = fl_rare(h);
 	struct tap_seen *orig = NULL;
@@ -207,7 +207,7 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 
 		if (e->frame && !t->paired && e->tap != fl->tap && e->psn == psn &&
 		    e->fp == fp && dt >= 0 && dt <= fl->o.tap_window_ns &&
-		    !nak_between(h, e, psn))
+		    (same_sending || !nak_between(h, e, psn)))
 			orig = t;
 	}
 	if (orig)
@@ -248,9 +248,18 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	struct half *t = fl_twin_of(fl, h);
 	uint32_t psn = p->bth.psn, fp = fingerprint(p);
 	struct qpt_dir *d = fl_dir_of(h);
+	/* IPv4 IDs that change from packet to packet tell sendings apart
+	 * (the ICRC covers the ID): the same bytes are the same sending */
+	bool same_id_same_sending;
 
+	if (p->ip_version == 4) {
+		if (h->seen_size && p->ip_id != h->last_ipid)
+			h->ipid_varies = true;
+		h->last_ipid = p->ip_id;
+	}
+	same_id_same_sending = p->ip_version == 4 && h->ipid_varies;
 	if (fl->ntaps > 1) {
-		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns);
+		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns, same_id_same_sending);
 
 		if (!e)
 			goto same_point; /* a copy within one file is still one */
@@ -265,6 +274,15 @@ same_point:
 		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
 		    dt > fl->o.dup_window_ns)
 			continue;
+		/* IPv4 IDs that count: the same bytes are the same sending,
+		 * whatever came between (a go-back's mark would order the
+		 * sightings of a capture of both hosts merged wrongly: the
+		 * other host sees the originals later, after the first
+		 * resends) */
+		if (same_id_same_sending)
+			return copy_of(v, d, h, frame, ns, psn, e->frame,
+				       "same PSN and bytes, IPv4 ID included, as a packet just before: "
+				       "a capture copy");
 		/* Something between the two that makes the sender send it
 		 * again, in the order of the file: an answer reaching its PSN
 		 * (a READ re-issued after one of its responses), a go-back of

@@ -20,6 +20,7 @@ typedef struct {
     conv_t *cv;
     ep_t A, B;
     int mirror; /* captured on both hosts and merged */
+    uint16_t req_ipid; /* nonzero: every request carries this IP ID (DF set) */
 } lk_t;
 
 
@@ -37,6 +38,8 @@ static void lk_init(ctx_t *c, lk_t *l, uint32_t qa, uint32_t qb)
 /* Queue packet p of direction dir at time t (ns since the start). */
 static void put(lk_t *l, uint64_t t, pkt_t *p, int dir, unsigned fl, uint32_t miss)
 {
+    if (!p->ipid && dir == 0 && l->req_ipid)
+        p->ipid = l->req_ipid;
     if (!p->ipid)
         p->ipid = ++l->c->ipid; /* a copy keeps the IP ID: same ICRC */
     emit_queue(l->c, t, p, l->cv, dir, fl, miss);
@@ -179,13 +182,16 @@ void s_read_reissue_mtu(ctx_t *c)
 
 /* Case 3 (and 4): tap at the requester.  The first response of a READ is
  * lost before the tap; 1 us after the second one came the requester
- * re-issues the READ, byte for byte the same (IP ID 0, as with DF set). */
+ * re-issues the READ, byte for byte the same: the requester sends every
+ * packet with one IP ID (0xffff), as hardware with DF set may (with IDs
+ * that count, a re-issue has an ID of its own). */
 void s_read_reissue_fast(ctx_t *c)
 {
     lk_t l;
     uint32_t P = 0x065000;
     pkt_t p;
     lk_init(c, &l, 0x11, 0x12);
+    l.req_ipid = 0xffff;
     req(&l, 10, OP_WRITE_FIRST, P, 1024, 0, VA_W, 2048, 0, 0);
     req(&l, 12, OP_WRITE_LAST, P + 1, 1024, 1, 0, 0, 0, 0);
     ACK(&l, 24, P + 1, 1);
