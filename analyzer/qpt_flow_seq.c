@@ -613,8 +613,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
+		/* (the next PSN of an RNR retry under way, or of a go-back an
+		 * answer just closed, goes on with it: no new trigger needed) */
 		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
-		    silence < fl->o.timeout_gap_ns) {
+		    silence < fl->o.timeout_gap_ns &&
+		    !(h->rnr_resend && psn == fl_rec(h)->rnr_next) &&
+		    !(fl_rec(h)->episode_reopen && psn == fl_rec(h)->episode_next)) {
 			/* No trigger seen: out of order, unless the next request
 			 * resends what followed the gap (a go-back-N whose NAK
 			 * the capture missed, begun by this packet).  Counted
