@@ -362,6 +362,35 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 	return rc->episode_reopen && psn == rc->episode_next && !h->nak_pending;
 }
 
+/* A resend of an RNR NAK's PSN long after its timer, after a silence: the
+ * requester never got the RNR NAK (lost after the capture point), its
+ * retransmit timer sent it (a timeout episode, not an RNR retry). */
+static bool rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns,
+			   int64_t silence)
+{
+	const struct half_rec *rc = fl_rec(h);
+	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
+
+	return silence >= fl->o.timeout_gap_ns &&
+	       ns - rc->rnr_ns > 2 * timer + fl->o.timeout_gap_ns;
+}
+
+/* Whether a resend at psn is the retry of the pending RNR NAK: at its PSN,
+ * or from above it once its timer has passed (the retry's first packets
+ * lost before the capture point; sooner, it is what the requester sent
+ * before the RNR NAK reached it), and not one its timer long missed. */
+static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, int64_t ns,
+			 int64_t silence)
+{
+	const struct half_rec *rc = fl_rec(h);
+	int32_t above = qpt_psn_diff(psn, rc->rnr_psn);
+	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
+
+	if (above < 0 || (above > 0 && ns - rc->rnr_ns < timer / 2))
+		return false;
+	return !rnr_nak_missed(fl, h, ns, silence);
+}
+
 /* The episode an answer closed goes on: the last one recorded again. */
 static void episode_reopen(struct half *h)
 {
@@ -647,7 +676,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (h->rnr_resend && !h->in_episode && psn == fl_rec(h)->rnr_next) {
 		/* the rest of a message resent after an RNR NAK: part of the retry */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
-	} else if (h->rnr_pending && psn == fl_rec(h)->rnr_psn) {
+	} else if (h->rnr_pending && rnr_retry_of(fl, h, psn, ns, silence)) {
 		/* an RNR NAK for a resend: the responder took what was before
 		 * it, the go-back under way is over (the retry is no episode) */
 		fl_episode_close(h, fl_rec(h)->rnr_frame, fl_rec(h)->rnr_ns);
