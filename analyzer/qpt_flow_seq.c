@@ -832,7 +832,6 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				q.bth.psn = qpt_psn_add(psn, -1);
 				ack_requests(h, t, &q, frame, ns, v, false);
 			}
-			h->ack_valid = false;
 			return;
 		}
 		if (a->kind == QPT_AETH_RNR) {
@@ -847,7 +846,6 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				fl_rec(t)->rnr_psn = psn;
 				fl_rec(t)->rnr_timer = a->value;
 			}
-			h->ack_valid = false;
 			return;
 		}
 	}
