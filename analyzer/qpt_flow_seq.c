@@ -646,7 +646,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * answer just closed, goes on with it: no new trigger needed) */
 		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
 		    silence < fl->o.timeout_gap_ns &&
-		    !(h->rnr_resend && psn == fl_rec(h)->rnr_next) &&
+		    !(h->rnr_resend && qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) &&
 		    !(fl_rec(h)->episode_reopen && psn == fl_rec(h)->episode_next)) {
 			/* No trigger seen: out of order, unless the next request
 			 * resends what followed the gap (a go-back-N whose NAK
@@ -673,7 +673,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
 			"READ re-issued inside its response range");
 	}
-	if (h->rnr_resend && !h->in_episode && psn == fl_rec(h)->rnr_next) {
+	if (h->rnr_resend && !h->in_episode &&
+	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
+		/* (from above its next PSN: resends lost before the point) */
 		/* the rest of a message resent after an RNR NAK: part of the retry */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 	} else if (h->rnr_pending && rnr_retry_of(fl, h, psn, ns, silence)) {
