@@ -675,8 +675,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	if (h->rnr_resend && !h->in_episode &&
 	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
-		/* (from above its next PSN: resends lost before the point) */
-		/* the rest of a message resent after an RNR NAK: part of the retry */
+		/* the rest resent after an RNR NAK (from above its next PSN
+		 * too: resends lost before the point): part of the retry */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 	} else if (h->rnr_pending && rnr_retry_of(fl, h, psn, ns, silence)) {
 		/* an RNR NAK for a resend: the responder took what was before
