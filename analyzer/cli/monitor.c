@@ -735,8 +735,14 @@ static void publish_metrics(struct mon *m)
 	s = g_string_sized_new(m->metrics_len + 4096);
 	render_metrics(m, s);
 	m->metrics_len = s->len;
-	qpt_http_publish(m->http, s->str, s->len); /* takes the text */
-	g_string_free(s, FALSE);
+	{
+		size_t len = s->len;
+		/* the text outlives the GString: the endpoint takes it (glib
+		 * 2.76+ warns when g_string_free(s, FALSE)'s result is unused) */
+		char *text = g_string_free(s, FALSE);
+
+		qpt_http_publish(m->http, text, len);
+	}
 }
 
 static void metrics_on_demand(struct mon *m)
