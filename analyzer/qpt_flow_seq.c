@@ -637,8 +637,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->bound = fl_slot_bound(oi);
 		fl_message_add(h, &fill->msg, d, p, frame, v);
 		/* a gap filled: the first resend of a go-back-N whose NAK the
-		 * capture missed (or a packet reordered), see episode_open */
-		fl_went_back(h, frame, psn);
+		 * capture missed (or a packet reordered), see episode_open;
+		 * inside a go-back under way, a part of it (its mark stays) */
+		if (!h->in_episode && !h->rnr_resend)
+			fl_went_back(h, frame, psn);
 		/* a READ seen first as a filler: its range is outstanding */
 		if (oi->flags & QPT_O_READ)
 			read_add(h, p, h->conv ? h->conv->mtu : 0, frame, ns);
