@@ -359,7 +359,7 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0;
-	return rc->episode_reopen && psn == rc->episode_next && !h->nak_pending;
+	return rc->episode_reopen && qpt_psn_diff(psn, rc->episode_next) >= 0 && !h->nak_pending;
 }
 
 /* A resend of an RNR NAK's PSN long after its timer, after a silence: the
@@ -649,7 +649,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (!h->nak_pending && !h->in_episode && !h->rnr_pending &&
 		    silence < fl->o.timeout_gap_ns &&
 		    !(h->rnr_resend && qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) &&
-		    !(fl_rec(h)->episode_reopen && psn == fl_rec(h)->episode_next)) {
+		    !(fl_rec(h)->episode_reopen &&
+		      qpt_psn_diff(psn, fl_rec(h)->episode_next) >= 0)) {
 			/* No trigger seen: out of order, unless the next request
 			 * resends what followed the gap (a go-back-N whose NAK
 			 * the capture missed, begun by this packet).  Counted
