@@ -422,9 +422,11 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	struct half_rec *rc = fl_rec(h);
 	uint32_t psn = p->bth.psn;
 	int32_t above = h->nak_pending ? qpt_psn_diff(psn, rc->nak_psn) : -1;
-	bool nak = above == 0 ||
-		   (above > 0 && silence < fl->o.timeout_gap_ns &&
-		    qpt_psn_diff(h->expected, psn) > 0);
+	/* (a READ re-issued inside its range is its own go-back, whatever
+	 * NAK is on its way: that NAK's go-back may come after it) */
+	bool nak = !(v->flags & QPT_V(READ_RETRY)) &&
+		   (above == 0 || (above > 0 && silence < fl->o.timeout_gap_ns &&
+				   qpt_psn_diff(h->expected, psn) > 0));
 	struct qpt_episode e = { .first_resent_frame = frame, .from_psn = psn };
 
 	/* the sender went back here: the repeats after this frame of what it
@@ -466,7 +468,10 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 				 qpt_psn_diff(h->acked, rc->episode_top) < 65536;
 	if (rc->episode_resent_top)
 		rc->episode_top = request_end(h, p);
-	h->nak_pending = false;
+	/* a READ re-issued while a NAK was on its way: the NAK's own go-back
+	 * may still come (the NAK stays pending) */
+	if (e.trigger != QPT_TRIGGER_READ_RETRY)
+		h->nak_pending = false;
 	fl_dr(d)->gbn_episodes++;
 	v->trigger = e.trigger;
 	fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, e.trigger_frame,
