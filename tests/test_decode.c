@@ -334,6 +334,7 @@ static void test_bth_fields(void)
 	g_assert_cmpuint(pkt.ip_dscp, ==, 26);
 	g_assert_cmpuint(pkt.ip_ecn, ==, 3);
 	g_assert_cmpuint(pkt.ip_ttl, ==, 64);
+	g_assert_cmphex(pkt.ip_id, ==, 0x1234); /* the frame's identification */
 	g_assert_cmphex(pkt.udp_sport, ==, 0xc0de);
 	g_assert_cmpuint(pkt.udp_dport, ==, 4791);
 	g_assert_cmpuint(pkt.udp_len, ==, 8 + 24 + 4);
