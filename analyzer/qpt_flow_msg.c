@@ -184,11 +184,22 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * (Only this go-back holds across capture points: their clocks and paths
  * skew the other sightings' order, a NAK comes after every original up to
  * its PSN at every point on the path.) */
-static bool nak_between(const struct half *h, const struct seen *e, uint32_t psn)
+static bool nak_between(struct half *h, const struct seen *e, uint32_t psn)
 {
 	const struct half_rec *rc = h->x ? h->x->rc : NULL;
+	const struct qpt_dir *d;
 
-	return rc && rc->nak_mark_frame > e->frame && qpt_psn_diff(psn, rc->nak_mark_psn) <= 0;
+	if (!rc || rc->nak_mark_frame <= e->frame)
+		return false;
+	if (qpt_psn_diff(psn, rc->nak_mark_psn) <= 0)
+		return true;
+	/* Past its PSN: on a capture that has shown no copy of this half
+	 * (one point, no mirror), the NAK's go-back whose first resends were
+	 * lost before the point; where copies are the rule (both hosts
+	 * merged, a mirror), the other point's sighting of an original still
+	 * in flight when the NAK passed. */
+	d = fl_dir_of(h);
+	return !d || !d->r->duplicates;
 }
 
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
