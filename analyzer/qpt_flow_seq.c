@@ -68,7 +68,9 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 	h->in_episode = false;
 	fl_rec(h)->episode_reopen = true;
 	fl_rec(h)->cur.end_frame = frame;
-	fl_rec(h)->cur.end_ns = ns;
+	/* never before its start (a nested episode's NAK may have come
+	 * before the first resend of the one it ends) */
+	fl_rec(h)->cur.end_ns = MAX(ns, fl_rec(h)->cur.start_ns);
 	if (!d)
 		return;
 	if (!d->r->episodes)
@@ -688,8 +690,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 	} else if (h->rnr_pending && rnr_retry_of(fl, h, psn, ns, silence)) {
 		/* an RNR NAK for a resend: the responder took what was before
-		 * it, the go-back under way is over (the retry is no episode) */
-		fl_episode_close(h, fl_rec(h)->rnr_frame, fl_rec(h)->rnr_ns);
+		 * it, the go-back under way is over where the retry starts
+		 * (the retry is no episode) */
+		fl_episode_close(h, frame, ns);
 		fl_rec(h)->episode_reopen = false;
 		h->rnr_pending = false;
 		h->rnr_resend = true;
