@@ -357,10 +357,18 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 {
 	const struct half_rec *rc = fl_rec(h);
 
-	if (rr || silence >= fl->o.timeout_gap_ns)
+	if (rr)
 		return false;
+	/* After a silence, a resend of the oldest PSN not acknowledged is
+	 * the retransmit timer's go-back; a pause inside a go-back that then
+	 * goes on past what was acknowledged is none (a software sender or
+	 * a loaded capture host stalls). */
 	if (h->in_episode)
-		return qpt_psn_diff(psn, rc->episode_next) >= 0;
+		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
+		       !(silence >= fl->o.timeout_gap_ns && h->any_acked &&
+			 psn == qpt_psn_add(h->acked, 1));
+	if (silence >= fl->o.timeout_gap_ns)
+		return false;
 	return rc->episode_reopen && qpt_psn_diff(psn, rc->episode_next) >= 0 && !h->nak_pending;
 }
 
