@@ -357,7 +357,10 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 {
 	const struct half_rec *rc = fl_rec(h);
 
-	if (rr)
+	/* a READ re-issued from inside its range is a go-back of its own;
+	 * the READ again at its own PSN is one only outside a go-back (the
+	 * go-back under way resends it anyway) */
+	if (rr && (rr->psn != psn || !h->in_episode))
 		return false;
 	/* After a silence, a resend of the oldest PSN not acknowledged is
 	 * the retransmit timer's go-back; a pause inside a go-back that then
