@@ -295,14 +295,16 @@ same_point:
 				       "same PSN and bytes, IPv4 ID included, as a packet just before: "
 				       "a capture copy");
 		/* Something between the two that makes the sender send it
-		 * again, in the order of the file: an answer reaching its PSN
-		 * (a READ re-issued after one of its responses), a go-back of
+		 * again, in the order of the file: for a READ or an atomic, an
+		 * answer reaching its PSN (retried when a later answer comes
+		 * without its own: any other request answered is resent only by
+		 * its timer, far longer than the copy window), a go-back of
 		 * this half (the first resend of an episode or RNR retry, a
 		 * gap filled, a READ re-issue; for responses, a restarted
 		 * response stream), a NAK or RNR NAK of it up to its PSN, or
 		 * for an answer a resend of a request up to it. */
-		if (request && h->ans_valid && h->ans_frame > e->frame &&
-		    qpt_psn_diff(h->ans_hi, psn) >= 0)
+		if (request && qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC) &&
+		    h->ans_valid && h->ans_frame > e->frame && qpt_psn_diff(h->ans_hi, psn) >= 0)
 			continue;
 		if (h->went_back && fl_rec(h)->goback_frame > e->frame)
 			continue;
