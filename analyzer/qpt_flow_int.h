@@ -154,6 +154,9 @@ struct half_rec {
 	 * PSN: a repeat up to that PSN after it is a sending */
 	uint64_t nak_mark_frame;
 	uint32_t nak_mark_psn;
+	/* the longest delay between a capture copy of this half and its
+	 * original (0: no copy seen) */
+	int64_t copy_delay_max;
 	/* a gap filler with no resend trigger (fill_pending) */
 	uint32_t fill_psn;
 	uint64_t fill_frame;

@@ -184,10 +184,9 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * (Only this go-back holds across capture points: their clocks and paths
  * skew the other sightings' order, a NAK comes after every original up to
  * its PSN at every point on the path.) */
-static bool nak_between(struct half *h, const struct seen *e, uint32_t psn)
+static bool nak_between(struct half *h, const struct seen *e, uint32_t psn, int64_t ns)
 {
 	const struct half_rec *rc = h->x ? h->x->rc : NULL;
-	const struct qpt_dir *d;
 
 	if (!rc || rc->nak_mark_frame <= e->frame)
 		return false;
@@ -197,9 +196,11 @@ static bool nak_between(struct half *h, const struct seen *e, uint32_t psn)
 	 * (one point, no mirror), the NAK's go-back whose first resends were
 	 * lost before the point; where copies are the rule (both hosts
 	 * merged, a mirror), the other point's sighting of an original still
-	 * in flight when the NAK passed. */
-	d = fl_dir_of(h);
-	return !d || !d->r->duplicates;
+	 * in flight when the NAK passed, unless it comes later than twice
+	 * the longest delay a copy of this half has shown (and a microsecond
+	 * more): the NAK's go-back again (a copy keeps its delay, a resend
+	 * waits for the NAK to reach the requester). */
+	return !rc->copy_delay_max || ns - e->ns > 2 * rc->copy_delay_max + 1000;
 }
 
 static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t psn,
@@ -218,7 +219,7 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 
 		if (e->frame && !t->paired && e->tap != fl->tap && e->psn == psn &&
 		    e->fp == fp && dt >= 0 && dt <= fl->o.tap_window_ns &&
-		    (same_sending || !nak_between(h, e, psn)))
+		    (same_sending || !nak_between(h, e, psn, ns)))
 			orig = t;
 	}
 	if (orig)
@@ -243,13 +244,17 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 }
 
 /* This packet is a capture copy of frame orig: counted as such only. */
-static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, const struct half *h,
-		    uint64_t frame, int64_t ns, uint32_t psn, uint64_t orig, const char *why)
+static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, struct half *h, uint64_t frame,
+		    int64_t ns, uint32_t psn, const struct seen *orig, const char *why)
 {
-	v->original_frame = orig;
+	struct half_rec *rc = fl_rec(h);
+
+	if (ns - orig->ns > rc->copy_delay_max)
+		rc->copy_delay_max = ns - orig->ns;
+	v->original_frame = orig->frame;
 	if (d)
 		fl_dr(d)->duplicates++;
-	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig, 0, 0, 0, why);
+	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig->frame, 0, 0, 0, why);
 	return true;
 }
 
@@ -274,7 +279,7 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 
 		if (!e)
 			goto same_point; /* a copy within one file is still one */
-		return copy_of(v, d, h, frame, ns, psn, e->frame,
+		return copy_of(v, d, h, frame, ns, psn, e,
 			       "the same packet seen by another capture point: a capture copy");
 	}
 same_point:
@@ -291,7 +296,7 @@ same_point:
 		 * other host sees the originals later, after the first
 		 * resends) */
 		if (same_id_same_sending)
-			return copy_of(v, d, h, frame, ns, psn, e->frame,
+			return copy_of(v, d, h, frame, ns, psn, e,
 				       "same PSN and bytes, IPv4 ID included, as a packet just before: "
 				       "a capture copy");
 		/* Something between the two that makes the sender send it
@@ -308,7 +313,7 @@ same_point:
 			continue;
 		if (h->went_back && fl_rec(h)->goback_frame > e->frame)
 			continue;
-		if (request && nak_between(h, e, psn))
+		if (request && nak_between(h, e, psn, ns))
 			continue;
 		if (!request && t && t->resend_valid && fl_rec(t)->resend_frame > e->frame &&
 		    qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0)
@@ -318,7 +323,7 @@ same_point:
 		if (!request && t && t->went_back && fl_rec(t)->goback_frame > e->frame &&
 		    qpt_psn_diff(fl_rec(t)->goback_psn, psn) <= 0)
 			continue;
-		return copy_of(v, d, h, frame, ns, psn, e->frame,
+		return copy_of(v, d, h, frame, ns, psn, e,
 			       "same PSN and bytes as a packet just before: a capture copy");
 	}
 	/* the ring grows while not yet wrapped: packet k at index k, as in
