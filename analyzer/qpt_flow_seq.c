@@ -366,6 +366,10 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 	 * the retransmit timer's go-back; a pause inside a go-back that then
 	 * goes on past what was acknowledged is none (a software sender or
 	 * a loaded capture host stalls). */
+	/* a jump to the PSN of a NAK on its way (one a READ re-issue left
+	 * pending): that NAK's go-back, nested in this one */
+	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next)
+		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
 		       !(silence >= fl->o.timeout_gap_ns && h->any_acked &&
