@@ -138,6 +138,8 @@ struct half_rec {
 	uint32_t resend_psn;
 	uint64_t resend_frame, goback_frame;
 	uint32_t goback_psn; /* where that go-back went back to */
+	uint64_t goback_prev_frame; /* the go-back before it */
+	uint32_t goback_prev_psn;
 	/* the go-back-N episode: the PSN after the last one it resent
 	 * (in_episode); a resend below it is a new go-back (a nested
 	 * episode).  episode_reopen: the episode just closed by an answer

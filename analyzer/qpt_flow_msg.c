@@ -318,10 +318,14 @@ same_point:
 		if (!request && t && t->resend_valid && fl_rec(t)->resend_frame > e->frame &&
 		    qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0)
 			continue;
-		/* the requester went back to a PSN up to this answer's since:
-		 * its requests are answered again */
-		if (!request && t && t->went_back && fl_rec(t)->goback_frame > e->frame &&
-		    qpt_psn_diff(fl_rec(t)->goback_psn, psn) <= 0)
+		/* the requester went back to a PSN up to this answer's since
+		 * (its last two go-backs: an RNR retry may follow a go-back to
+		 * a lower PSN at once): its requests are answered again */
+		if (!request && t && t->went_back &&
+		    ((fl_rec(t)->goback_frame > e->frame &&
+		      qpt_psn_diff(fl_rec(t)->goback_psn, psn) <= 0) ||
+		     (fl_rec(t)->goback_prev_frame > e->frame &&
+		      qpt_psn_diff(fl_rec(t)->goback_prev_psn, psn) <= 0)))
 			continue;
 		return copy_of(v, d, h, frame, ns, psn, e,
 			       "same PSN and bytes as a packet just before: a capture copy");

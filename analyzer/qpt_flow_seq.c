@@ -343,9 +343,13 @@ static void read_set_span(struct half *h, struct read_req *r, uint32_t span)
  * copy (fl_capture_copy). */
 static void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 {
+	struct half_rec *rc = fl_rec(h);
+
 	h->went_back = true;
-	fl_rec(h)->goback_frame = frame;
-	fl_rec(h)->goback_psn = psn;
+	rc->goback_prev_frame = rc->goback_frame;
+	rc->goback_prev_psn = rc->goback_psn;
+	rc->goback_frame = frame;
+	rc->goback_psn = psn;
 }
 
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
