@@ -725,6 +725,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	} else if (episode_goes_on(fl, h, psn, silence, rr)) {
 		if (!h->in_episode)
 			episode_reopen(h);
+		/* the go-back resends the PSN of a NAK on its way: that NAK's
+		 * go-back is this one (a READ re-issue left it pending) */
+		if (h->nak_pending && qpt_psn_diff(fl_rec(h)->nak_psn, psn) >= 0 &&
+		    qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0)
+			h->nak_pending = false;
 	} else {
 		episode_open(fl, h, p, frame, ns, silence, prev_frame, v);
 	}
