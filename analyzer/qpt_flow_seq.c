@@ -366,8 +366,9 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 	 * go-back under way resends it anyway) */
 	if (rr && (rr->psn != psn || !h->in_episode))
 		return false;
-	/* After a silence, a resend of the oldest PSN not acknowledged is
-	 * the retransmit timer's go-back; a pause inside a go-back that then
+	/* After a silence, a resend of the oldest PSN not acknowledged (or of
+	 * one acknowledged: its ACK lost after the capture point) is the
+	 * retransmit timer's go-back; a pause inside a go-back that then
 	 * goes on past what was acknowledged is none (a software sender or
 	 * a loaded capture host stalls). */
 	/* a jump to the PSN of a NAK on its way (one a READ re-issue left
@@ -377,7 +378,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
 		       !(silence >= fl->o.timeout_gap_ns && h->any_acked &&
-			 psn == qpt_psn_add(h->acked, 1));
+			 qpt_psn_diff(psn, qpt_psn_add(h->acked, 1)) <= 0 &&
+			 qpt_psn_diff(psn, h->acked) > -65536);
 	if (silence >= fl->o.timeout_gap_ns)
 		return false;
 	return rc->episode_reopen && qpt_psn_diff(psn, rc->episode_next) >= 0 && !h->nak_pending;
