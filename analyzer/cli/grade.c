@@ -66,9 +66,10 @@ static void json_str(GString *o, const char *s)
 
 /* Grades one capture: its text block (always: stdout or feedback) and,
  * when json is not NULL, its JSON object. */
-static void grade_one(const struct rubric *rb, const struct opts *o, const char *file,
+static void grade_one(const struct rubric *rb, const struct opts *o, const struct submission *sub,
 		      struct graded *g, GString *txt, GString *json, bool first)
 {
+	const char *file = sub->path;
 	struct capture cap = { .file = file };
 	guint nc = rb->checks->len;
 
@@ -77,7 +78,10 @@ static void grade_one(const struct rubric *rb, const struct opts *o, const char 
 	g->notes = g_string_new("");
 	for (guint i = 0; i < nc; i++)
 		g->points[i] = -1;
-	grade_read_capture(&cap, o, rb);
+	if (sub->error) /* a file or folder that cannot be opened */
+		cap.error = g_strdup(sub->error);
+	else
+		grade_read_capture(&cap, o, rb);
 	if (cap.error)
 		g->error = g_strdup(cap.error);
 	if (json) {
@@ -178,55 +182,9 @@ static void grade_one(const struct rubric *rb, const struct opts *o, const char 
 	grade_capture_free(&cap, nc);
 }
 
-static bool is_capture_name(const char *n)
-{
-	return g_str_has_suffix(n, ".pcap") || g_str_has_suffix(n, ".pcapng") ||
-	       g_str_has_suffix(n, ".PCAP") || g_str_has_suffix(n, ".PCAPNG");
-}
-
 static gint cmp_str(gconstpointer a, gconstpointer b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Expands directories into their captures, sorted.  Empty or unreadable
- * directories are reported and make *bad true. */
-static GPtrArray *expand(gchar **files, bool *bad)
-{
-	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
-
-	for (gchar **f = files; *f; f++) {
-		GPtrArray *dir;
-		GDir *d;
-		GError *e = NULL;
-		const char *n;
-
-		if (!g_file_test(*f, G_FILE_TEST_IS_DIR)) {
-			g_ptr_array_add(out, g_strdup(*f));
-			continue;
-		}
-		d = g_dir_open(*f, 0, &e);
-		if (!d) {
-			g_printerr("qptrace grade: %s: %s\n", *f, e->message);
-			g_error_free(e);
-			*bad = true;
-			continue;
-		}
-		dir = g_ptr_array_new();
-		while ((n = g_dir_read_name(d)))
-			if (is_capture_name(n))
-				g_ptr_array_add(dir, g_build_filename(*f, n, NULL));
-		g_dir_close(d);
-		if (!dir->len) {
-			g_printerr("qptrace grade: %s: no *.pcap or *.pcapng file in this directory\n", *f);
-			*bad = true;
-		}
-		g_ptr_array_sort(dir, cmp_str);
-		for (guint i = 0; i < dir->len; i++)
-			g_ptr_array_add(out, g_ptr_array_index(dir, i));
-		g_ptr_array_free(dir, TRUE);
-	}
-	return out;
 }
 
 /* ---- finding a shipped rubric by name ------------------------------------ */
@@ -398,56 +356,6 @@ static bool write_file(const char *path, const GString *text, char **why)
 	return false;
 }
 
-/* The feedback file of a capture: DIR/NAME.txt (NAME: the file name
- * without .pcap/.pcapng), NAME-2.txt, ... when two captures share a name. */
-static char *feedback_path(const char *dir, const char *file, GHashTable *used)
-{
-	char *base = g_path_get_basename(file), *dot = strrchr(base, '.');
-	char *path = NULL;
-
-	if (dot && dot != base && is_capture_name(base))
-		*dot = '\0';
-	for (int n = 1; !path; n++) {
-		char *name = n == 1 ? g_strdup_printf("%s.txt", base) : g_strdup_printf("%s-%d.txt", base, n);
-
-		if (!g_hash_table_contains(used, name)) {
-			path = g_build_filename(dir, name, NULL);
-			g_hash_table_add(used, name);
-		} else {
-			g_free(name);
-		}
-	}
-	g_free(base);
-	return path;
-}
-
-/* Student id: group 1 of the pattern on the file name, or the file name
- * without its extension. */
-static char *student_of(const char *file, GRegex *re, const struct opts *o)
-{
-	char *base = g_path_get_basename(file), *id;
-	GMatchInfo *mi = NULL;
-
-	if (!re) {
-		char *dot = strrchr(base, '.');
-
-		if (dot && dot != base && is_capture_name(base))
-			*dot = '\0';
-		return base;
-	}
-	if (g_regex_match(re, base, 0, &mi)) {
-		id = g_match_info_fetch(mi, 1);
-	} else {
-		id = g_strdup("");
-		if (!o->quiet)
-			g_printerr("qptrace grade: %s: --student-pattern does not match the file name '%s'\n",
-				   file, base);
-	}
-	g_match_info_free(mi);
-	g_free(base);
-	return id;
-}
-
 static void header_text(GString *o, const struct rubric *rb)
 {
 	g_string_append_printf(o, "rubric %s: %s (%u checks, %ld points)\n", rb->file, rb->name,
@@ -487,7 +395,7 @@ int cmd_grade(struct opts *o)
 {
 	struct grade_overrides ov = { .command = o->command, .sets = o->sets };
 	struct rubric *rb = NULL;
-	GPtrArray *files = NULL;
+	struct class_files cf = { 0 };
 	GArray *gs;
 	GString *out, *txt, *header;
 	GRegex *re = NULL;
@@ -497,7 +405,8 @@ int cmd_grade(struct opts *o)
 	struct qpt_outfile *book = NULL;
 	char *path = NULL, *write_error = NULL;
 	bool bad = false;
-	guint npass = 0, nfail = 0, nerr = 0;
+	guint npass = 0, nfail = 0, nerr = 0, ngraded = 0;
+	GPtrArray *students = NULL; /* per submission */
 	size_t w = 7;
 	int status = 2;
 
@@ -534,21 +443,35 @@ int cmd_grade(struct opts *o)
 		free_opts(o);
 		return 2;
 	}
-	files = expand(o->files, &bad);
+	grade_find_submissions(&cf, o->files);
+	for (guint i = 0; i < cf.empty->len; i++)
+		g_printerr("qptrace grade: %s: no capture in this folder (nor below it)\n",
+			   (char *)g_ptr_array_index(cf.empty, i));
+	bad = cf.empty->len > 0;
+	if (!cf.subs->len) {
+		status = 2;
+		goto done_early;
+	}
 	/* Class mode outputs: none may be a capture or the rubric (checked
 	 * before anything is written), and they fail before grading 200
 	 * captures, not after. */
 	inputs = qpt_inputs_new();
 	qpt_inputs_add(inputs, path);
-	for (guint i = 0; i < files->len; i++)
-		qpt_inputs_add(inputs, g_ptr_array_index(files, i));
+	for (guint i = 0; i < cf.subs->len; i++)
+		qpt_inputs_add(inputs, g_array_index(cf.subs, struct submission, i).path);
 	if (o->gradebook && qpt_output_names_input(inputs, "grade", "--gradebook", o->gradebook))
 		goto done_early;
+	students = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < cf.subs->len; i++)
+		g_ptr_array_add(students, grade_student_of(&g_array_index(cf.subs, struct submission, i),
+							   re, o->quiet));
 	if (o->feedback) {
 		fb_used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 		fb_paths = g_ptr_array_new_with_free_func(g_free);
-		for (guint i = 0; i < files->len; i++) {
-			char *fp = feedback_path(o->feedback, g_ptr_array_index(files, i), fb_used);
+		for (guint i = 0; i < cf.subs->len; i++) {
+			char *fp = grade_feedback_path(o->feedback,
+						       &g_array_index(cf.subs, struct submission, i),
+						       g_ptr_array_index(students, i), fb_used);
 
 			g_ptr_array_add(fb_paths, fp);
 			if (qpt_output_names_input(inputs, "grade", "--feedback", fp))
@@ -578,7 +501,7 @@ int cmd_grade(struct opts *o)
 	header = g_string_new("");
 	header_text(header, rb);
 	gs = g_array_new(FALSE, TRUE, sizeof(struct graded));
-	g_array_set_size(gs, files->len);
+	g_array_set_size(gs, cf.subs->len);
 	if (o->json) {
 		g_string_append(out, "{\"rubric\":{\"file\":");
 		json_str(out, rb->file);
@@ -605,15 +528,16 @@ int cmd_grade(struct opts *o)
 	} else {
 		g_string_append(out, header->str);
 	}
-	for (guint i = 0; i < files->len; i++) {
+	for (guint i = 0; i < cf.subs->len; i++) {
 		struct graded *g = &g_array_index(gs, struct graded, i);
-		const char *file = g_ptr_array_index(files, i);
+		const struct submission *sub = &g_array_index(cf.subs, struct submission, i);
 
-		g->student = student_of(file, re, o);
+		g->student = g_strdup(g_ptr_array_index(students, i));
 		g_string_truncate(txt, 0);
-		grade_one(rb, o, file, g, txt, o->json ? out : NULL, i == 0);
+		grade_one(rb, o, sub, g, txt, o->json ? out : NULL, i == 0);
 		if (!o->json)
 			g_string_append(out, txt->str);
+		ngraded += g->graded;
 		if (g->error)
 			nerr++;
 		else if (g->pass)
@@ -640,8 +564,9 @@ int cmd_grade(struct opts *o)
 		w = MAX(w, strlen(g->file));
 	}
 	if (o->json) {
-		g_string_append_printf(out, "],\"totals\":{\"captures\":%u,\"passed\":%u,\"failed\":%u,\"errors\":%u}}\n",
-				       files->len, npass, nfail, nerr);
+		g_string_append_printf(out, "],\"totals\":{\"captures\":%u,\"passed\":%u,\"failed\":%u,\"errors\":%u,\"found\":%u,\"graded\":%u,\"unreadable\":%u,\"not_captures\":%u}}\n",
+				       cf.subs->len, npass, nfail, nerr, cf.subs->len, ngraded,
+				       cf.subs->len - ngraded, cf.skipped->len);
 	} else {
 		g_string_append_printf(out, "totals (%s):\n  %-*s  %9s  %7s  %s\n", rb->name, (int)w,
 				       "capture", "score", "checks", "result");
@@ -660,8 +585,19 @@ int cmd_grade(struct opts *o)
 					       g->error ? ": " : "", g->error ? g->error : "");
 		}
 		g_string_append_printf(out, "  %u %s: %u passed, %u failed, %u unreadable\n",
-				       files->len, grade_plural(files->len, "capture", "captures"), npass,
+				       cf.subs->len, grade_plural(cf.subs->len, "capture", "captures"), npass,
 				       nfail, nerr);
+		g_string_append_printf(out, "  found %u %s: %u graded, %u that could not be read",
+				       cf.subs->len, grade_plural(cf.subs->len, "submission", "submissions"),
+				       ngraded, cf.subs->len - ngraded);
+		if (cf.skipped->len) {
+			g_string_append_printf(out, "; %u other %s not graded (not a capture):",
+					       cf.skipped->len, grade_plural(cf.skipped->len, "file", "files"));
+			for (guint i = 0; i < cf.skipped->len; i++)
+				g_string_append_printf(out, "%s %s", i ? "," : "",
+						       (char *)g_ptr_array_index(cf.skipped, i));
+		}
+		g_string_append_c(out, '\n');
 	}
 	fwrite(out->str, 1, out->len, stdout);
 	fflush(stdout);
@@ -691,7 +627,6 @@ int cmd_grade(struct opts *o)
 			g_string_free(g->notes, TRUE);
 	}
 	g_array_free(gs, TRUE);
-	g_ptr_array_free(files, TRUE);
 	g_string_free(out, TRUE);
 	g_string_free(txt, TRUE);
 	g_string_free(header, TRUE);
@@ -700,12 +635,12 @@ int cmd_grade(struct opts *o)
 	else
 		status = nfail ? 1 : 0;
 	g_free(write_error);
-	files = NULL;
 done_early:
 	qpt_outfile_abort(book); /* not written: the temporary file removed */
 	qpt_inputs_free(inputs);
-	if (files)
-		g_ptr_array_free(files, TRUE);
+	grade_class_files_clear(&cf);
+	if (students)
+		g_ptr_array_free(students, TRUE);
 	if (fb_paths)
 		g_ptr_array_free(fb_paths, TRUE);
 	g_free(path);

@@ -7,6 +7,7 @@
  *   grade_records.c  one pass over a capture: frame and message records
  *   grade_checks.c   the check kinds, each a PASS/FAIL with its proof
  *   grade_proof.c    the proof: frame lists and the words around them
+ *   grade_class.c    a class folder: submissions, student ids, feedback names
  */
 #ifndef QPT_GRADE_H
 #define QPT_GRADE_H
@@ -176,6 +177,8 @@ struct capture {
 	uint64_t nframes, iba;
 	uint32_t linktype;
 	uint64_t ntcp;	     /* TCP frames of any port */
+	GHashTable *tcp_ports;	   /* server port -> TCP frames (grade_tcp_seen) */
+	GHashTable *tcp_syn_ports; /* ports a SYN went to */
 	uint64_t first_mid;  /* frame 1 continues a message / answers one: its number */
 	uint64_t cm_req;     /* first CM REQ frame, 0 none */
 	bool tcp_unfilterable; /* libpcap cannot filter TCP on this link type */
@@ -202,6 +205,9 @@ struct result {
 void grade_run_check(const struct check *c, guint idx, const struct capture *cap,
 		     struct result *r);
 
+/* "TCP seen on port 18515 (31 frames, connections opened to it)" or
+ * "no TCP frame at all"; the most used ports first. */
+void grade_tcp_seen(GString *o, const struct capture *cap);
 const char *grade_plural(uint64_t n, const char *one, const char *many);
 void grade_add_frame(struct result *r, uint64_t f); /* f == 0: none */
 void grade_sort_unique(GArray *a);
@@ -224,5 +230,26 @@ void grade_desc_msgs(GString *o, const struct check *c, uint64_t n);
 void grade_size_breakdown(GString *o, GArray *ms);
 void grade_msgs_frames(struct result *r, GArray *ms); /* first and last of each */
 void grade_msgs_range(GString *o, GArray *ms);	      /* "frames 4-18" */
+
+/* ---- a class folder (grade_class.c) ----------------------------------- */
+
+struct submission {
+	char *path;  /* as it is opened */
+	char *rel;   /* below the class folder ('/' separated); a named file: its name */
+	char *error; /* it cannot be opened (a file or a folder), else NULL */
+};
+
+struct class_files {
+	GArray *subs;	    /* struct submission, in the order found */
+	GPtrArray *skipped; /* files that are not captures (char *) */
+	GPtrArray *empty;   /* folders named without a submission */
+};
+
+size_t grade_capture_ext(const char *name); /* ".pcap.gz": 8; 0 none */
+void grade_find_submissions(struct class_files *cf, gchar **args);
+void grade_class_files_clear(struct class_files *cf);
+char *grade_student_of(const struct submission *s, GRegex *re, bool quiet);
+char *grade_feedback_path(const char *dir, const struct submission *s, const char *student,
+			  GHashTable *used);
 
 #endif

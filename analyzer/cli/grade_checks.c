@@ -808,6 +808,10 @@ static void check_oob_tcp(const struct check *c, guint idx, const struct capture
 	if (!hit->len) {
 		g_string_append_printf(r->reason, "no TCP frame on port %ld among %" PRIu64 " frames",
 				       c->value, cap->nframes);
+		if (cap->ntcp) {
+			g_string_append(r->reason, "; ");
+			grade_tcp_seen(r->reason, cap);
+		}
 		if (cap->cm_req)
 			g_string_append_printf(r->reason, "; the QPs were connected by RDMA CM instead (CM REQ frame %" PRIu64 ")",
 					       cap->cm_req);
@@ -820,6 +824,38 @@ static void check_oob_tcp(const struct check *c, guint idx, const struct capture
 	g_string_append_c(r->reason, ')');
 	if (!r->pass)
 		g_string_append_printf(r->reason, ", expected at least %ld", c->min_frames);
+}
+
+static gint by_count(gconstpointer a, gconstpointer b, gpointer data)
+{
+	GHashTable *h = data;
+	guint na = GPOINTER_TO_UINT(g_hash_table_lookup(h, a)), nb = GPOINTER_TO_UINT(g_hash_table_lookup(h, b));
+
+	if (na != nb)
+		return na > nb ? -1 : 1;
+	return GPOINTER_TO_INT(a) - GPOINTER_TO_INT(b);
+}
+
+void grade_tcp_seen(GString *o, const struct capture *cap)
+{
+	GList *ports = g_hash_table_get_keys(cap->tcp_ports);
+	guint n = 0;
+
+	ports = g_list_sort_with_data(ports, (GCompareDataFunc)by_count, cap->tcp_ports);
+	if (!ports)
+		g_string_append_printf(o, "%" PRIu64 " TCP %s whose ports could not be read",
+				       cap->ntcp, grade_plural(cap->ntcp, "frame", "frames"));
+	for (GList *l = ports; l && n < 4; l = l->next, n++) {
+		guint cnt = GPOINTER_TO_UINT(g_hash_table_lookup(cap->tcp_ports, l->data));
+
+		g_string_append_printf(o, "%sTCP seen on port %u (%u %s%s)", n ? ", " : "",
+				       GPOINTER_TO_UINT(l->data), cnt, grade_plural(cnt, "frame", "frames"),
+				       g_hash_table_contains(cap->tcp_syn_ports, l->data) ?
+				       ", a connection opened to it" : "");
+	}
+	if (g_list_length(ports) > n)
+		g_string_append_printf(o, " and %u other ports", g_list_length(ports) - n);
+	g_list_free(ports);
 }
 
 /* Every packet of a class (data, ACK, CNP) on the 802.1Q priority and/or
