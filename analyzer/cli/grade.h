@@ -108,6 +108,9 @@ struct check {
 	char *bpf;	 /* oob_tcp */
 	int missing;	 /* MISSING_FAIL or MISSING_SKIP */
 	char *when;	 /* when=: the condition as written, NULL none */
+	char *requires;	 /* requires=: check names as written, NULL none */
+	int requires_line;
+	GArray *req;	 /* guint: the indices of the checks it requires (earlier ones) */
 };
 
 /* missing=: how a check the capture cannot show (NOT-IN-CAPTURE) scores */
@@ -183,6 +186,7 @@ struct capture {
 	uint64_t cm_req;     /* first CM REQ frame, 0 none */
 	bool tcp_unfilterable; /* libpcap cannot filter TCP on this link type */
 	char *error; /* the file could not be read (fully) */
+	char *sum_frames, *sum_roce; /* SHA-256 of the frames (time, bytes): all, RoCE/IB only */
 	bool opened;
 };
 
@@ -246,6 +250,9 @@ struct class_files {
 };
 
 size_t grade_capture_ext(const char *name); /* ".pcap.gz": 8; 0 none */
+char *grade_file_sha256(const char *path);  /* hex, NULL when it cannot be read */
+/* "words used above:" and a line per term of text explained (grade_words.c) */
+void grade_glossary(GString *o, const char *text);
 void grade_find_submissions(struct class_files *cf, gchar **args);
 void grade_class_files_clear(struct class_files *cf);
 char *grade_student_of(const struct submission *s, GRegex *re, bool quiet);

@@ -242,3 +242,22 @@ char *grade_feedback_path(const char *dir, const struct submission *s, const cha
 	g_free(base);
 	return path;
 }
+
+char *grade_file_sha256(const char *path)
+{
+	GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+	FILE *f = fopen(path, "rb");
+	guchar buf[1 << 16];
+	char *hex = NULL;
+	size_t n;
+
+	if (f) {
+		while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+			g_checksum_update(sum, buf, n);
+		if (!ferror(f))
+			hex = g_strdup(g_checksum_get_string(sum));
+		fclose(f);
+	}
+	g_checksum_free(sum);
+	return hex;
+}

@@ -197,6 +197,8 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	struct bpf_program any_tcp = { 0 };
 	GHashTable *read_resp = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	GError *rerr = NULL;
+	GChecksum *sum_all = g_checksum_new(G_CHECKSUM_SHA256);
+	GChecksum *sum_roce = g_checksum_new(G_CHECKSUM_SHA256);
 	int rc;
 
 	cap->frames = g_array_new(FALSE, TRUE, sizeof(struct frec));
@@ -248,12 +250,17 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 			}
 		}
 		ns = f.ts_sec * 1000000000 + f.ts_nsec;
+		/* copies: the packets and their times (grade.c compares) */
+		g_checksum_update(sum_all, (const guchar *)&ns, sizeof ns);
+		g_checksum_update(sum_all, f.data, f.caplen);
 		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 		qpt_flow_packet(cap->fl, f.number, ns, &pkt, &v);
 		apply_earlier(cap, &v);
 		if (pkt.transport == QPT_TR_NONE || !(pkt.flags & QPT_HAS_BTH))
 			continue;
 		cap->iba++;
+		g_checksum_update(sum_roce, (const guchar *)&ns, sizeof ns);
+		g_checksum_update(sum_roce, f.data, f.caplen);
 		oi = &qpt_opcodes[pkt.bth.opcode];
 		/* The first frame of the capture continues a message or answers
 		 * a request: the capture was started in the middle of the run. */
@@ -317,6 +324,8 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	}
 	if (rc < 0)
 		cap->error = take_error(cap->file, rerr);
+	cap->sum_frames = g_strdup(g_checksum_get_string(sum_all));
+	cap->sum_roce = g_strdup(g_checksum_get_string(sum_roce));
 	qpt_reader_close(rd);
 	/* A READ's packets are its response packets. */
 	for (guint i = 0; i < cap->msgs->len; i++) {
@@ -343,6 +352,8 @@ out:
 		pcap_freecode(&any_tcp);
 	g_free(progs);
 	g_free(prog_ok);
+	g_checksum_free(sum_all);
+	g_checksum_free(sum_roce);
 	g_hash_table_destroy(read_resp);
 }
 
@@ -369,4 +380,6 @@ void grade_capture_free(struct capture *cap, guint nc)
 	if (cap->tcp_syn_ports)
 		g_hash_table_destroy(cap->tcp_syn_ports);
 	g_free(cap->error);
+	g_free(cap->sum_frames);
+	g_free(cap->sum_roce);
 }
