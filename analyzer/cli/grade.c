@@ -149,13 +149,10 @@ static int fix_first(const struct rubric *rb, const enum outcome *oc)
 
 /* Which lab this is: the capture graded with every other shipped rubric
  * (their defaults); those it passes go into lab ("ib_write_bw -n 5 -s 3000
- * (write_bw 10/10)"), else the one it scores best on when that is better
- * than on rb.  JSON: "looks_like" entries. */
-static void guess_lab(GPtrArray *others, const struct opts *o, const char *file, double own,
-		      GString *lab, GString *json)
+ * (rubric write_bw: 10/10)").  JSON: "looks_like" entries. */
+static void guess_lab(GPtrArray *others, const struct opts *o, const char *file, GString *lab,
+		      GString *json)
 {
-	double best = own;
-	guint nbest = G_MAXUINT, npass = 0;
 	long *score = g_new0(long, others ? others->len : 0), *max = g_new0(long, others ? others->len : 0);
 	bool *pass = g_new0(bool, others ? others->len : 0);
 
@@ -184,11 +181,6 @@ static void guess_lab(GPtrArray *others, const struct opts *o, const char *file,
 				g_array_free(res[i].frames, TRUE);
 			}
 			pass[k] = pass[k] && max[k] > 0 && !cap.error;
-			npass += pass[k];
-			if (max[k] > 0 && (double)score[k] / (double)max[k] > best) {
-				best = (double)score[k] / (double)max[k];
-				nbest = k;
-			}
 		}
 		g_free(oc);
 		g_free(res);
@@ -198,7 +190,7 @@ static void guess_lab(GPtrArray *others, const struct opts *o, const char *file,
 		const struct rubric *ob = g_ptr_array_index(others, k);
 		char *base;
 
-		if (npass ? !pass[k] : k != nbest)
+		if (!pass[k]) /* a rubric it fails says nothing about the lab */
 			continue;
 		base = g_path_get_basename(ob->file);
 		if (g_str_has_suffix(base, ".ini"))
@@ -277,7 +269,7 @@ static void grade_one(const struct rubric *rb, const struct opts *o, const struc
 				       cap.nframes, cap.iba, cap.convs->len);
 	/* which lab this is, when it fails this one */
 	{
-		long sc = 0, mx = 0;
+		long mx = 0;
 		bool ok = true;
 
 		for (guint i = 0; i < nc; i++) {
@@ -285,13 +277,12 @@ static void grade_one(const struct rubric *rb, const struct opts *o, const struc
 			bool skip = g->oc[i] == O_MISSING && c->missing == MISSING_SKIP;
 
 			mx += skip ? 0 : c->points;
-			sc += g->oc[i] == O_PASS ? c->points : 0;
 			ok = ok && (skip || g->oc[i] == O_PASS);
 		}
 		if ((!ok || !mx) && cap.iba) {
 			GString *lj = g_string_new("");
 
-			guess_lab(others, o, file, mx ? (double)sc / (double)mx : 0, g->lab, lj);
+			guess_lab(others, o, file, g->lab, lj);
 			if (g->lab->len) {
 				g_string_append_printf(txt, "  LAB  this looks like %s, not %s\n", g->lab->str,
 						       rb->name);

@@ -344,6 +344,17 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 	g_array_free(bad_frames, TRUE);
 }
 
+/* How a conversation's two QPs were found to belong together, in words
+ * (the engine's names: none, cm, traffic). */
+static const char *paired_words(int by)
+{
+	switch (by) {
+	case QPT_PAIR_CM: return "paired by cm, from the CM REQ/REP that name both QP numbers";
+	case QPT_PAIR_TRAFFIC: return "paired by traffic, from packets of each side answering the other's PSNs";
+	default: return "not paired (paired by none): no packet of one side answers the other";
+	}
+}
+
 static void check_paired(const struct check *c, const struct capture *cap, struct result *r)
 {
 	static const char *const want[] = { "cm or traffic", "cm", "traffic" };
@@ -362,7 +373,7 @@ static void check_paired(const struct check *c, const struct capture *cap, struc
 		if (s->len)
 			g_string_append(s, "; ");
 		grade_conv_desc(s, cap, cv);
-		g_string_append_printf(s, ": paired by %s", qpt_paired_by_name(cv->paired_by));
+		g_string_append_printf(s, ": %s", paired_words(cv->paired_by));
 		if (cv->pair_evidence && cv->pair_evidence[0])
 			g_string_append_printf(s, " (%s", cv->pair_evidence);
 		else
