@@ -280,6 +280,12 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 			g_string_append_printf(why, "no CM REP after REQ in frame %" PRIu64, m->req_frame);
 		else if (!m->rtu_frame || m->rtu_frame < m->rep_frame)
 			g_string_append_printf(why, "no CM RTU after REP in frame %" PRIu64, m->rep_frame);
+		else if (c->value && !m->has_ip)
+			g_string_append_printf(why, "the CM REQ in frame %" PRIu64 " is not an RDMA-CM connection to an IP port (expected port %ld)",
+					       m->req_frame, c->value);
+		else if (c->value && m->ip.dst_port != c->value)
+			g_string_append_printf(why, "the CM REQ in frame %" PRIu64 " connects to RDMA-CM port %u, expected port %ld",
+					       m->req_frame, m->ip.dst_port, c->value);
 		else if (c->teardown && !m->dreq_frame)
 			g_string_append_printf(why, "no CM DREQ (teardown) after RTU in frame %" PRIu64,
 					       m->rtu_frame);
@@ -299,6 +305,8 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 			g_string_append_printf(s, "%sREQ frame %" PRIu64 " -> REP frame %" PRIu64
 					       " -> RTU frame %" PRIu64,
 					       s->len ? "; " : "", m->req_frame, m->rep_frame, m->rtu_frame);
+			if (c->value)
+				g_string_append_printf(s, " (RDMA-CM port %u)", m->ip.dst_port);
 			grade_add_frame(r, m->req_frame);
 			grade_add_frame(r, m->rep_frame);
 			grade_add_frame(r, m->rtu_frame);

@@ -11,7 +11,7 @@ const struct grade_kind grade_kinds[K_COUNT] = {
 		    "op", "messages of one operation" },
 	[K_MULTI_PACKET] = { "multi_packet", "transport op middle", "",
 			     "FIRST/MIDDLE/LAST packets seen" },
-	[K_CM_HANDSHAKE] = { "cm_handshake", "teardown min_connections all", "",
+	[K_CM_HANDSHAKE] = { "cm_handshake", "teardown min_connections all port", "",
 			     "CM REQ->REP->RTU (and DREQ->DREP)" },
 	[K_PAIRED] = { "paired", "by min_conversations", "", "conversations paired" },
 	[K_TRANSPORT] = { "transport", "transport only", "transport",
