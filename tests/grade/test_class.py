@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""A class graded without losing a student (issue 33).
+
+    test_class.py QPTRACE ROOT
+
+1. A made class folder (top-level, gzip, zstd, pcapng, one folder per
+   student, a TCP-only capture, a wrong lab, one student's copy of
+   another's file, files that cannot be read, a text file): one gradebook
+   row per submission with the outcome expected from the captures'
+   manifests and from TShark, not from qptrace's own rules.
+2. Each capture of captures/rxe whose manifest's command line is a shipped
+   rubric's lab (its tool, and its [params] defaults) passes that rubric
+   without --command; the variants pass with the manifest's command line.
+
+The outcomes are derived independently: the tool and options from the
+capture's manifest (captures/rxe/NAME.json), the TCP ports and RoCE
+packets from TShark, the copies from hashlib, the files found from
+os.walk.  Prints "N passed, N failed"; exits 1 when anything failed.
+"""
+import configparser
+import csv
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+if len(sys.argv) != 3:
+    sys.exit(__doc__)
+QPTRACE = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(sys.argv[2])
+RUBRICS = os.path.join(ROOT, "rubrics")
+RXE = os.path.join(ROOT, "captures", "rxe")
+PUBLIC = os.path.join(ROOT, "captures", "public")
+if not os.path.isdir(PUBLIC):
+    PUBLIC = "/work/shared/captures/public"
+
+passed = failed = 0
+
+
+def ok(cond, what, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   " + what)
+    else:
+        failed += 1
+        print("FAIL " + what)
+        for line in str(detail).rstrip("\n").split("\n")[:40]:
+            print("     | " + line)
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
+
+
+def grade(*args):
+    p = run([QPTRACE, "grade"] + list(args))
+    return p.returncode, p.stdout, p.stderr
+
+
+def manifest(name):
+    with open(os.path.join(RXE, name + ".json")) as f:
+        return json.load(f)
+
+
+def tshark(path, display_filter, field):
+    p = run(["tshark", "-n", "-r", path, "-Y", display_filter, "-T", "fields", "-e", field])
+    if p.returncode != 0:
+        raise RuntimeError("tshark %s: %s" % (path, p.stderr))
+    return [l for l in p.stdout.split("\n") if l]
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+# ---- 1. the made class folder --------------------------------------------
+
+tmp = tempfile.mkdtemp(prefix="qpt-class-")
+try:
+    cls = os.path.join(tmp, "class")
+    for d in ("alice", "bob/lab3", "frank", "ivan"):
+        os.makedirs(os.path.join(cls, d))
+
+    def rxe(n):
+        return os.path.join(RXE, n + ".pcap")
+
+    def put(rel, data):
+        with open(os.path.join(cls, rel), "wb") as f:
+            f.write(data)
+
+    def read(path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    # carol: the lab itself (ibv_rc_pingpong -n 5 -s 1024), plain pcap
+    shutil.copy(rxe("rc_pingpong"), os.path.join(cls, "carol.pcap"))
+    # dave: the linlinw5 tutorial's run (-p 12345), gzip-compressed
+    import gzip
+    put("dave.pcap.gz", gzip.compress(read(os.path.join(PUBLIC, "linlinw5_pingpong_rc.pcap"))))
+    # erin: the run with drops (-n 10), as pcapng (editcap)
+    p = run(["editcap", "-F", "pcapng", rxe("rc_pingpong_drop"), os.path.join(cls, "erin.pcapng")])
+    ok(p.returncode == 0, "editcap writes erin.pcapng", p.stderr)
+    # alice (a folder of her own): the UC pingpong, the wrong lab
+    shutil.copy(rxe("uc_pingpong"), os.path.join(cls, "alice", "submission.pcap"))
+    # bob (nested): ib_write_bw, zstd-compressed
+    p = run(["zstd", "-q", "-o", os.path.join(cls, "bob", "lab3", "capture.pcap.zst"),
+             rxe("write_bw")])
+    ok(p.returncode == 0, "zstd writes bob's capture", p.stderr)
+    # frank: only the TCP of the lab (tcpdump's filter 'tcp')
+    p = run(["tcpdump", "-r", rxe("rc_pingpong"), "-w", os.path.join(cls, "frank", "lab.pcap"),
+             "tcp"])
+    ok(p.returncode == 0, "tcpdump writes frank's TCP-only capture", p.stderr)
+    # gina: carol's file, handed in again
+    shutil.copy(os.path.join(cls, "carol.pcap"), os.path.join(cls, "gina.pcap"))
+    # unreadable: text named .pcap, a link to nothing, a FIFO, a folder
+    # nobody may list (root may list it anyway: then it holds nothing)
+    put("hank.pcap", b"this is not a capture\n")
+    os.symlink(os.path.join(tmp, "nowhere.pcap"), os.path.join(cls, "ivan", "lab.pcap"))
+    os.mkfifo(os.path.join(cls, "judy.pcap"))
+    put("notes.txt", b"not a submission\n")
+
+    # what a walk finds (os.walk, not qptrace): every file but notes.txt
+    found = sorted(os.path.relpath(os.path.join(d, f), cls)
+                   for d, _, fs in os.walk(cls) for f in fs if f != "notes.txt")
+    book = os.path.join(tmp, "book.csv")
+    fbdir = os.path.join(tmp, "feedback")
+    rc, out, err = grade("--rubric", "rc_pingpong", "--gradebook", book, "--feedback", fbdir,
+                         "--json", cls)
+    ok(rc == 2, "class: exit 2 (files that cannot be read), got %d" % rc, err)
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        doc = {"captures": [], "totals": {}, "copies": []}
+        ok(False, "class --json parses", "%s\n%s" % (e, out[:3000]))
+    with open(book, newline="") as f:
+        rows = list(csv.reader(f, strict=True))
+    head, body = rows[0], rows[1:]
+    col = {n: i for i, n in enumerate(head)}
+    byrel = {os.path.relpath(r[0], cls): r for r in body}
+    ok(sorted(byrel) == found and len(body) == len(found),
+       "gradebook: one row per submission found (%d), none missing" % len(found),
+       "rows %s\nwant %s" % (sorted(byrel), found))
+    students = {k: v[col["student"]] for k, v in byrel.items()}
+    ok(students == {"alice/submission.pcap": "alice", "bob/lab3/capture.pcap.zst": "bob",
+                    "carol.pcap": "carol", "dave.pcap.gz": "dave", "erin.pcapng": "erin",
+                    "frank/lab.pcap": "frank", "gina.pcap": "gina", "hank.pcap": "hank",
+                    "ivan/lab.pcap": "ivan", "judy.pcap": "judy"},
+       "student ids: the folder of a one-folder-per-student layout, else the file name",
+       students)
+    result = {k: v[col["result"]] for k, v in byrel.items()}
+    score = {k: v[col["score"]] for k, v in byrel.items()}
+
+    # carol: the lab's own capture (manifest: ibv_rc_pingpong -n 5 -s 1024,
+    # no -p: the tool's 18515) passes
+    m = manifest("rc_pingpong")
+    ok(m["tool"] == "ibv_rc_pingpong" and "-p" not in shlex.split(m["client"]["args"]),
+       "carol's capture: the manifest's run has no -p (the tool's own port)")
+    ok(result["carol.pcap"] == "PASS" and score["carol.pcap"] == "10",
+       "carol (plain pcap of the lab): PASS 10/10", byrel["carol.pcap"])
+    # dave: gzip read; the tutorial's TCP port, as TShark sees its SYN
+    syn = tshark(os.path.join(PUBLIC, "linlinw5_pingpong_rc.pcap"),
+                 "tcp.flags.syn == 1 && tcp.flags.ack == 0", "tcp.dstport")
+    dave = [c for c in doc["captures"] if c["file"].endswith("dave.pcap.gz")]
+    oob = [k for k in (dave[0]["checks"] if dave else []) if k["name"] == "oob_tcp"]
+    ok(syn and oob and oob[0]["result"] == "fail" and
+       ("TCP seen on port %s" % syn[0]) in oob[0]["reason"] and
+       result["dave.pcap.gz"] == "FAIL" and score["dave.pcap.gz"] == "9",
+       "dave (gzip): graded, 9/10, oob_tcp names the port TShark saw (%s)" % syn[:1],
+       json.dumps(oob))
+    # erin: pcapng read; the drops show as retransmissions (TShark: the same
+    # PSN twice in one direction)
+    psns = tshark(rxe("rc_pingpong_drop"), "infiniband.bth.opcode == 4",
+                  "infiniband.bth.psn")
+    resent = len(psns) - len(set(psns))
+    erin = [c for c in doc["captures"] if c["file"].endswith("erin.pcapng")]
+    nr = [k for k in (erin[0]["checks"] if erin else []) if k["name"] == "no_retransmissions"]
+    ok(resent > 0 and nr and nr[0]["result"] == "fail" and result["erin.pcapng"] == "FAIL",
+       "erin (pcapng of a run with drops, %d SEND PSNs seen twice by TShark): "
+       "no_retransmissions fails" % resent, json.dumps(nr))
+    # alice: the wrong lab, named
+    ok(result["alice/submission.pcap"] == "FAIL" and
+       "looks like ibv_uc_pingpong" in byrel["alice/submission.pcap"][col["notes"]],
+       "alice (UC pingpong, in her folder): FAIL, the lab named (ibv_uc_pingpong, from "
+       "the manifest's tool %s)" % manifest("uc_pingpong")["tool"],
+       byrel["alice/submission.pcap"])
+    ok("ibv_uc_pingpong" in manifest("uc_pingpong")["tool"], "alice's manifest tool is UC")
+    # bob: zstd, nested two folders down, ib_write_bw named
+    ok(result["bob/lab3/capture.pcap.zst"] == "FAIL" and
+       "looks like ib_write_bw" in byrel["bob/lab3/capture.pcap.zst"][col["notes"]],
+       "bob (zstd, bob/lab3/): FAIL, the lab named (%s)" % manifest("write_bw")["tool"],
+       byrel["bob/lab3/capture.pcap.zst"])
+    # frank: TCP only (TShark: no RoCE); no RoCE check passes
+    roce = tshark(os.path.join(cls, "frank", "lab.pcap"), "udp.port == 4791", "frame.number")
+    frank = [c for c in doc["captures"] if c["file"].endswith("frank/lab.pcap")]
+    fchecks = frank[0]["checks"] if frank else []
+    passing = [k["name"] for k in fchecks if k["result"] == "pass"]
+    ok(not roce and frank and passing == ["oob_tcp"] and
+       all(k["result"] == "not-checked" for k in fchecks if k["kind"] != "oob_tcp"),
+       "frank (TCP only, TShark: 0 RoCE frames): every RoCE check NOT-CHECKED, only "
+       "oob_tcp passes", json.dumps(fchecks, indent=1)[:2000])
+    ok(frank and frank[0].get("fix_first", {}).get("check") is None and
+       "udp port 4791" in frank[0].get("fix_first", {}).get("what", ""),
+       "frank: one root cause, with what to do (capture udp port 4791)",
+       json.dumps(frank[0].get("fix_first") if frank else None))
+    ok(score["frank/lab.pcap"] == "1" and result["frank/lab.pcap"] == "FAIL",
+       "frank: 1/10 (the TCP check only)", byrel["frank/lab.pcap"])
+    # gina and carol: the same bytes (hashlib), named in both rows
+    same = sha(os.path.join(cls, "gina.pcap")) == sha(os.path.join(cls, "carol.pcap"))
+    ok(same and "copy" in byrel["gina.pcap"][col["notes"]] and
+       "carol.pcap" in byrel["gina.pcap"][col["notes"]] and
+       "gina.pcap" in byrel["carol.pcap"][col["notes"]],
+       "copy: gina's file is carol's (same SHA-256), flagged in both rows",
+       "%s\n%s" % (byrel["gina.pcap"], byrel["carol.pcap"]))
+    copies = [sorted(os.path.relpath(f, cls) for f in c["files"]) for c in doc["copies"]]
+    ok(copies == [["carol.pcap", "gina.pcap"]],
+       "copies: that pair and no other (no student's different run flagged)", copies)
+    # the ones that cannot be read: ERROR rows with the reason
+    for rel, why in [("hank.pcap", "unknown file format"),
+                     ("ivan/lab.pcap", "No such file"),
+                     ("judy.pcap", "not a regular file")]:
+        r = byrel.get(rel, [""] * len(head))
+        ok(r[col["result"]] == "ERROR" and why in r[col["notes"]] and r[col["score"]] == "",
+           "%s cannot be read: an ERROR row (%s)" % (rel, why), r)
+    t = doc["totals"]
+    ok(t.get("found") == len(found) and t.get("graded") == 7 and t.get("unreadable") == 3
+       and t.get("not_captures") == 1 and t.get("copies") == 1,
+       "totals: %d found, 7 graded, 3 unreadable, 1 other file, 1 copy" % len(found), t)
+    rc, out, err = grade("--rubric", "rc_pingpong", "-q", cls)
+    ok("found 10 submissions: 7 graded, 3 that could not be read; 1 other file not graded "
+       "(not a capture): %s" % os.path.join(cls, "notes.txt") in out,
+       "text totals: found, graded, unreadable, the other file named", out[-600:])
+    # feedback: one file per student, named by student
+    fb = sorted(os.listdir(fbdir))
+    ok(fb == sorted(s + ".txt" for s in students.values()),
+       "feedback: one file per student, named by the student id", fb)
+    with open(os.path.join(fbdir, "alice.txt")) as f:
+        alice = f.read()
+    start = alice.find("START HERE")
+    first_check = min(alice.find("  FAIL  "), alice.find("  PASS  "))
+    ok(0 <= start < first_check and "look at frames" in alice,
+       "feedback: the fix first (START HERE before the checks), with the frames to look at",
+       alice)
+    gloss = alice[alice.find("words used above:"):]
+    ok("words used above:" in alice and all(("  %s: " % w) in gloss for w in ("QP", "UC", "RC"))
+       and "  AETH: " not in gloss,
+       "feedback: a glossary line per term used (QP, UC, RC), none for a term not used (AETH)",
+       gloss)
+    with open(os.path.join(fbdir, "gina.txt")) as f:
+        ok("COPY" in f.read(), "feedback: gina's says it is a copy")
+    # the student id from a pattern on the path below the class folder
+    rc, out, err = grade("--rubric", "rc_pingpong", "--json", "-q",
+                         "--student-pattern", r"^(?:bob/)?([a-z0-9]+)", cls)
+    try:
+        ids = {os.path.relpath(c["file"], cls): c["student"] for c in json.loads(out)["captures"]}
+    except ValueError:
+        ids = {}
+    ok(ids.get("bob/lab3/capture.pcap.zst") == "lab3" and ids.get("carol.pcap") == "carol",
+       "--student-pattern matches the path below the class folder (bob/lab3/... -> lab3)", ids)
+    # two students' files of the same name get different feedback files
+    two = os.path.join(tmp, "two")
+    for s in ("s1", "s2"):
+        os.makedirs(os.path.join(two, s))
+        shutil.copy(rxe("rc_pingpong"), os.path.join(two, s, "lab3.pcap"))
+    fb2 = os.path.join(tmp, "fb2")
+    grade("--rubric", "rc_pingpong", "--feedback", fb2, "-q", two)
+    ok(sorted(os.listdir(fb2)) == ["s1.txt", "s2.txt"],
+       "the same file name in two students' folders: s1.txt and s2.txt",
+       os.listdir(fb2))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+# ---- 2. the rxe captures of a shipped rubric's lab ------------------------
+
+OPTS = {"-n": "iterations", "-C": "iterations", "-s": "size", "-S": "size", "-A": "atomic"}
+
+
+def run_of(m):
+    """The lab parameters of a manifest's client command line."""
+    a = shlex.split(m["client"]["args"])
+    got = {"atomic": "FETCH_ADD", "rdma_cm": "-R" in a}
+    for i, x in enumerate(a[:-1]):
+        if x in OPTS:
+            got[OPTS[x]] = a[i + 1].replace("CMP_AND_SWAP", "CMP_SWAP")
+    return got
+
+
+labs = []
+for f in sorted(os.listdir(RUBRICS)):
+    if not f.endswith(".ini"):
+        continue
+    cp = configparser.ConfigParser(interpolation=None, strict=False, comment_prefixes=("#",))
+    cp.read(os.path.join(RUBRICS, f))
+    if not cp.has_option("rubric", "tool"):
+        continue
+    params = dict(cp.items("params")) if cp.has_section("params") else {}
+    labs.append((f[:-4], cp.get("rubric", "tool"), params,
+                 "--rdma_cm" in cp.get("rubric", "name")))
+
+nlab = nvar = 0
+for f in sorted(os.listdir(RXE)):
+    if not f.endswith(".json"):
+        continue
+    name = f[:-5]
+    m = manifest(name)
+    got = run_of(m)
+    for rname, tool, params, rdma_cm in labs:
+        if tool != m["tool"] or rdma_cm != got["rdma_cm"]:
+            continue
+        same = all(got.get(k, v) == v for k, v in params.items()
+                   if k in ("iterations", "size", "atomic"))
+        impaired = bool(m.get("impairment"))
+        if same and not impaired:
+            nlab += 1
+            rc, out, err = grade("--rubric", rname, os.path.join(RXE, name + ".pcap"))
+            ok(rc == 0 and "PASS" in out.split("totals")[-1],
+               "rxe %s (%s %s) passes %s without --command" % (name, m["tool"],
+                                                                m["client"]["args"], rname),
+               out + err)
+        elif not impaired:
+            nvar += 1
+            cmd = m["tool"] + " " + m["client"]["args"]
+            rc, out, err = grade("--rubric", rname, "--command", cmd, "-q",
+                                 os.path.join(RXE, name + ".pcap"))
+            ok(rc == 0, "rxe %s passes %s with --command '%s'" % (name, rname, cmd), out + err)
+ok(nlab >= 10, "%d rxe captures are a shipped rubric's lab (10 expected at least: every "
+   "rubric with a tool= but read_lat has one)" % nlab)
+ok(nvar >= 3, "%d rxe captures are variants of a lab (3 expected at least)" % nvar)
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
