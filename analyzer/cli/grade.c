@@ -693,7 +693,11 @@ static void free_opts(struct opts *o)
 	g_free(o->gradebook);
 	g_free(o->feedback);
 	g_free(o->student_pattern);
+	g_free(o->lint);
+	g_free(o->init_from);
+	g_free(o->html);
 	o->rubric = o->command = o->gradebook = o->feedback = o->student_pattern = NULL;
+	o->lint = o->init_from = o->html = NULL;
 	o->sets = NULL;
 }
 
@@ -718,6 +722,25 @@ int cmd_grade(struct opts *o)
 	size_t w = 7;
 	int status = 2;
 
+	if ((o->lint || o->init_from) && o->files && o->files[0]) {
+		g_printerr("qptrace grade: %s takes no capture to grade ('%s')\n",
+			   o->lint ? "--lint" : "--init-from", o->files[0]);
+		free_opts(o);
+		return 2;
+	}
+	if (o->lint) {
+		char *lp = find_rubric(o->lint);
+
+		status = lp ? grade_lint(lp, &ov) : 2;
+		g_free(lp);
+		free_opts(o);
+		return status;
+	}
+	if (o->init_from) {
+		status = grade_init_from(o->init_from, o->command, o);
+		free_opts(o);
+		return status;
+	}
 	if (!o->rubric) {
 		g_printerr("qptrace grade: no rubric given: --rubric FILE or --rubric NAME (a shipped rubric, see rubrics/)\n");
 		free_opts(o);

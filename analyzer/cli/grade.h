@@ -235,6 +235,11 @@ void grade_size_breakdown(GString *o, GArray *ms);
 void grade_msgs_frames(struct result *r, GArray *ms); /* first and last of each */
 void grade_msgs_range(GString *o, GArray *ms);	      /* "frames 4-18" */
 
+/* ---- --lint and --init-from (grade_init.c) ---------------------------- */
+
+int grade_lint(const char *file, const struct grade_overrides *ov);
+int grade_init_from(const char *ref, const char *command, const struct opts *o);
+
 /* ---- a class folder (grade_class.c) ----------------------------------- */
 
 struct submission {

@@ -332,5 +332,94 @@ ok(nlab >= 10, "%d rxe captures are a shipped rubric's lab (10 expected at least
    "rubric with a tool= but read_lat has one)" % nlab)
 ok(nvar >= 3, "%d rxe captures are variants of a lab (3 expected at least)" % nvar)
 
+# ---- 3. --lint and --init-from -------------------------------------------
+
+tmp = tempfile.mkdtemp(prefix="qpt-lint-")
+try:
+    for f in sorted(os.listdir(RUBRICS)):
+        if f.endswith(".ini"):
+            rc, out, err = grade("--lint", os.path.join(RUBRICS, f))
+            ok(rc == 0 and out.rstrip().endswith("0 problems"),
+               "--lint %s: 0 problems (exit %d)" % (f, rc), out + err)
+    lint = os.path.join(tmp, "lint.ini")
+    with open(lint, "w") as f:
+        f.write("[rubric]\nname=lint me\n"
+                "[check any_sends]\nkind=ops\nop=SEND\nmin_count=0\n"
+                "[check ud_read]\nkind=ops\ntransport=UD\nop=READ\n"
+                "[check after]\nkind=acks\nrequires=ud_read\n"
+                "[check tiny]\nkind=ops\nop=WRITE\nsize=100\nmin_packets_per_message=3\n"
+                "[check fine]\nkind=no_retransmissions\n")
+    rc, out, err = grade("--lint", lint)
+    ok(rc == 1 and (lint + ":3: check any_sends can never fail") in out
+       and (lint + ":7: check ud_read can never pass") in out
+       and (lint + ":11: check after can never pass: it requires ud_read") in out
+       and (lint + ":14: check tiny can never pass") in out
+       and "fine" not in out and "4 problems" in out,
+       "--lint: a check that can never fail, three that can never pass, each with its line",
+       out + err)
+    # the claims hold on real traffic: any_sends passes on every rxe capture
+    # with RoCE in it, ud_read on none
+    caps = sorted(os.path.join(RXE, f) for f in os.listdir(RXE) if f.endswith(".pcap"))
+    rc, out, err = grade("--rubric", lint, "--json", "-q", *caps)
+    doc = json.loads(out)
+    res = [{k["name"]: k["result"] for k in c["checks"]} for c in doc["captures"]]
+    ok(res and all(r["any_sends"] == "pass" for r in res)
+       and all(r["ud_read"] != "pass" for r in res),
+       "--lint's claims hold on the %d rxe captures: any_sends always passes, ud_read never"
+       % len(res), res[:3])
+    bad = os.path.join(tmp, "bad.ini")
+    with open(bad, "w") as f:
+        f.write("[rubric]\nname=x\n[check a]\nkind=ops\nop=WRITE\nmin_count=${nope}\n")
+    rc, out, err = grade("--lint", bad)
+    ok(rc == 2 and (bad + ":6:") in err and "nope" in err,
+       "--lint: an unknown parameter is an error with its line, exit 2", err)
+
+    # --init-from: passes its reference, fails every other capture of
+    # captures/rxe (the references: the runs without drops or RNR retries,
+    # whose manifests say so; a rubric cannot ask for retransmissions)
+    allcaps = sorted(os.path.join(d, f) for d, _, fs in os.walk(RXE) for f in fs
+                     if f.endswith(".pcap"))
+    refs = []
+    for f in sorted(os.listdir(RXE)):
+        if f.endswith(".json"):
+            m = manifest(f[:-5])
+            if not m.get("impairment") and "RNR" not in m["client"]["args"]:
+                refs.append(os.path.join(RXE, f[:-5] + ".pcap"))
+    bad_refs = []
+    for ref in refs:
+        p = run([QPTRACE, "grade", "--init-from", ref])
+        path = os.path.join(tmp, "init.ini")
+        with open(path, "w") as f:
+            f.write(p.stdout)
+        rc, out, err = grade("--rubric", path, "--json", "-q", *allcaps)
+        try:
+            got = [c["file"] for c in json.loads(out)["captures"] if c["result"] == "pass"]
+        except ValueError:
+            got = ["(no JSON: %s)" % err.strip()]
+        if p.returncode != 0 or got != [ref]:
+            bad_refs.append((os.path.basename(ref), got, p.stderr))
+    ok(len(refs) >= 20 and not bad_refs,
+       "--init-from each of %d rxe references: its rubric passes the reference and fails the "
+       "other %d captures" % (len(refs), len(allcaps) - 1), bad_refs)
+    # with --command: the numbers the command sets become parameters
+    m = manifest("rc_pingpong_50x4096")
+    p = run([QPTRACE, "grade", "--init-from", os.path.join(RXE, "rc_pingpong_50x4096.pcap"),
+             "--command", m["tool"] + " " + m["client"]["args"]])
+    path = os.path.join(tmp, "init50.ini")
+    with open(path, "w") as f:
+        f.write(p.stdout)
+    ok("min_count=${iterations}*2" in p.stdout and "size=${size}" in p.stdout
+       and "tool=ibv_rc_pingpong" in p.stdout,
+       "--init-from --command: the rubric's counts and sizes are the command's parameters",
+       p.stdout + p.stderr)
+    for name in ("rc_pingpong", "rc_pingpong_2k"):
+        mm = manifest(name)
+        rc, out, err = grade("--rubric", path, "--command", mm["tool"] + " " + mm["client"]["args"],
+                             os.path.join(RXE, name + ".pcap"))
+        ok(rc == 0, "the rubric made from rc_pingpong_50x4096 grades %s (%s) with its --command"
+           % (name, mm["client"]["args"]), out + err)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
