@@ -31,31 +31,6 @@
 
 /* ---- output -------------------------------------------------------------- */
 
-/* A check's outcome.  NOT-CHECKED: a check it requires (requires=) did not
- * pass, or the capture has no RoCE/IB packet at all: the one root cause is
- * said once, and the check scores 0 without a failure of its own. */
-enum outcome { O_FAIL, O_PASS, O_MISSING, O_BLOCKED };
-
-struct graded {
-	char *file;
-	char *error;
-	char *student;
-	bool graded; /* checks ran (the file opened) */
-	long score, max;
-	guint passed, skipped, missing, blocked;
-	bool pass;
-	long *points;	    /* per check: points got, -1 not scored (skipped) */
-	enum outcome *oc;   /* per check */
-	GString *notes;	    /* gradebook: what was not in the capture, copies */
-	GString *txt;	    /* the report's block of this capture */
-	char *sum_bytes;    /* SHA-256 of the file's bytes */
-	char *sum_frames, *sum_roce; /* of its frames (struct capture) */
-	uint64_t iba;
-	GString *lab;	    /* "ibv_uc_pingpong -n 5 -s 1024 (uc_pingpong 9/9)", or empty */
-	GString *copy_note; /* "the same RoCE packets as ... (student bob)", or NULL */
-	char *feedback;	    /* its feedback file, or NULL */
-};
-
 static const char *const outcome_word[] = { "FAIL", "PASS", "NOT-IN-CAPTURE", "NOT-CHECKED" };
 static const char *const outcome_json[] = { "fail", "pass", "not-in-capture", "not-checked" };
 
@@ -793,6 +768,8 @@ int cmd_grade(struct opts *o)
 		qpt_inputs_add(inputs, g_array_index(cf.subs, struct submission, i).path);
 	if (o->gradebook && qpt_output_names_input(inputs, "grade", "--gradebook", o->gradebook))
 		goto done_early;
+	if (o->html && qpt_output_names_input(inputs, "grade", "--html", o->html))
+		goto done_early;
 	students = g_ptr_array_new_with_free_func(g_free);
 	for (guint i = 0; i < cf.subs->len; i++)
 		g_ptr_array_add(students, grade_student_of(&g_array_index(cf.subs, struct submission, i),
@@ -978,6 +955,15 @@ int cmd_grade(struct opts *o)
 		}
 		book = NULL;
 		g_string_free(csv, TRUE);
+	}
+	if (o->html && !write_error) {
+		char *why = NULL;
+
+		if (!grade_html(o->html, rb, gs, cf.subs->len, cf.subs->len - ngraded, cf.skipped->len,
+				copies->len / 3, &why)) {
+			write_error = g_strdup_printf("--html: cannot write %s: %s", o->html, why);
+			g_free(why);
+		}
 	}
 	if (write_error)
 		g_printerr("qptrace grade: %s\n", write_error);

@@ -235,6 +235,39 @@ void grade_size_breakdown(GString *o, GArray *ms);
 void grade_msgs_frames(struct result *r, GArray *ms); /* first and last of each */
 void grade_msgs_range(GString *o, GArray *ms);	      /* "frames 4-18" */
 
+/* ---- a graded capture (grade.c) and the class report (grade_html.c) --- */
+
+/* A check's outcome.  NOT-CHECKED: a check it requires (requires=) did not
+ * pass, or the capture has no RoCE/IB packet at all: the one root cause is
+ * said once, and the check scores 0 without a failure of its own. */
+enum outcome { O_FAIL, O_PASS, O_MISSING, O_BLOCKED };
+
+struct graded {
+	char *file;
+	char *error;
+	char *student;
+	bool graded; /* checks ran (the file opened) */
+	long score, max;
+	guint passed, skipped, missing, blocked;
+	bool pass;
+	long *points;	    /* per check: points got, -1 not scored (skipped) */
+	enum outcome *oc;   /* per check */
+	GString *notes;	    /* gradebook: what was not in the capture, copies */
+	GString *txt;	    /* the report's block of this capture */
+	char *sum_bytes;    /* SHA-256 of the file's bytes */
+	char *sum_frames, *sum_roce; /* of its frames (struct capture) */
+	uint64_t iba;
+	GString *lab;	    /* "ibv_uc_pingpong -n 5 -s 1024 (uc_pingpong 9/9)", or empty */
+	GString *copy_note; /* "the same RoCE packets as ... (student bob)", or NULL */
+	char *feedback;	    /* its feedback file, or NULL */
+};
+
+/* Writes the class report, one static HTML page: the totals, the
+ * gradebook (a link to each feedback file), each check's pass rate, the
+ * score distribution.  false and *why when it cannot be written. */
+bool grade_html(const char *path, const struct rubric *rb, GArray *gs, guint found,
+		guint unreadable, guint not_captures, guint copies, char **why);
+
 /* ---- --lint and --init-from (grade_init.c) ---------------------------- */
 
 int grade_lint(const char *file, const struct grade_overrides *ov);

@@ -20,6 +20,7 @@ os.walk.  Prints "N passed, N failed"; exits 1 when anything failed.
 import configparser
 import csv
 import hashlib
+import html.parser
 import json
 import os
 import shlex
@@ -79,6 +80,90 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+class Dom(html.parser.HTMLParser):
+    """Cells by id and class, rows of the tables, links."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.tables, self.links = {}, {}, []
+        self.stack, self.table, self.row, self.cell = [], None, None, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.table = a.get("id")
+            self.tables[self.table] = []
+        elif tag == "tr" and self.table is not None:
+            self.row = []
+            self.tables[self.table].append(self.row)
+        elif tag in ("td", "th") and self.row is not None:
+            self.cell = [a.get("id"), a.get("class", ""), ""]
+            self.row.append(self.cell)
+        elif tag == "a" and "href" in a:
+            self.links.append(a["href"])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            if self.cell[0]:
+                self.ids[self.cell[0]] = self.cell[2].strip()
+            self.cell = None
+        elif tag == "table":
+            self.table = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[2] += data
+
+
+def chromium_dom(path):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        return None, "no chromium (tools/setup-deps installs Debian's package)"
+    with tempfile.TemporaryDirectory() as prof:
+        p = run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + prof,
+                 "--dump-dom", "file://" + path])
+    return (p.stdout if p.returncode == 0 and "<html" in p.stdout else None), p.stderr[-2000:]
+
+
+def check_html(path, head, body, fbdir, doc):
+    text, err = chromium_dom(path)
+    ok(text is not None, "chromium --headless renders the class report", err)
+    if text is None:
+        return
+    d = Dom()
+    d.feed(text)
+    col = {n: i for i, n in enumerate(head)}
+    graded = [r for r in body if r[col["result"]] != "ERROR"]
+    want = {"total-found": len(body), "total-graded": len(graded),
+            "total-passed": sum(r[col["result"]] == "PASS" for r in body),
+            "total-failed": sum(r[col["result"]] == "FAIL" for r in body),
+            "total-unreadable": len(body) - len(graded), "total-copies": len(doc["copies"])}
+    got = {k: int(d.ids.get(k, "-1")) for k in want}
+    ok(got == want, "report totals as Chromium shows them = the gradebook's (%s)" % want, got)
+    rows = [r for r in d.tables.get("gradebook", [])[1:]]
+    shown = sorted((c[0][2], c[2][2], c[4][2]) for c in rows)
+    csvrows = sorted((r[col["student"]], r[col["score"]], r[col["result"]]) for r in body)
+    ok(shown == csvrows, "report gradebook: a row per submission, student, score and result "
+       "as in the CSV (%d rows)" % len(csvrows), "%s\n%s" % (shown, csvrows))
+    checks = head[col["result"] + 1:col["notes"]]
+    rates = {r[0][2]: (int(r[2][2]), int(r[3][2]), r[4][2]) for r in d.tables.get("rates", [])[1:]}
+    want_rates = {}
+    for i, c in enumerate(checks):
+        n = sum(1 for r in graded if r[col[c]] not in ("", "0"))
+        want_rates[c] = (n, len(graded), "%d%%" % round(100.0 * n / len(graded)))
+    ok(rates == want_rates, "report pass rate of each check = the gradebook's points > 0 "
+       "over the graded rows", "%s\n%s" % (rates, want_rates))
+    hist = [0] * 11
+    for r in graded:
+        hist[min(10, int(r[col["score"]]) * 10 // int(r[col["maximum"]]))] += 1
+    shown_hist = [int(r[1][2]) for r in d.tables.get("scores", [])[1:]]
+    ok(shown_hist == hist, "report score distribution (tenths of the maximum) = the gradebook's",
+       "%s vs %s" % (shown_hist, hist))
+    targets = sorted(os.path.normpath(os.path.join(os.path.dirname(path), l)) for l in d.links)
+    ok(targets == sorted(os.path.join(fbdir, f) for f in os.listdir(fbdir)),
+       "report links: one to each feedback file, each file there", targets)
+
+
 # ---- 1. the made class folder --------------------------------------------
 
 tmp = tempfile.mkdtemp(prefix="qpt-class-")
@@ -130,8 +215,9 @@ try:
                    for d, _, fs in os.walk(cls) for f in fs if f != "notes.txt")
     book = os.path.join(tmp, "book.csv")
     fbdir = os.path.join(tmp, "feedback")
+    html = os.path.join(tmp, "report.html")
     rc, out, err = grade("--rubric", "rc_pingpong", "--gradebook", book, "--feedback", fbdir,
-                         "--json", cls)
+                         "--html", html, "--json", cls)
     ok(rc == 2, "class: exit 2 (files that cannot be read), got %d" % rc, err)
     try:
         doc = json.loads(out)
@@ -253,6 +339,9 @@ try:
        gloss)
     with open(os.path.join(fbdir, "gina.txt")) as f:
         ok("COPY" in f.read(), "feedback: gina's says it is a copy")
+    # the class report, as headless Chromium renders it (its DOM after
+    # parsing), against the gradebook CSV read by Python
+    check_html(html, head, body, fbdir, doc)
     # the student id from a pattern on the path below the class folder
     rc, out, err = grade("--rubric", "rc_pingpong", "--json", "-q",
                          "--student-pattern", r"^(?:bob/)?([a-z0-9]+)", cls)
