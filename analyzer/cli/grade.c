@@ -56,6 +56,10 @@ static void json_str(GString *o, const char *s)
 static void run_checks(const struct rubric *rb, const struct capture *cap, enum outcome *oc,
 		       struct result *res)
 {
+	uint64_t data = 0; /* RoCE/IB packets that are not management (CM) MADs */
+
+	for (guint i = 0; i < cap->frames->len; i++)
+		data += !g_array_index(cap->frames, struct frec, i).mad;
 	for (guint i = 0; i < rb->checks->len; i++) {
 		const struct check *c = g_ptr_array_index(rb->checks, i);
 		struct result *r = &res[i];
@@ -79,6 +83,18 @@ static void run_checks(const struct rubric *rb, const struct capture *cap, enum 
 		}
 		grade_run_check(c, i, cap, r);
 		oc[i] = r->pass ? O_PASS : r->missing ? O_MISSING : O_FAIL;
+		/* "nothing wrong" among no data packet is no pass: the subject
+		 * of the check is not in the capture */
+		if (oc[i] == O_PASS && !data &&
+		    (c->kind == K_NO_RETRANSMISSIONS || c->kind == K_NO_GAPS ||
+		     c->kind == K_NO_VERDICT || (c->kind == K_ACKS && !c->present))) {
+			g_string_printf(r->reason, "no RDMA data packet in the capture (%" PRIu64
+					" RoCE/IB %s, all CM management): nothing to check",
+					cap->iba, grade_plural(cap->iba, "packet", "packets"));
+			r->pass = false;
+			r->missing = true;
+			oc[i] = O_MISSING;
+		}
 	}
 }
 
@@ -451,6 +467,18 @@ static char *find_rubric(const char *arg)
 	return NULL;
 }
 
+static bool is_shipped(const char *path)
+{
+	char *dir = g_path_get_dirname(path);
+	char *a = realpath(dir, NULL), *b = realpath(rubric_dir(), NULL);
+	bool yes = a && b && !strcmp(a, b);
+
+	g_free(dir);
+	free(a);
+	free(b);
+	return yes;
+}
+
 /* Every shipped rubric but rb (the same file, or the same name), with its
  * defaults: which lab a capture that fails rb is (guess_lab). */
 static GPtrArray *load_others(const char *path, const struct rubric *rb)
@@ -749,7 +777,10 @@ int cmd_grade(struct opts *o)
 		free_opts(o);
 		return 2;
 	}
-	others = load_others(path, rb);
+	/* which lab a failing capture is: for a lab's rubric (tool=, or a
+	 * shipped one), not for one made to check a property */
+	if (rb->tool || is_shipped(path))
+		others = load_others(path, rb);
 	grade_find_submissions(&cf, o->files);
 	for (guint i = 0; i < cf.empty->len; i++)
 		g_printerr("qptrace grade: %s: no capture in this folder (nor below it)\n",
@@ -929,9 +960,12 @@ int cmd_grade(struct opts *o)
 		g_string_append_printf(out, "  %u %s: %u passed, %u failed, %u unreadable\n",
 				       cf.subs->len, grade_plural(cf.subs->len, "capture", "captures"), npass,
 				       nfail, nerr);
-		g_string_append_printf(out, "  found %u %s: %u graded, %u that could not be read",
-				       cf.subs->len, grade_plural(cf.subs->len, "submission", "submissions"),
-				       ngraded, cf.subs->len - ngraded);
+		g_string_append_printf(out, "  found %u %s: %u graded", cf.subs->len,
+				       grade_plural(cf.subs->len, "submission", "submissions"), ngraded);
+		if (nerr > cf.subs->len - ngraded)
+			g_string_append_printf(out, " (%u of them not to the end)",
+					       nerr - (cf.subs->len - ngraded));
+		g_string_append_printf(out, ", %u that could not be read", cf.subs->len - ngraded);
 		if (cf.skipped->len) {
 			g_string_append_printf(out, "; %u other %s not graded (not a capture):",
 					       cf.skipped->len, grade_plural(cf.skipped->len, "file", "files"));
