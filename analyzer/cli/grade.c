@@ -50,6 +50,16 @@ static void json_str(GString *o, const char *s)
 		g_string_append(o, "null");
 }
 
+/* "KEY":[A,B] */
+static void json_two(GString *o, const char *key, const char *a, const char *b)
+{
+	g_string_append_printf(o, "\"%s\":[", key);
+	json_str(o, a);
+	g_string_append_c(o, ',');
+	json_str(o, b);
+	g_string_append_c(o, ']');
+}
+
 /* The checks of rb run on a read capture: outcome, reason and frames of
  * each.  A check whose required check did not pass, or (any kind but
  * oob_tcp) on a capture without one RoCE/IB packet, is NOT-CHECKED. */
@@ -901,15 +911,11 @@ int cmd_grade(struct opts *o)
 			const struct graded *a = &g_array_index(gs, struct graded, GPOINTER_TO_UINT(g_ptr_array_index(copies, i)));
 			const struct graded *b = &g_array_index(gs, struct graded, GPOINTER_TO_UINT(g_ptr_array_index(copies, i + 1)));
 
-			g_string_append(out, i ? ",{\"files\":[" : "{\"files\":[");
-			json_str(out, a->file);
+			g_string_append(out, i ? ",{" : "{");
+			json_two(out, "files", a->file, b->file);
 			g_string_append_c(out, ',');
-			json_str(out, b->file);
-			g_string_append(out, "],\"students\":[");
-			json_str(out, a->student);
-			g_string_append_c(out, ',');
-			json_str(out, b->student);
-			g_string_append(out, "],\"same\":");
+			json_two(out, "students", a->student, b->student);
+			g_string_append(out, ",\"same\":");
 			json_str(out, g_ptr_array_index(copies, i + 2));
 			g_string_append_c(out, '}');
 		}

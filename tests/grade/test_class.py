@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gradecheck import finish, ok  # noqa: E402
+
 if len(sys.argv) != 3:
     sys.exit(__doc__)
 QPTRACE = os.path.abspath(sys.argv[1])
@@ -38,21 +41,6 @@ RXE = os.path.join(ROOT, "captures", "rxe")
 PUBLIC = os.path.join(ROOT, "captures", "public")
 if not os.path.isdir(PUBLIC):
     PUBLIC = "/work/shared/captures/public"
-
-passed = failed = 0
-
-
-def ok(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   " + what)
-    else:
-        failed += 1
-        print("FAIL " + what)
-        for line in str(detail).rstrip("\n").split("\n")[:40]:
-            print("     | " + line)
-
 
 def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
@@ -510,5 +498,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

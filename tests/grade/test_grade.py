@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gradecheck import finish, ok  # noqa: E402
+
 if len(sys.argv) != 3:
     sys.exit(__doc__)
 QPTRACE = os.path.abspath(sys.argv[1])
@@ -27,23 +30,6 @@ CAPS = os.path.join(ROOT, "captures", "public")
 if not os.path.isdir(CAPS):
     CAPS = "/work/shared/captures/public"
 RXE = os.path.join(ROOT, "captures", "rxe")
-
-passed = 0
-failed = 0
-
-
-def ok(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   " + what)
-    else:
-        failed += 1
-        print("FAIL " + what)
-        if detail:
-            for line in detail.rstrip("\n").split("\n")[:40]:
-                print("     | " + line)
-
 
 def cap(name):
     return os.path.join(CAPS, "linlinw5_" + name + ".pcap")
@@ -742,5 +728,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()
