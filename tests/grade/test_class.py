@@ -339,6 +339,18 @@ try:
         ids = {}
     ok(ids.get("bob/lab3/capture.pcap.zst") == "lab3" and ids.get("carol.pcap") == "carol",
        "--student-pattern matches the path below the class folder (bob/lab3/... -> lab3)", ids)
+    # a student id that is markup is shown as text in the report
+    odd = os.path.join(tmp, "odd")
+    os.makedirs(os.path.join(odd, '<b title="x">eve & co'))
+    shutil.copy(rxe("rc_pingpong"), os.path.join(odd, '<b title="x">eve & co', "lab.pcap"))
+    page = os.path.join(tmp, "odd.html")
+    grade("--rubric", "rc_pingpong", "-q", "--html", page, odd)
+    text, err = chromium_dom(page)
+    d = Dom()
+    d.feed(text or "")
+    cells = [r[0][2] for r in d.tables.get("gradebook", [])[1:]]
+    ok(cells == ['<b title="x">eve & co'] and "<b title" not in (text or ""),
+       "report: a student id with markup is shown as text, not as markup", cells)
     # two students' files of the same name get different feedback files
     two = os.path.join(tmp, "two")
     for s in ("s1", "s2"):
