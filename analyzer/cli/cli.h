@@ -102,6 +102,9 @@ struct opts {
 	gchar *gradebook;	/* grade: --gradebook FILE.csv */
 	gchar *feedback;	/* grade: --feedback DIR */
 	gchar *student_pattern; /* grade: --student-pattern REGEX */
+	gchar *lint;		/* grade: --lint RUBRIC */
+	gchar *init_from;	/* grade: --init-from REF.pcap */
+	gchar *html;		/* grade: --html FILE.html */
 	gchar **ports;
 	gchar **files;
 	gint conv; /* --conv, -1 for all */

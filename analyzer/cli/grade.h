@@ -7,6 +7,7 @@
  *   grade_records.c  one pass over a capture: frame and message records
  *   grade_checks.c   the check kinds, each a PASS/FAIL with its proof
  *   grade_proof.c    the proof: frame lists and the words around them
+ *   grade_class.c    a class folder: submissions, student ids, feedback names
  */
 #ifndef QPT_GRADE_H
 #define QPT_GRADE_H
@@ -107,6 +108,9 @@ struct check {
 	char *bpf;	 /* oob_tcp */
 	int missing;	 /* MISSING_FAIL or MISSING_SKIP */
 	char *when;	 /* when=: the condition as written, NULL none */
+	char *requires;	 /* requires=: check names as written, NULL none */
+	int requires_line;
+	GArray *req;	 /* guint: the indices of the checks it requires (earlier ones) */
 };
 
 /* missing=: how a check the capture cannot show (NOT-IN-CAPTURE) scores */
@@ -176,10 +180,13 @@ struct capture {
 	uint64_t nframes, iba;
 	uint32_t linktype;
 	uint64_t ntcp;	     /* TCP frames of any port */
+	GHashTable *tcp_ports;	   /* server port -> TCP frames (grade_tcp_seen) */
+	GHashTable *tcp_syn_ports; /* ports a SYN went to */
 	uint64_t first_mid;  /* frame 1 continues a message / answers one: its number */
 	uint64_t cm_req;     /* first CM REQ frame, 0 none */
 	bool tcp_unfilterable; /* libpcap cannot filter TCP on this link type */
 	char *error; /* the file could not be read (fully) */
+	char *sum_frames, *sum_roce; /* SHA-256 of the frames (time, bytes): all, RoCE/IB only */
 	bool opened;
 };
 
@@ -202,6 +209,9 @@ struct result {
 void grade_run_check(const struct check *c, guint idx, const struct capture *cap,
 		     struct result *r);
 
+/* "TCP seen on port 18515 (31 frames, connections opened to it)" or
+ * "no TCP frame at all"; the most used ports first. */
+void grade_tcp_seen(GString *o, const struct capture *cap);
 const char *grade_plural(uint64_t n, const char *one, const char *many);
 void grade_add_frame(struct result *r, uint64_t f); /* f == 0: none */
 void grade_sort_unique(GArray *a);
@@ -224,5 +234,67 @@ void grade_desc_msgs(GString *o, const struct check *c, uint64_t n);
 void grade_size_breakdown(GString *o, GArray *ms);
 void grade_msgs_frames(struct result *r, GArray *ms); /* first and last of each */
 void grade_msgs_range(GString *o, GArray *ms);	      /* "frames 4-18" */
+
+/* ---- a graded capture (grade.c) and the class report (grade_html.c) --- */
+
+/* A check's outcome.  NOT-CHECKED: a check it requires (requires=) did not
+ * pass, or the capture has no RoCE/IB packet at all: the one root cause is
+ * said once, and the check scores 0 without a failure of its own. */
+enum outcome { O_FAIL, O_PASS, O_MISSING, O_BLOCKED };
+
+struct graded {
+	char *file;
+	char *error;
+	char *student;
+	bool graded; /* checks ran (the file opened) */
+	long score, max;
+	guint passed, skipped, missing, blocked;
+	bool pass;
+	long *points;	    /* per check: points got, -1 not scored (skipped) */
+	enum outcome *oc;   /* per check */
+	GString *notes;	    /* gradebook: what was not in the capture, copies */
+	GString *txt;	    /* the report's block of this capture */
+	char *sum_bytes;    /* SHA-256 of the file's bytes */
+	char *sum_frames, *sum_roce; /* of its frames (struct capture) */
+	uint64_t iba;
+	GString *lab;	    /* "ibv_uc_pingpong -n 5 -s 1024 (uc_pingpong 9/9)", or empty */
+	GString *copy_note; /* "the same RoCE packets as ... (student bob)", or NULL */
+	char *feedback;	    /* its feedback file, or NULL */
+};
+
+/* Writes the class report, one static HTML page: the totals, the
+ * gradebook (a link to each feedback file), each check's pass rate, the
+ * score distribution.  false and *why when it cannot be written. */
+bool grade_html(const char *path, const struct rubric *rb, GArray *gs, guint found,
+		guint unreadable, guint not_captures, guint copies, char **why);
+
+/* ---- --lint and --init-from (grade_init.c) ---------------------------- */
+
+int grade_lint(const char *file, const struct grade_overrides *ov);
+int grade_init_from(const char *ref, const char *command, const struct opts *o);
+
+/* ---- a class folder (grade_class.c) ----------------------------------- */
+
+struct submission {
+	char *path;  /* as it is opened */
+	char *rel;   /* below the class folder ('/' separated); a named file: its name */
+	char *error; /* it cannot be opened (a file or a folder), else NULL */
+};
+
+struct class_files {
+	GArray *subs;	    /* struct submission, in the order found */
+	GPtrArray *skipped; /* files that are not captures (char *) */
+	GPtrArray *empty;   /* folders named without a submission */
+};
+
+size_t grade_capture_ext(const char *name); /* ".pcap.gz": 8; 0 none */
+char *grade_file_sha256(const char *path);  /* hex, NULL when it cannot be read */
+/* "words used above:" and a line per term of text explained (grade_words.c) */
+void grade_glossary(GString *o, const char *text);
+void grade_find_submissions(struct class_files *cf, gchar **args);
+void grade_class_files_clear(struct class_files *cf);
+char *grade_student_of(const struct submission *s, GRegex *re, bool quiet);
+char *grade_feedback_path(const char *dir, const struct submission *s, const char *student,
+			  GHashTable *used);
 
 #endif

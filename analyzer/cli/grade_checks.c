@@ -280,6 +280,12 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 			g_string_append_printf(why, "no CM REP after REQ in frame %" PRIu64, m->req_frame);
 		else if (!m->rtu_frame || m->rtu_frame < m->rep_frame)
 			g_string_append_printf(why, "no CM RTU after REP in frame %" PRIu64, m->rep_frame);
+		else if (c->value && !m->has_ip)
+			g_string_append_printf(why, "the CM REQ in frame %" PRIu64 " is not an RDMA-CM connection to an IP port (expected port %ld)",
+					       m->req_frame, c->value);
+		else if (c->value && m->ip.dst_port != c->value)
+			g_string_append_printf(why, "the CM REQ in frame %" PRIu64 " connects to RDMA-CM port %u, expected port %ld",
+					       m->req_frame, m->ip.dst_port, c->value);
 		else if (c->teardown && !m->dreq_frame)
 			g_string_append_printf(why, "no CM DREQ (teardown) after RTU in frame %" PRIu64,
 					       m->rtu_frame);
@@ -299,6 +305,8 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 			g_string_append_printf(s, "%sREQ frame %" PRIu64 " -> REP frame %" PRIu64
 					       " -> RTU frame %" PRIu64,
 					       s->len ? "; " : "", m->req_frame, m->rep_frame, m->rtu_frame);
+			if (c->value)
+				g_string_append_printf(s, " (RDMA-CM port %u)", m->ip.dst_port);
 			grade_add_frame(r, m->req_frame);
 			grade_add_frame(r, m->rep_frame);
 			grade_add_frame(r, m->rtu_frame);
@@ -344,6 +352,17 @@ static void check_cm(const struct check *c, const struct capture *cap, struct re
 	g_array_free(bad_frames, TRUE);
 }
 
+/* How a conversation's two QPs were found to belong together, in words
+ * (the engine's names: none, cm, traffic). */
+static const char *paired_words(int by)
+{
+	switch (by) {
+	case QPT_PAIR_CM: return "paired by cm, from the CM REQ/REP that name both QP numbers";
+	case QPT_PAIR_TRAFFIC: return "paired by traffic, from packets of each side answering the other's PSNs";
+	default: return "not paired (paired by none): no packet of one side answers the other";
+	}
+}
+
 static void check_paired(const struct check *c, const struct capture *cap, struct result *r)
 {
 	static const char *const want[] = { "cm or traffic", "cm", "traffic" };
@@ -362,7 +381,7 @@ static void check_paired(const struct check *c, const struct capture *cap, struc
 		if (s->len)
 			g_string_append(s, "; ");
 		grade_conv_desc(s, cap, cv);
-		g_string_append_printf(s, ": paired by %s", qpt_paired_by_name(cv->paired_by));
+		g_string_append_printf(s, ": %s", paired_words(cv->paired_by));
 		if (cv->pair_evidence && cv->pair_evidence[0])
 			g_string_append_printf(s, " (%s", cv->pair_evidence);
 		else
@@ -808,6 +827,10 @@ static void check_oob_tcp(const struct check *c, guint idx, const struct capture
 	if (!hit->len) {
 		g_string_append_printf(r->reason, "no TCP frame on port %ld among %" PRIu64 " frames",
 				       c->value, cap->nframes);
+		if (cap->ntcp) {
+			g_string_append(r->reason, "; ");
+			grade_tcp_seen(r->reason, cap);
+		}
 		if (cap->cm_req)
 			g_string_append_printf(r->reason, "; the QPs were connected by RDMA CM instead (CM REQ frame %" PRIu64 ")",
 					       cap->cm_req);
@@ -820,6 +843,38 @@ static void check_oob_tcp(const struct check *c, guint idx, const struct capture
 	g_string_append_c(r->reason, ')');
 	if (!r->pass)
 		g_string_append_printf(r->reason, ", expected at least %ld", c->min_frames);
+}
+
+static gint by_count(gconstpointer a, gconstpointer b, gpointer data)
+{
+	GHashTable *h = data;
+	guint na = GPOINTER_TO_UINT(g_hash_table_lookup(h, a)), nb = GPOINTER_TO_UINT(g_hash_table_lookup(h, b));
+
+	if (na != nb)
+		return na > nb ? -1 : 1;
+	return GPOINTER_TO_INT(a) - GPOINTER_TO_INT(b);
+}
+
+void grade_tcp_seen(GString *o, const struct capture *cap)
+{
+	GList *ports = g_hash_table_get_keys(cap->tcp_ports);
+	guint n = 0;
+
+	ports = g_list_sort_with_data(ports, (GCompareDataFunc)by_count, cap->tcp_ports);
+	if (!ports)
+		g_string_append_printf(o, "%" PRIu64 " TCP %s whose ports could not be read",
+				       cap->ntcp, grade_plural(cap->ntcp, "frame", "frames"));
+	for (GList *l = ports; l && n < 4; l = l->next, n++) {
+		guint cnt = GPOINTER_TO_UINT(g_hash_table_lookup(cap->tcp_ports, l->data));
+
+		g_string_append_printf(o, "%sTCP seen on port %u (%u %s%s)", n ? ", " : "",
+				       GPOINTER_TO_UINT(l->data), cnt, grade_plural(cnt, "frame", "frames"),
+				       g_hash_table_contains(cap->tcp_syn_ports, l->data) ?
+				       ", a connection opened to it" : "");
+	}
+	if (g_list_length(ports) > n)
+		g_string_append_printf(o, " and %u other ports", g_list_length(ports) - n);
+	g_list_free(ports);
 }
 
 /* Every packet of a class (data, ACK, CNP) on the 802.1Q priority and/or

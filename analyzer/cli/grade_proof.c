@@ -212,13 +212,29 @@ void grade_msgs_range(GString *o, GArray *ms)
 		g_string_append_printf(o, "frames %" PRIu64 "-%" PRIu64, lo, hi);
 }
 
+/* An endpoint as qpt_format_endpoint_qp writes it, "QP ?" (a QP whose
+ * number no packet showed) in words. */
+static void endpoint_words(GString *o, const char *ep)
+{
+	size_t n = strlen(ep);
+
+	if (n >= 5 && !strcmp(ep + n - 5, " QP ?"))
+		g_string_append_printf(o, "%.*s QP (its number not in the capture)", (int)(n - 5), ep);
+	else
+		g_string_append(o, ep);
+}
+
 void grade_conv_desc(GString *o, const struct capture *cap, const struct qpt_conv *cv)
 {
 	char a[QPT_ENDPOINT_QP_STRLEN], b[QPT_ENDPOINT_QP_STRLEN];
 
 	qpt_format_endpoint_qp(&cv->ep[0], a);
 	qpt_format_endpoint_qp(&cv->ep[1], b);
-	g_string_append_printf(o, "conversation %d %s %s <-> %s, ", cv->id,
-			       cv->transport[0] ? cv->transport : "?", a, b);
+	g_string_append_printf(o, "conversation %d %s ", cv->id,
+			       cv->transport[0] ? cv->transport : "(transport unknown)");
+	endpoint_words(o, a);
+	g_string_append(o, " <-> ");
+	endpoint_words(o, b);
+	g_string_append(o, ", ");
 	grade_conv_range(o, cap, cv);
 }

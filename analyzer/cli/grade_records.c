@@ -59,6 +59,92 @@ static void compile_bpfs(struct capture *cap, const struct rubric *rb, uint32_t 
 		pcap_close(dead);
 }
 
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The TCP ports of a frame (Ethernet with up to two VLAN tags, Linux
+ * cooked v1/v2, raw IP; IPv4 or IPv6 without extension headers), every
+ * read bounds-checked.  false when it is not such a TCP frame. */
+static bool tcp_ports(uint32_t linktype, const uint8_t *d, uint32_t len, uint16_t *sp,
+		      uint16_t *dp, bool *syn)
+{
+	uint32_t off, l4;
+	uint16_t et;
+
+	switch (linktype) {
+	case 1: /* EN10MB */
+		if (len < 14)
+			return false;
+		et = be16(d + 12);
+		off = 14;
+		for (int v = 0; v < 2 && (et == 0x8100 || et == 0x88a8); v++) {
+			if (len < off + 4)
+				return false;
+			et = be16(d + off + 2);
+			off += 4;
+		}
+		break;
+	case 113: /* LINUX_SLL */
+		if (len < 16)
+			return false;
+		et = be16(d + 14);
+		off = 16;
+		break;
+	case 276: /* LINUX_SLL2 */
+		if (len < 20)
+			return false;
+		et = be16(d);
+		off = 20;
+		break;
+	case 101: /* RAW */
+	case 12:
+		if (len < 1)
+			return false;
+		et = (d[0] >> 4) == 6 ? 0x86dd : 0x0800;
+		off = 0;
+		break;
+	default:
+		return false;
+	}
+	if (et == 0x0800) {
+		if (len < off + 20 || d[off + 9] != 6 || (be16(d + off + 6) & 0x1fff))
+			return false; /* not TCP, or a later fragment */
+		l4 = off + (uint32_t)(d[off] & 0x0f) * 4;
+	} else if (et == 0x86dd) {
+		if (len < off + 40 || d[off + 6] != 6)
+			return false;
+		l4 = off + 40;
+	} else {
+		return false;
+	}
+	if (len < l4 + 14)
+		return false;
+	*sp = be16(d + l4);
+	*dp = be16(d + l4 + 2);
+	*syn = (d[l4 + 13] & 0x12) == 0x02; /* SYN without ACK: to the server's port */
+	return true;
+}
+
+/* A TCP frame: its server port counted (the SYN's destination; without a
+ * SYN, the lower of the two ports). */
+static void count_tcp_port(struct capture *cap, const struct qpt_frame *f)
+{
+	uint16_t sp, dp;
+	bool syn;
+	guint port;
+
+	if (!tcp_ports(f->linktype, f->data, f->caplen, &sp, &dp, &syn))
+		return;
+	port = syn ? dp : MIN(sp, dp);
+	g_hash_table_replace(cap->tcp_ports, GUINT_TO_POINTER(port),
+			     GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(cap->tcp_ports,
+										   GUINT_TO_POINTER(port))) + 1));
+	if (syn)
+		g_hash_table_add(cap->tcp_syn_ports, GUINT_TO_POINTER(port));
+}
+
 static struct convspan *span_of(struct capture *cap, int32_t conv)
 {
 	if (conv < 0)
@@ -111,11 +197,15 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	struct bpf_program any_tcp = { 0 };
 	GHashTable *read_resp = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	GError *rerr = NULL;
+	GChecksum *sum_all = g_checksum_new(G_CHECKSUM_SHA256);
+	GChecksum *sum_roce = g_checksum_new(G_CHECKSUM_SHA256);
 	int rc;
 
 	cap->frames = g_array_new(FALSE, TRUE, sizeof(struct frec));
 	cap->msgs = g_array_new(FALSE, TRUE, sizeof(struct mrec));
 	cap->spans = g_array_new(FALSE, TRUE, sizeof(struct convspan));
+	cap->tcp_ports = g_hash_table_new(g_direct_hash, g_direct_equal);
+	cap->tcp_syn_ports = g_hash_table_new(g_direct_hash, g_direct_equal);
 	cap->tcp = g_new0(GArray *, nc);
 	cap->tcp_err = g_new0(char *, nc);
 	for (guint i = 0; i < nc; i++)
@@ -154,16 +244,23 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 		if (any_ok) {
 			struct pcap_pkthdr h = { .caplen = f.caplen, .len = f.wirelen };
 
-			if (pcap_offline_filter(&any_tcp, &h, f.data))
+			if (pcap_offline_filter(&any_tcp, &h, f.data)) {
 				cap->ntcp++;
+				count_tcp_port(cap, &f);
+			}
 		}
 		ns = f.ts_sec * 1000000000 + f.ts_nsec;
+		/* copies: the packets and their times (grade.c compares) */
+		g_checksum_update(sum_all, (const guchar *)&ns, sizeof ns);
+		g_checksum_update(sum_all, f.data, f.caplen);
 		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
 		qpt_flow_packet(cap->fl, f.number, ns, &pkt, &v);
 		apply_earlier(cap, &v);
 		if (pkt.transport == QPT_TR_NONE || !(pkt.flags & QPT_HAS_BTH))
 			continue;
 		cap->iba++;
+		g_checksum_update(sum_roce, (const guchar *)&ns, sizeof ns);
+		g_checksum_update(sum_roce, f.data, f.caplen);
 		oi = &qpt_opcodes[pkt.bth.opcode];
 		/* The first frame of the capture continues a message or answers
 		 * a request: the capture was started in the middle of the run. */
@@ -227,6 +324,8 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	}
 	if (rc < 0)
 		cap->error = take_error(cap->file, rerr);
+	cap->sum_frames = g_strdup(g_checksum_get_string(sum_all));
+	cap->sum_roce = g_strdup(g_checksum_get_string(sum_roce));
 	qpt_reader_close(rd);
 	/* A READ's packets are its response packets. */
 	for (guint i = 0; i < cap->msgs->len; i++) {
@@ -253,6 +352,8 @@ out:
 		pcap_freecode(&any_tcp);
 	g_free(progs);
 	g_free(prog_ok);
+	g_checksum_free(sum_all);
+	g_checksum_free(sum_roce);
 	g_hash_table_destroy(read_resp);
 }
 
@@ -274,5 +375,11 @@ void grade_capture_free(struct capture *cap, guint nc)
 	}
 	g_free(cap->tcp);
 	g_free(cap->tcp_err);
+	if (cap->tcp_ports)
+		g_hash_table_destroy(cap->tcp_ports);
+	if (cap->tcp_syn_ports)
+		g_hash_table_destroy(cap->tcp_syn_ports);
 	g_free(cap->error);
+	g_free(cap->sum_frames);
+	g_free(cap->sum_roce);
 }

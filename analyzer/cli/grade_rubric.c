@@ -11,7 +11,7 @@ const struct grade_kind grade_kinds[K_COUNT] = {
 		    "op", "messages of one operation" },
 	[K_MULTI_PACKET] = { "multi_packet", "transport op middle", "",
 			     "FIRST/MIDDLE/LAST packets seen" },
-	[K_CM_HANDSHAKE] = { "cm_handshake", "teardown min_connections all", "",
+	[K_CM_HANDSHAKE] = { "cm_handshake", "teardown min_connections all port", "",
 			     "CM REQ->REP->RTU (and DREQ->DREP)" },
 	[K_PAIRED] = { "paired", "by min_conversations", "", "conversations paired" },
 	[K_TRANSPORT] = { "transport", "transport only", "transport",
@@ -307,6 +307,9 @@ static void check_free(gpointer p)
 	g_free(c->explain);
 	g_free(c->bpf);
 	g_free(c->when);
+	g_free(c->requires);
+	if (c->req)
+		g_array_free(c->req, TRUE);
 	g_free(c);
 }
 
@@ -382,6 +385,11 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 			get_missing(L, kf, group, &c->missing);
 			continue;
 		}
+		if (!strcmp(key, "requires")) {
+			c->requires = get_str(L, kf, group, key);
+			c->requires_line = kl;
+			continue;
+		}
 		if (!strcmp(key, "when")) {
 			char *raw = get_raw(L, kf, group, key);
 			GString *err = g_string_new("");
@@ -399,7 +407,7 @@ static void parse_check(struct lines *L, GKeyFile *kf, const char *group,
 			gchar **kw = g_strsplit(grade_kinds[c->kind].keys, " ", -1);
 			gchar *known = g_strjoinv(", ", kw);
 
-			rerr(L, kl, "key '%s' is not known for kind=%s (known: kind, points, explain, missing, when%s%s)",
+			rerr(L, kl, "key '%s' is not known for kind=%s (known: kind, points, explain, missing, when, requires%s%s)",
 			     key, grade_kinds[c->kind].name, *known ? ", " : "", known);
 			g_free(known);
 			g_strfreev(kw);
@@ -591,6 +599,43 @@ out:
 		rb->max_points += c->points;
 	} else {
 		check_free(c);
+	}
+}
+
+/* requires=NAME ...: each an earlier check (so there is no cycle); one
+ * left out by its when= is no requirement. */
+static void resolve_requires(struct lines *L, GKeyFile *kf, struct rubric *rb)
+{
+	for (guint i = 0; i < rb->checks->len; i++) {
+		struct check *c = g_ptr_array_index(rb->checks, i);
+		gchar **names;
+
+		if (!c->requires)
+			continue;
+		c->req = g_array_new(FALSE, FALSE, sizeof(guint));
+		names = g_strsplit_set(c->requires, " ,", -1);
+		for (gchar **n = names; *n; n++) {
+			char *group = g_strconcat("check ", *n, NULL);
+			guint j;
+
+			if (!**n) {
+				g_free(group);
+				continue;
+			}
+			for (j = 0; j < i; j++)
+				if (!strcmp(((struct check *)g_ptr_array_index(rb->checks, j))->name, *n))
+					break;
+			if (j < i)
+				g_array_append_val(c->req, j);
+			else if (!strcmp(*n, c->name))
+				rerr(L, c->requires_line, "requires: a check cannot require itself");
+			else if (!g_key_file_has_group(kf, group) || line_of(L, group, NULL) > c->line)
+				rerr(L, c->requires_line,
+				     "requires: '%s' is not a check above this one (a check requires earlier checks)",
+				     *n);
+			g_free(group);
+		}
+		g_strfreev(names);
 	}
 }
 
@@ -792,6 +837,7 @@ struct rubric *grade_rubric_load(const char *file, const struct grade_overrides 
 	if (!L.nerrors && !rb->checks->len)
 		rerr(&L, 0, "no [check NAME] group%s: nothing to grade",
 		     rb->not_checked->len ? " whose when= holds" : "");
+	resolve_requires(&L, kf, rb);
 	{
 		/* Check names must be unique once stripped. */
 		GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);

@@ -370,7 +370,13 @@ int main(int argc, char **argv)
 		{ C_GRADE, { "feedback", 0, 0, G_OPTION_ARG_FILENAME, &o.feedback,
 			     "Write one text report per capture into DIR", "DIR" } },
 		{ C_GRADE, { "student-pattern", 0, 0, G_OPTION_ARG_STRING, &o.student_pattern,
-			     "Student id: group 1 of REGEX on the file name", "REGEX" } },
+			     "Student id: group 1 of REGEX on the path below the class folder", "REGEX" } },
+		{ C_GRADE, { "lint", 0, 0, G_OPTION_ARG_FILENAME, &o.lint,
+			     "Check a rubric alone: syntax, parameters, checks that can never fail or never pass", "RUBRIC" } },
+		{ C_GRADE, { "init-from", 0, 0, G_OPTION_ARG_FILENAME, &o.init_from,
+			     "Write a starting rubric (stdout) from a reference capture (with --command: its parameters)", "REF.pcap" } },
+		{ C_GRADE, { "html", 0, 0, G_OPTION_ARG_FILENAME, &o.html,
+			     "Write the class report: one static HTML page (gradebook, pass rates, scores, feedback links)", "FILE.html" } },
 		{ C_PLOT, { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
 			    "Write to FILE (with --top: FILE-conv<ID>.svg each)", "FILE" } },
 		{ C_PLOT, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
@@ -499,7 +505,7 @@ int main(int argc, char **argv)
 		if (QPT_WIRESHARK_VERSION[0])
 			g_print("Wireshark plugin built for Wireshark %s\n", QPT_WIRESHARK_VERSION);
 		status = 0;
-	} else if (cmd->takes_files && !join_read_files(&o)) {
+	} else if (cmd->takes_files && !join_read_files(&o) && !o.lint && !o.init_from) {
 		g_printerr("qptrace %s: no capture file given (try qptrace help %s)\n",
 			   cmd->name, cmd->name);
 		status = 2;
