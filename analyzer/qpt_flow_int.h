@@ -138,6 +138,10 @@ struct half_rec {
 	uint32_t resend_psn;
 	uint64_t resend_frame, goback_frame;
 	uint32_t goback_psn; /* where that go-back went back to */
+	/* the latest answer below the highest one (ans_hi): a READ's
+	 * responses sent again after a go-back */
+	uint64_t ans_low_frame;
+	uint32_t ans_low_psn;
 	uint64_t goback_prev_frame; /* the go-back before it */
 	uint32_t goback_prev_psn;
 	/* the go-back-N episode: the PSN after the last one it resent
@@ -169,6 +173,7 @@ struct half_rec {
 	uint64_t nak_frame, rnr_frame;
 	int64_t nak_ns, rnr_ns;
 	uint32_t nak_psn, rnr_psn, rnr_timer;
+	bool nak_covered; /* the go-back under way resent nak_psn since */
 	uint32_t episode_top; /* highest PSN sent before the episode */
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */

@@ -309,7 +309,10 @@ same_point:
 		 * response stream), a NAK or RNR NAK of it up to its PSN, or
 		 * for an answer a resend of a request up to it. */
 		if (request && qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC) &&
-		    h->ans_valid && h->ans_frame > e->frame && qpt_psn_diff(h->ans_hi, psn) >= 0)
+		    h->ans_valid &&
+		    ((h->ans_frame > e->frame && qpt_psn_diff(h->ans_hi, psn) >= 0) ||
+		     (h->x && h->x->rc && h->x->rc->ans_low_frame > e->frame &&
+		      qpt_psn_diff(h->x->rc->ans_low_psn, psn) >= 0)))
 			continue;
 		if (h->went_back && fl_rec(h)->goback_frame > e->frame)
 			continue;

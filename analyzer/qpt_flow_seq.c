@@ -382,7 +382,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 			 qpt_psn_diff(psn, h->acked) > -65536);
 	if (silence >= fl->o.timeout_gap_ns)
 		return false;
-	return rc->episode_reopen && qpt_psn_diff(psn, rc->episode_next) >= 0 && !h->nak_pending;
+	return rc->episode_reopen && qpt_psn_diff(psn, rc->episode_next) >= 0 &&
+	       !(h->nak_pending && !rc->nak_covered);
 }
 
 /* A resend of an RNR NAK's PSN long after its timer, after a silence: the
@@ -448,7 +449,7 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	/* (a READ re-issued inside its range is its own go-back, whatever
 	 * NAK is on its way: that NAK's go-back may come after it) */
 	bool nak = !(v->flags & QPT_V(READ_RETRY)) &&
-		   (above == 0 || (above > 0 && silence < fl->o.timeout_gap_ns &&
+		   (above == 0 || (above > 0 && !rc->nak_covered && silence < fl->o.timeout_gap_ns &&
 				   qpt_psn_diff(h->expected, psn) > 0));
 	struct qpt_episode e = { .first_resent_frame = frame, .from_psn = psn };
 
@@ -727,11 +728,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	} else if (episode_goes_on(fl, h, psn, silence, rr)) {
 		if (!h->in_episode)
 			episode_reopen(h);
-		/* the go-back resends the PSN of a NAK on its way: that NAK's
-		 * go-back is this one (a READ re-issue left it pending) */
+		/* the go-back resends the PSN of a NAK on its way (a READ
+		 * re-issue left it pending): that NAK's own go-back, if it
+		 * comes, starts at its PSN again, not above it */
 		if (h->nak_pending && qpt_psn_diff(fl_rec(h)->nak_psn, psn) >= 0 &&
 		    qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0)
-			h->nak_pending = false;
+			fl_rec(h)->nak_covered = true;
 	} else {
 		episode_open(fl, h, p, frame, ns, silence, prev_frame, v);
 	}
@@ -835,6 +837,10 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		t->ans_valid = true;
 		t->ans_hi = psn;
 		t->ans_frame = frame;
+	} else if (t) {
+		/* one below the highest (answered again): the latest such */
+		fl_rec(t)->ans_low_frame = frame;
+		fl_rec(t)->ans_low_psn = psn;
 	}
 
 	if (p->flags & QPT_H_AETH) {
@@ -855,9 +861,12 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			fl_emit(v, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
 			     qpt_nak_name(a->value));
 			/* during an episode too: a resent packet lost again
-			 * (a nested episode) */
-			if (t && a->value == QPT_NAK_PSN_SEQ_ERR && !t->nak_pending) {
+			 * (a nested episode); it replaces a pending one the
+			 * go-back under way has resent the PSN of */
+			if (t && a->value == QPT_NAK_PSN_SEQ_ERR &&
+			    (!t->nak_pending || fl_rec(t)->nak_covered)) {
 				t->nak_pending = true;
+				fl_rec(t)->nak_covered = false;
 				fl_rec(t)->nak_frame = frame;
 				fl_rec(t)->nak_ns = ns;
 				fl_rec(t)->nak_psn = psn;
