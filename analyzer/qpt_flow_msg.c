@@ -305,8 +305,9 @@ same_point:
 		 * without its own: any other request answered is resent only by
 		 * its timer, far longer than the copy window), a go-back of
 		 * this half (the first resend of an episode or RNR retry, a
-		 * gap filled, a READ re-issue; for responses, a restarted
-		 * response stream), a NAK or RNR NAK of it up to its PSN, or
+		 * gap filled, a READ re-issue; for READ responses and atomic
+		 * ACKs, a restarted response stream: a plain ACK is sent again
+		 * only for a request sent again), a NAK or RNR NAK of it up to its PSN, or
 		 * for an answer a resend of a request up to it. */
 		if (request && qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC) &&
 		    h->ans_valid &&
@@ -314,7 +315,8 @@ same_point:
 		     (h->x && h->x->rc && h->x->rc->ans_low_frame > e->frame &&
 		      qpt_psn_diff(h->x->rc->ans_low_psn, psn) >= 0)))
 			continue;
-		if (h->went_back && fl_rec(h)->goback_frame > e->frame)
+		if (h->went_back && fl_rec(h)->goback_frame > e->frame &&
+		    (request || !(qpt_opcodes[p->bth.opcode].flags & QPT_O_ACK)))
 			continue;
 		if (request && nak_between(h, e, psn, ns))
 			continue;
