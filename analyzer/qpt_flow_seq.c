@@ -705,10 +705,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
 			"READ re-issued inside its response range");
 	}
-	if (h->rnr_resend && !h->in_episode &&
+	if (h->rnr_resend && !h->in_episode && silence < fl->o.timeout_gap_ns &&
 	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
 		/* the rest resent after an RNR NAK (from above its next PSN
-		 * too: resends lost before the point): part of the retry */
+		 * too: resends lost before the point): part of the retry
+		 * (after a silence, the retransmit timer's go-back) */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 	} else if (h->rnr_pending && rnr_retry_of(fl, h, psn, ns, silence)) {
 		/* an RNR NAK for a resend: the responder took what was before
