@@ -146,6 +146,7 @@ struct qpt_monitor_opts {
 	gchar *metrics;	     /* --metrics ADDR:PORT */
 	gchar *metrics_auth; /* --metrics-auth FILE: USER:PASSWORD */
 	gint metrics_max;    /* --metrics-max-conversations N */
+	gint metrics_max_links; /* --metrics-max-links N: link series */
 	gint max_convs;	     /* --max-conversations N: the engine is renewed past it */
 	gdouble duration;    /* --duration S: stop after S seconds (0: never) */
 	gboolean no_events;  /* --no-events */
