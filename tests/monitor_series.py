@@ -185,12 +185,12 @@ def main():
               f"({last_time(bad):.6f}, {last_time(clean):.6f})")
         check("process_resident_memory_bytes " in text and "process_cpu_seconds_total " in text,
               "process metrics")
-        # the bound of docs/monitoring.md: link series x 56 + QP pairs x 2 x 9
-        # + QP pairs + links x 18 + 40 fixed
+        # the bound of docs/monitoring.md: link series x 56 + QP pairs x 2
+        # directions x 10 + links x 18 + 40 fixed
         nlinks = len(ts)
         nls = len({tuple(sorted(l.items())) for n, l, _ in s if n == "qptrace_packets_total"})
         n = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
-        bound = nls * 56 + 100 * (2 * 9 + 1) + nlinks * 18 + 40
+        bound = nls * 56 + 100 * 2 * 10 + nlinks * 18 + 40
         check(n <= bound, f"{n} series, at most {bound} ({nls} link series, {nlinks} links)")
         if shutil.which("promtool"):
             pr = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,

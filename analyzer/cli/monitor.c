@@ -124,8 +124,9 @@ struct mconv {
 	uint64_t shown[MV_N];	 /* at the last periodic summary (both directions) */
 	int64_t last_ns, recent_ns;
 	uint64_t trouble;	 /* the engine's qpt_conv_trouble() (worst first) */
-	uint64_t trouble_seen;	 /* of recent_trouble's counters, at recent_ns */
-	double recent;		 /* decayed trouble: the series of its own go by it */
+	uint64_t trouble_seen[2]; /* trouble_of() per direction, at recent_ns */
+	double recent_d[2];	  /* decayed trouble per direction */
+	double recent;		  /* of both: the series of its own go by it */
 	bool seen, labelled;	 /* labelled: metrics series of its own */
 };
 
@@ -308,6 +309,17 @@ static void conv_key(const struct qpt_conv *c, struct mconv *e)
 		   e->remote, e->rqpn);
 	for (int d = 0; d < 2; d++)
 		e->from[d] = c->dir[d]->from ? 1 : 0;
+}
+
+/* Direction d's value k; mv(): both directions'. */
+static uint64_t mvd(const struct mconv *e, int d, int k)
+{
+	return e->carry[d][k] + e->cur[d][k];
+}
+
+static uint64_t mv(const struct mconv *e, int k)
+{
+	return mvd(e, 0, k) + mvd(e, 1, k);
 }
 
 /* ---- links and their series ------------------------------------------------ */
@@ -539,7 +551,8 @@ static void refresh(struct mon *m)
 	g_hash_table_iter_init(&it, m->convs);
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
 		struct mconv *e = val;
-		uint64_t tot[MV_N], tr;
+		double decay = now > e->recent_ns
+				       ? exp2(-(now - e->recent_ns) / (RECENT_HALF_LIFE_S * 1e9)) : 1;
 
 		if (!e->seen) {
 			memset(e->cur, 0, sizeof(e->cur));
@@ -548,16 +561,19 @@ static void refresh(struct mon *m)
 				continue;
 			}
 		}
-		for (int k = 0; k < MV_N; k++)
-			tot[k] = e->carry[0][k] + e->cur[0][k] + e->carry[1][k] + e->cur[1][k];
-		tr = trouble_of(tot);
-		if (now > e->recent_ns) {
-			e->recent *= exp2(-(now - e->recent_ns) / (RECENT_HALF_LIFE_S * 1e9));
-			e->recent_ns = now;
+		e->recent_ns = MAX(now, e->recent_ns);
+		for (int d = 0; d < 2; d++) {
+			uint64_t tot[MV_N], tr;
+
+			for (int k = 0; k < MV_N; k++)
+				tot[k] = mvd(e, d, k);
+			tr = trouble_of(tot);
+			e->recent_d[d] *= decay;
+			if (tr > e->trouble_seen[d])
+				e->recent_d[d] += (double)(tr - e->trouble_seen[d]);
+			e->trouble_seen[d] = tr;
 		}
-		if (tr > e->trouble_seen)
-			e->recent += (double)(tr - e->trouble_seen);
-		e->trouble_seen = tr;
+		e->recent = e->recent_d[0] + e->recent_d[1];
 	}
 	g_ptr_array_free(all, TRUE);
 }
@@ -609,16 +625,6 @@ static void renew_engine(struct mon *m)
 	m->renewals++;
 }
 
-/* Direction d's value k; mv(): both directions'. */
-static uint64_t mvd(const struct mconv *e, int d, int k)
-{
-	return e->carry[d][k] + e->cur[d][k];
-}
-
-static uint64_t mv(const struct mconv *e, int k)
-{
-	return mvd(e, 0, k) + mvd(e, 1, k);
-}
 
 /* ---- output --------------------------------------------------------------- */
 
@@ -909,9 +915,10 @@ static void lser_value(GString *o, const struct mon *m, const char *name, const 
 	prom_num(o, v, scale);
 }
 
-/* A QP pair's direction d: the link series' labels, transport and QPNs. */
-static void qp_value(GString *o, const struct mon *m, const char *name, const struct mconv *e,
-		     int d, uint64_t v, double scale)
+/* A QP pair's direction d: the link series' labels, transport and QPNs
+ * (the closing brace left to the value). */
+static void qp_labels(GString *o, const struct mon *m, const char *name, const struct mconv *e,
+		      int d)
 {
 	const char *src = e->from[d] ? e->remote : e->local, *dst = e->from[d] ? e->local : e->remote;
 	const char *sq = e->from[d] ? e->rqpn : e->lqpn, *dq = e->from[d] ? e->lqpn : e->rqpn;
@@ -922,6 +929,12 @@ static void qp_value(GString *o, const struct mon *m, const char *name, const st
 	prom_label(o, "transport", e->transport);
 	prom_label(o, "qpn_a", ab ? sq : dq);
 	prom_label(o, "qpn_b", ab ? dq : sq);
+}
+
+static void qp_value(GString *o, const struct mon *m, const char *name, const struct mconv *e,
+		     int d, uint64_t v, double scale)
+{
+	qp_labels(o, m, name, e, d);
 	prom_num(o, v, scale);
 }
 
@@ -1087,15 +1100,16 @@ static void render_metrics(struct mon *m, GString *o)
 			if (mvd(e, d, MV_PACKETS))
 				qp_value(o, m, "qptrace_qp_naks_total", e, d, n, 1);
 		}
-	prom_head(o, "qptrace_qp_recent_trouble", "The QP pair's recent trouble, both directions: resends, PSN gaps, NAKs, RNR NAKs, timeouts, bad ICRCs and ECN-CE marks without CNP, halved every 300 s of capture time (the pairs with the most have series of their own)", "gauge");
-	for (guint i = 0; i < lab->len; i++) {
-		const struct mconv *e = g_ptr_array_index(lab, i);
-		int d = mvd(e, 0, MV_PACKETS) ? 0 : 1;
+	prom_head(o, "qptrace_qp_recent_trouble", "Recent trouble of this direction of the QP pair: resends, PSN gaps, NAKs, RNR NAKs, timeouts, bad ICRCs and ECN-CE marks without CNP, halved every 300 s of capture time (the pairs with the most, both directions, have series of their own)", "gauge");
+	for (guint i = 0; i < lab->len; i++)
+		for (int d = 0; d < 2; d++) {
+			const struct mconv *e = g_ptr_array_index(lab, i);
 
-		qp_value(o, m, "qptrace_qp_recent_trouble", e, d, 0, 1);
-		g_string_truncate(o, o->len - 3); /* "} 0\n" */
-		g_string_append_printf(o, " %.3f\n", e->recent);
-	}
+			if (!mvd(e, d, MV_PACKETS))
+				continue;
+			qp_labels(o, m, "qptrace_qp_recent_trouble", e, d);
+			g_string_append_printf(o, "} %.3f\n", e->recent_d[d]);
+		}
 
 	/* per link */
 	prom_head(o, "qptrace_link_frames_total", "Frames read from the link (mirror session, tunnel source, or the capture's own interface or directory), RoCE or not", "counter");
