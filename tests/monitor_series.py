@@ -15,7 +15,9 @@ direction, per-QP series for the worst, no root needed (issue 31).
   * qptrace_build_info names `qptrace --version`'s version; the last-packet
     timestamp of each link is its file's last record's time;
   * the series are fewer than docs/monitoring.md's bound;
-  * promtool check metrics is clean (when promtool is installed).
+  * promtool check metrics is clean (when promtool is installed);
+  * PFC pause and XOFF frames per priority (captures/made/pfc_stall.pcap
+    as a third file) are summary's.
 
     monitor_series.py QPTRACE QPSCEN ROOT
 """
@@ -199,6 +201,21 @@ def main():
                   f"promtool check metrics: {pr.stdout.strip() or 'clean'} {pr.stderr.strip()}")
         else:
             print("# promtool not installed (tools/setup-deps: prometheus): not checked")
+        # PFC: a third file, pauses on priority 3; per priority as summary
+        pfc = os.path.join(root, "captures/made/pfc_stall.pcap")
+        sp = summary(qptrace, pfc)
+        shutil.copy(pfc, os.path.join(d, "c.pcap"))
+        os.utime(os.path.join(d, "c.pcap"), (3000, 3000))
+        f3 = f2 + sp["totals"]["frames"]
+        text = scrape(port, lambda t: f"qptrace_frames_total {f3}\n" in t)
+        s = parse(text)
+        got = {(n, l["priority"]): int(v) for n, l, v in s
+               if n.startswith("qptrace_pfc_") and l["link"] == "roce-mirror" and v}
+        want = {}
+        for x in sp["pfc"]:
+            want[("qptrace_pfc_pause_frames_total", str(x["priority"]))] = x["pause_frames"]
+            want[("qptrace_pfc_xoff_frames_total", str(x["priority"]))] = x["xoff_frames"]
+        check(got == want and want, f"PFC frames per priority {got} = summary's {want}")
         p.send_signal(signal.SIGINT)
         p.communicate(timeout=30)
         check(p.returncode == 130, f"Ctrl-C: exit status {p.returncode}")
