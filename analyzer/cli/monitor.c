@@ -78,6 +78,7 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "qpt_pfc.h"
 #include "qpt_rank.h"
@@ -115,6 +116,8 @@ struct mconv {
 	char key[256];
 	char local[QPT_ADDR_STRLEN], remote[QPT_ADDR_STRLEN];
 	char lqpn[12], rqpn[12], transport[8];
+	uint32_t qpn[2];      /* ep[0]'s and ep[1]'s, when known */
+	bool qpn_known[2];
 	int32_t id;	      /* as shown: the engine's id plus its generation's base */
 	uint8_t from[2];      /* direction d: from ep[from[d]] (0 local, 1 remote) */
 	uint16_t link[2];     /* direction d's link (an index into mon.links) */
@@ -186,6 +189,7 @@ struct mon {
 	bool write_failed;
 	unsigned renewals;
 	uint64_t untabled; /* active conversations past the table's bound */
+	struct qpt_findings_frames *ff; /* the frames the diagnosis names */
 	struct qpt_http *http; /* --metrics */
 	size_t metrics_len;    /* the last rendering's */
 	bool failed;	       /* -r: a bad filter (exit status 2) */
@@ -307,8 +311,11 @@ static void conv_key(const struct qpt_conv *c, struct mconv *e)
 	g_strlcpy(e->transport, c->transport[0] ? c->transport : "?", sizeof(e->transport));
 	g_snprintf(e->key, sizeof(e->key), "%s|%s|%s|%s|%s", e->transport, e->local, e->lqpn,
 		   e->remote, e->rqpn);
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < 2; d++) {
 		e->from[d] = c->dir[d]->from ? 1 : 0;
+		e->qpn[d] = c->ep[d].qpn;
+		e->qpn_known[d] = c->ep[d].qpn_known;
+	}
 }
 
 /* Direction d's value k; mv(): both directions'. */
@@ -585,6 +592,8 @@ static void end_events(void *data, const struct qpt_verdict *v)
 {
 	struct mon *m = data;
 
+	if (v->nevents)
+		qpt_findings_frames_add(m->ff, v);
 	for (unsigned i = 0; !m->mo->no_events && i < v->nevents; i++)
 		event_line(m, &v->ev[i]);
 }
@@ -614,6 +623,8 @@ static void renew_engine(struct mon *m)
 		memset(e->cur, 0, sizeof(e->cur));
 	}
 	g_array_set_size(m->acct, 0); /* the new engine's ids start again */
+	qpt_findings_frames_free(m->ff);
+	m->ff = qpt_findings_frames_new();
 	qpt_flow_free(m->fl);
 	{
 		struct qpt_flow_opts fo;
@@ -638,56 +649,50 @@ static void flush_out(struct mon *m)
 	g_string_truncate(m->out, 0);
 }
 
+/* An event as `events` writes it (qpt_event_words), after its frame and
+ * time: JSON "type":"event" first, the wall-clock (ISO 8601) time in text. */
 static void event_line(struct mon *m, const struct qpt_event *ev)
 {
-	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = m->out;
 	int32_t conv = ev->conv >= 0 ? ev->conv + m->id_base : -1;
 
 	if (m->o->json) {
-		g_string_append_printf(o, "{\"type\":\"event\",\"frame\":%" PRIu64
-				       ",\"time\":%" PRId64 ".%06d,\"conv\":%d,\"dir\":%d,"
-				       "\"kind\":\"%s\",\"psn\":%u",
-				       ev->frame, ev->time_ns / 1000000000,
-				       (int)(ev->time_ns % 1000000000 / 1000), conv, ev->dir,
-				       vi->key, ev->psn);
-		if (ev->original_frame)
-			g_string_append_printf(o, ",\"original_frame\":%" PRIu64, ev->original_frame);
-		if (vi->count_key)
-			g_string_append_printf(o, ",\"%s\":%u", vi->count_key, ev->count);
-		if (vi->code == QPT_CODE_NAK)
-			g_string_append_printf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
-		if (ev->duration_ns)
-			g_string_append_printf(o, ",\"duration_us\":%.3f", ev->duration_ns / 1000.0);
-		if (ev->detail) {
-			g_string_append(o, ",\"detail\":");
-			qpt_json_escape(o, ev->detail);
-		}
-		g_string_append(o, "}\n");
-		return;
-	}
-	{
+		g_string_append_printf(o, "{\"type\":\"event\",\"frame\":%" PRIu64 ",\"time\":",
+				       ev->frame);
+		qpt_format_epoch(o, ev->time_ns);
+	} else {
 		time_t sec = (time_t)(ev->time_ns / 1000000000);
 		struct tm tm;
 		char ts[32];
 
 		gmtime_r(&sec, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-		g_string_append_printf(o, "%s.%06dZ frame %" PRIu64 " conv %d %s PSN %u", ts,
-				       (int)(ev->time_ns % 1000000000 / 1000), ev->frame, conv,
-				       vi->key, ev->psn);
+		g_string_append_printf(o, "%s.%06dZ frame %" PRIu64, ts,
+				       (int)(ev->time_ns % 1000000000 / 1000), ev->frame);
 	}
-	if (ev->original_frame)
-		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
-	if (vi->count_key)
-		g_string_append_printf(o, " %s %u", vi->count_key, ev->count);
-	if (vi->code == QPT_CODE_NAK)
-		g_string_append_printf(o, " %s", qpt_nak_name(ev->code));
-	if (ev->duration_ns)
-		g_string_append_printf(o, " after %.1f us", ev->duration_ns / 1000.0);
-	if (ev->detail && vi->detail_in_text)
-		g_string_append_printf(o, ": %s", ev->detail);
-	g_string_append_c(o, '\n');
+	qpt_event_words(o, ev, conv, m->o->json);
+}
+
+/* summary's diagnosis of the current engine (qpt_findings_walk, written by
+ * qpt_text_findings / qpt_json_findings): every interval and at the end. */
+static void diagnosis(struct mon *m, bool final)
+{
+	GPtrArray *att = qpt_flow_cm_attempts(m->fl);
+	GArray *fs = qpt_findings_walk(m->fl, NULL, NULL, att, true, m->ff);
+	int64_t t = now_ns(m);
+
+	if (m->o->json) {
+		g_string_append_printf(m->out, "{\"type\":\"%s\",\"time\":",
+				       final ? "final_diagnosis" : "diagnosis");
+		qpt_format_epoch(m->out, t);
+		qpt_json_findings(m->out, fs);
+		g_string_append(m->out, "}\n");
+	} else {
+		g_string_append(m->out, final ? "final " : "");
+		qpt_text_findings(m->out, fs);
+	}
+	g_array_free(fs, TRUE);
+	g_ptr_array_free(att, TRUE);
 }
 
 static gint cmp_worst_entry(gconstpointer a, gconstpointer b)
@@ -737,31 +742,43 @@ static void conv_lines(struct mon *m, bool final)
 		uint64_t d_pk = mv(e, MV_PACKETS) - e->shown[MV_PACKETS];
 		uint64_t d_rt = mv(e, MV_RETRANS) - e->shown[MV_RETRANS];
 
+		char lost[32];
+
+		/* summary's keys (a conversation object's "id", "endpoints",
+		 * "time_lost_us"), its units in text */
 		if (m->o->json) {
+			g_string_append_printf(m->out, "{\"type\":\"%s\",\"time\":", type);
+			qpt_format_epoch(m->out, t);
+			g_string_append_printf(m->out, ",\"id\":%d,\"transport\":\"%s\",\"endpoints\":[",
+					       e->id, e->transport);
+			for (int k = 0; k < 2; k++) {
+				g_string_append_printf(m->out, "%s{\"addr\":\"%s\",\"qpn\":", k ? "," : "",
+						       k ? e->remote : e->local);
+				if (e->qpn_known[k])
+					g_string_append_printf(m->out, "%u}", e->qpn[k]);
+				else
+					g_string_append(m->out, "null}");
+			}
 			g_string_append_printf(m->out,
-				"{\"type\":\"%s\",\"time\":%" PRId64 ".%06d,\"conv\":%d,"
-				"\"transport\":\"%s\",\"local\":\"%s\",\"local_qpn\":\"%s\","
-				"\"remote\":\"%s\",\"remote_qpn\":\"%s\",\"packets\":%" PRIu64
-				",\"packets_delta\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
-				",\"retransmitted_delta\":%" PRIu64 ",\"psn_gaps\":%" PRIu64
-				",\"gbn_episodes\":%" PRIu64 ",\"gbn_time_lost_us\":%.3f,\"naks\":%" PRIu64
-				",\"rnr_naks\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
-				",\"idle_s\":%.3f}\n",
-				type, t / 1000000000, (int)(t % 1000000000 / 1000), e->id, e->transport,
-				e->local, e->lqpn, e->remote, e->rqpn, mv(e, MV_PACKETS), d_pk,
-				mv(e, MV_RETRANS), d_rt, mv(e, MV_GAPS), mv(e, MV_GBN),
-				mv(e, MV_GBN_LOST_NS) / 1000.0, naks_of(e, NULL), mv(e, MV_RNR),
-				mv(e, MV_CNPS), mv(e, MV_ECN_CE), (t - e->last_ns) / 1e9);
+				"],\"packets\":%" PRIu64 ",\"packets_delta\":%" PRIu64
+				",\"retransmitted_packets\":%" PRIu64 ",\"retransmitted_delta\":%" PRIu64
+				",\"psn_gaps\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
+				",\"time_lost_us\":%.3f,\"naks\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
+				",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"idle_s\":%.3f}\n",
+				mv(e, MV_PACKETS), d_pk, mv(e, MV_RETRANS), d_rt, mv(e, MV_GAPS),
+				mv(e, MV_GBN), mv(e, MV_GBN_LOST_NS) / 1000.0, naks_of(e, NULL),
+				mv(e, MV_RNR), mv(e, MV_CNPS), mv(e, MV_ECN_CE), (t - e->last_ns) / 1e9);
 		} else {
 			g_string_append_printf(m->out,
 				"%s conv %d %s %s QP %s <-> %s QP %s: %" PRIu64 " packets (+%" PRIu64
 				"), %" PRIu64 " retransmitted (+%" PRIu64 "), %" PRIu64 " PSN gaps, %"
-				PRIu64 " go-back-N (%.1f us lost), %" PRIu64 " NAKs, %" PRIu64
+				PRIu64 " go-back-N (%s lost), %" PRIu64 " NAKs, %" PRIu64
 				" RNR NAKs, %" PRIu64 " CNPs, %" PRIu64 " ECN-CE\n",
 				type, e->id, e->transport, e->local, e->lqpn, e->remote, e->rqpn,
 				mv(e, MV_PACKETS), d_pk, mv(e, MV_RETRANS), d_rt, mv(e, MV_GAPS),
-				mv(e, MV_GBN), mv(e, MV_GBN_LOST_NS) / 1000.0, naks_of(e, NULL),
-				mv(e, MV_RNR), mv(e, MV_CNPS), mv(e, MV_ECN_CE));
+				mv(e, MV_GBN),
+				qpt_format_duration((int64_t)mv(e, MV_GBN_LOST_NS), lost, sizeof(lost)),
+				naks_of(e, NULL), mv(e, MV_RNR), mv(e, MV_CNPS), mv(e, MV_ECN_CE));
 		}
 		for (int k = 0; k < MV_N; k++)
 			e->shown[k] = mv(e, k);
@@ -1252,6 +1269,8 @@ static void on_frame(struct mon *m, uint32_t linktype, int64_t ns, const uint8_t
 	m->frame_no++;
 	qpt_decode(&pkt, linktype, data, caplen, wirelen, &m->o->dec);
 	qpt_flow_packet(m->fl, m->frame_no, ns, &pkt, &v);
+	if (v.nevents)
+		qpt_findings_frames_add(m->ff, &v);
 	{
 		uint16_t li = frame_link(m, &pkt);
 		struct mlink *l = g_ptr_array_index(m->links, li);
@@ -1319,6 +1338,7 @@ static void tick(struct mon *m, int64_t *next_interval_us)
 	g_ptr_array_free(all, TRUE);
 	if (m->mo->interval > 0 && now >= *next_interval_us) {
 		conv_lines(m, false);
+		diagnosis(m, false);
 		*next_interval_us = now + (int64_t)(m->mo->interval * 1e6);
 	}
 	flush_out(m);
@@ -1900,6 +1920,7 @@ int cmd_monitor(struct opts *o)
 		m.fl = qpt_flow_new(&fo);
 	}
 	m.convs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+	m.ff = qpt_findings_frames_new();
 	m.lsers = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 	m.acct = g_array_new(FALSE, TRUE, sizeof(struct acct));
 	m.links = g_ptr_array_new_with_free_func(free_link);
@@ -1919,11 +1940,13 @@ int cmd_monitor(struct opts *o)
 	if (m.http && qpt_http_wanted(m.http))
 		publish_metrics(&m); /* the last numbers, to a scrape waiting for them */
 	conv_lines(&m, true); /* the final summary */
+	diagnosis(&m, true);
 	flush_out(&m);
 	qpt_http_stop(m.http);
 	qpt_flow_free(m.fl);
 	g_hash_table_destroy(m.convs);
 	g_hash_table_destroy(m.lsers);
+	qpt_findings_frames_free(m.ff);
 	g_array_free(m.acct, TRUE);
 	g_hash_table_destroy(m.link_ix);
 	g_ptr_array_free(m.links, TRUE);
