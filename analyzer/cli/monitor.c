@@ -44,12 +44,15 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
  *
  *   qptrace monitor -i IFACE [-f BPF] [--json] [--interval S] [--idle S]
  *                   [--metrics ADDR:PORT] [--metrics-max-conversations N]
+ *                   [--metrics-max-links N]
  *   qptrace monitor -r DIR [--follow] ...
  *
  * Frames go through the same decoder and engine as `qptrace events`;
- * events are written as they happen, a line per active conversation every
- * --interval seconds (the worst first), the final summary at the end
- * (Ctrl-C, SIGTERM, --duration, or the end of DIR without --follow).
+ * events are written as they happen (in `events`' words: qpt_event_words),
+ * a line per active conversation every --interval seconds (the worst
+ * first) and `summary`'s diagnosis (qpt_text_findings / qpt_json_findings),
+ * the final summary and diagnosis at the end (Ctrl-C, SIGTERM, --duration,
+ * or the end of DIR without --follow).
  *
  * Memory.  The engine keeps state per QP half and never forgets one (it
  * has no call to drop a conversation; it stops tracking new QPs past
