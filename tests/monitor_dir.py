@@ -25,7 +25,6 @@ import os
 import shutil
 import signal
 import struct
-import socket
 import subprocess
 import sys
 import tempfile
@@ -168,14 +167,6 @@ def rotations(qptrace, root, tmp):
           f"{'' if caught else ' (the monitor was not caught reading r1)'}")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="qpt-mondir-")
@@ -232,7 +223,7 @@ def main():
             shutil.copy(os.path.join(root, rel), os.path.join(d, f"f{i}.pcap"))
             os.utime(os.path.join(d, f"f{i}.pcap"), (1000 + i, 1000 + i))
             want = [a + b for a, b in zip(want, totals(qptrace, os.path.join(root, rel)))]
-        port = free_port()
+        port = tap.free_port()
         p = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events", "--interval", "0",
                               "--idle", "0", "--metrics", f"127.0.0.1:{port}", "--duration", "30",
                               "--metrics-max-conversations", "1"],

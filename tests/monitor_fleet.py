@@ -25,11 +25,9 @@ down at the end.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 
 import tap  # tests/tap.py
@@ -43,11 +41,6 @@ SITE_PORT = 19090
 GLOBAL_PORT = 19091
 
 
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
-
-
 def ns_cmd(ns, *args):
     return ["ip", "netns", "exec", ns, *args]
 
@@ -56,44 +49,13 @@ def ns_run(ns, *args):
     return subprocess.run(ns_cmd(ns, *args), check=True, capture_output=True, timeout=120)
 
 
-def ns_get(ns, url, timeout=5):
-    code = ("import sys, urllib.request\n"
-            "try:\n"
-            f"    sys.stdout.write(urllib.request.urlopen({url!r}, timeout={timeout}).read().decode())\n"
-            "except Exception as e:\n"
-            "    sys.stderr.write(str(e)); sys.exit(1)\n")
-    r = subprocess.run(ns_cmd(ns, sys.executable, "-c", code), capture_output=True, text=True,
-                       timeout=timeout + 10)
-    return r.stdout if r.returncode == 0 else None
-
-
 def promql(ns, port, q):
     """The query's samples as {site: value} (one series per site), None on error."""
-    out = ns_get(ns, f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q}))
+    out = tap.netns_get(ns, f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q}))
     if not out:
         return None
     res = json.loads(out)["data"]["result"]
     return {r["metric"].get("site", ""): float(r["value"][1]) for r in res}
-
-
-def wait_for(fn, timeout, step=0.5):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(step)
-    return None
-
-
-def stop(p):
-    if p and p.poll() is None:
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def summary_counts(qptrace, cap):
@@ -106,15 +68,7 @@ def summary_counts(qptrace, cap):
 
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    if os.geteuid() != 0:
-        skip("needs root (network namespaces, veth pairs, live captures)")
-    for tool, pkg in (("ip", "iproute2"), ("tcpreplay", "tcpreplay"), ("prometheus", "prometheus")):
-        if not shutil.which(tool):
-            skip(f"{tool} not installed (Debian package {pkg}: tools/setup-deps installs it)")
-    r = subprocess.run([qptrace, "monitor", "--metrics", "127.0.0.1:1", "-r", "/nonexistent"],
-                       capture_output=True, text=True)
-    if "libmicrohttpd" in r.stderr:
-        skip("qptrace built without libmicrohttpd (libmicrohttpd-dev): no --metrics")
+    tap.need_live_monitor(qptrace, "network namespaces, veth pairs, live captures")
     tag = os.getpid()
     names = {s: f"qptfl{s}{tag}" for s in SITES}
     gname = f"qptflg{tag}"
@@ -123,7 +77,7 @@ def main():
         if subprocess.run(["ip", "netns", "add", n], capture_output=True).returncode:
             for m in made:
                 subprocess.run(["ip", "netns", "delete", m], capture_output=True)
-            skip("cannot create network namespaces here (ip netns add failed)")
+            tap.skip("cannot create network namespaces here (ip netns add failed)")
         made.append(n)
     tmp = tempfile.mkdtemp(prefix="qpt-fleet-")
     procs = []
@@ -182,11 +136,11 @@ def main():
             ns_cmd(gname, "prometheus", f"--config.file={gcfg}", f"--storage.tsdb.path={tmp}/tsdb-g",
                    f"--web.listen-address=127.0.0.1:{GLOBAL_PORT}"),
             stdout=glog, stderr=subprocess.STDOUT))
-        up = all(wait_for(lambda n=n: ns_get(n, f"http://127.0.0.1:{SITE_PORT}/-/ready") is not None, 60)
+        up = all(tap.wait_for(lambda n=n: tap.netns_get(n, f"http://127.0.0.1:{SITE_PORT}/-/ready") is not None, 60)
                  for n in names.values())
-        up = up and wait_for(lambda: ns_get(gname, f"http://127.0.0.1:{GLOBAL_PORT}/-/ready")
+        up = up and tap.wait_for(lambda: tap.netns_get(gname, f"http://127.0.0.1:{GLOBAL_PORT}/-/ready")
                              is not None, 60)
-        up = up and all(wait_for(lambda n=n: ns_get(n, f"http://127.0.0.1:{METRICS_PORT}/metrics"), 30)
+        up = up and all(tap.wait_for(lambda n=n: tap.netns_get(n, f"http://127.0.0.1:{METRICS_PORT}/metrics"), 30)
                         for n in names.values())
         check(bool(up), "two monitors, two site Prometheus servers and a global one are up")
         # replay at both sites at once, each capture at its pace, 3 s apart:
@@ -201,7 +155,7 @@ def main():
             rp.wait(timeout=120)
         check(all(rp.returncode == 0 for rp in replays), "tcpreplay at both sites")
         total_sent = sum(w[0] for w in want.values())
-        got = wait_for(lambda: (promql(gname, GLOBAL_PORT, "sum(link:qptrace_packets:sum)") or {})
+        got = tap.wait_for(lambda: (promql(gname, GLOBAL_PORT, "sum(link:qptrace_packets:sum)") or {})
                        .get("") == total_sent, 60)
         per_site = {k: (promql(gname, GLOBAL_PORT,
                                f"sum by (site) (link:qptrace_{k}:sum)") or {})
@@ -217,7 +171,7 @@ def main():
               f"the fleet's retransmit ratio {ratio.get('')} = the summaries' "
               f"{sum(w[1] for w in want.values())}/{total_sent} = {want_ratio}")
         # the rate rule, federated too: a series per link direction and site
-        rr = wait_for(lambda: (lambda x: x if x and set(x) == set(SITES) else None)(
+        rr = tap.wait_for(lambda: (lambda x: x if x and set(x) == set(SITES) else None)(
             promql(gname, GLOBAL_PORT, "count by (site) (link:qptrace_retransmit_ratio:rate5m)")),
             30)
         check(rr and set(rr) == set(SITES), f"link:qptrace_retransmit_ratio:rate5m federated "
@@ -232,7 +186,7 @@ def main():
               f"neither monitor's capture dropped a packet ({drops})")
     finally:
         for p in reversed(procs):
-            stop(p)
+            tap.interrupt(p, 15)
         for n in made:
             subprocess.run(["ip", "netns", "delete", n], capture_output=True)
         if tap.failed:

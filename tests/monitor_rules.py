@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,14 +37,6 @@ PROMQL = {"sum", "max", "min", "avg", "count", "topk", "bottomk", "rate", "irate
           "unless", "label_values", "e6"}
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def exported(qptrace, root, tmp):
     """The metric and label names of a real scrape of the monitor."""
     d = os.path.join(tmp, "caps")
@@ -58,7 +49,7 @@ def exported(qptrace, root, tmp):
         s = json.loads(subprocess.run([qptrace, "summary", "--json", "-q", dst], check=True,
                                       capture_output=True, text=True).stdout)
         frames += s["totals"]["frames"]
-    port = free_port()
+    port = tap.free_port()
     p = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events", "--interval", "0",
                           "--idle", "0", "--duration", "60", "--metrics", f"127.0.0.1:{port}"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -92,13 +83,8 @@ def main():
     qptrace, root = sys.argv[1:3]
     mon = os.path.join(root, "monitoring")
     if not shutil.which("promtool"):
-        print("SKIP: promtool not installed (tools/setup-deps: prometheus)")
-        return 77
-    r = subprocess.run([qptrace, "monitor", "--metrics", "127.0.0.1:1", "-r", "/nonexistent"],
-                       capture_output=True, text=True)
-    if "libmicrohttpd" in r.stderr:
-        print("SKIP: qptrace built without libmicrohttpd (libmicrohttpd-dev): no --metrics")
-        return 77
+        tap.skip("promtool not installed (tools/setup-deps: prometheus)")
+    tap.need_metrics(qptrace)
     tmp = tempfile.mkdtemp(prefix="qpt-rules-")
     try:
         rules = os.path.join(mon, "qptrace-rules.yml")

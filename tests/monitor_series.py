@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -49,14 +48,6 @@ def parse(text):
         if m:
             out.append((m.group(1), dict(LABEL.findall(m.group(2))), float(m.group(3))))
     return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def summary(qptrace, cap):
@@ -92,6 +83,7 @@ def scrape(port, until, timeout=60):
 
 def main():
     qptrace, qpscen, root = sys.argv[1:4]
+    tap.need_metrics(qptrace)
     tmp = tempfile.mkdtemp(prefix="qpt-series-")
     p = None
     try:
@@ -111,7 +103,7 @@ def main():
               f"({sb['totals']['retransmitted_packets']} resent)")
         shutil.copy(clean, os.path.join(d, "a.pcap"))
         os.utime(os.path.join(d, "a.pcap"), (1000, 1000))
-        port = free_port()
+        port = tap.free_port()
         p = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events",
                               "--interval", "0", "--idle", "0", "--duration", "90",
                               "--metrics", f"127.0.0.1:{port}",

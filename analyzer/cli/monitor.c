@@ -67,6 +67,7 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <pcap/pcap.h>
 #include <poll.h>
@@ -710,7 +711,8 @@ static gint cmp_worst_entry(gconstpointer a, gconstpointer b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static GPtrArray *entries_worst_first(struct mon *m)
+/* The table's conversations, sorted by cmp. */
+static GPtrArray *entries_sorted(struct mon *m, GCompareFunc cmp)
 {
 	GPtrArray *a = g_ptr_array_new();
 	GHashTableIter it;
@@ -719,8 +721,13 @@ static GPtrArray *entries_worst_first(struct mon *m)
 	g_hash_table_iter_init(&it, m->convs);
 	while (g_hash_table_iter_next(&it, NULL, &val))
 		g_ptr_array_add(a, val);
-	g_ptr_array_sort(a, cmp_worst_entry);
+	g_ptr_array_sort(a, cmp);
 	return a;
+}
+
+static GPtrArray *entries_worst_first(struct mon *m)
+{
+	return entries_sorted(m, cmp_worst_entry);
 }
 
 static uint64_t naks_of(const struct mconv *e, const uint64_t *base)
@@ -974,14 +981,8 @@ static gint cmp_recent(gconstpointer a, gconstpointer b)
 /* The --metrics-max-conversations with the most recent trouble. */
 static GPtrArray *pick_qps(struct mon *m)
 {
-	GPtrArray *a = g_ptr_array_new();
-	GHashTableIter it;
-	gpointer val;
+	GPtrArray *a = entries_sorted(m, cmp_recent);
 
-	g_hash_table_iter_init(&it, m->convs);
-	while (g_hash_table_iter_next(&it, NULL, &val))
-		g_ptr_array_add(a, val);
-	g_ptr_array_sort(a, cmp_recent);
 	for (guint i = 0; i < a->len; i++)
 		((struct mconv *)g_ptr_array_index(a, i))->labelled = i < (guint)m->mo->metrics_max;
 	if (a->len > (guint)m->mo->metrics_max)
@@ -1039,6 +1040,26 @@ static void process_metrics(GString *o)
 		prom_head(o, "process_max_fds", "Maximum number of open file descriptors", "gauge");
 		g_string_append_printf(o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
 	}
+}
+
+/* A PFC counter per link and priority: the uint64_t[QPT_PFC_PRIOS] at
+ * offset off of struct mlink. */
+static void pfc_family(GString *o, const struct mon *m, const char *name, const char *help,
+		       size_t off)
+{
+	char p[8];
+
+	prom_head(o, name, help, "counter");
+	for (guint i = 0; i < m->links->len; i++)
+		for (int k = 0; k < QPT_PFC_PRIOS; k++) {
+			const struct mlink *l = g_ptr_array_index(m->links, i);
+
+			g_snprintf(p, sizeof(p), "%d", k);
+			g_string_append_printf(o, "%s{", name);
+			prom_label(o, "link", l->name);
+			prom_label(o, "priority", p);
+			prom_num(o, ((const uint64_t *)((const char *)l + off))[k], 1);
+		}
 }
 
 static void render_metrics(struct mon *m, GString *o)
@@ -1150,28 +1171,8 @@ static void render_metrics(struct mon *m, GString *o)
 		prom_label(o, "link", l->name);
 		g_string_append_printf(o, "} %.6f\n", l->last_ns / 1e9);
 	}
-	prom_head(o, "qptrace_pfc_pause_frames_total", "PFC frames pausing or resuming the priority (its class-enable bit set), and 802.3x PAUSE frames (every priority)", "counter");
-	for (guint i = 0; i < m->links->len; i++)
-		for (int p = 0; p < QPT_PFC_PRIOS; p++) {
-			const struct mlink *l = g_ptr_array_index(m->links, i);
-
-			g_snprintf(kb, sizeof(kb), "%d", p);
-			g_string_append(o, "qptrace_pfc_pause_frames_total{");
-			prom_label(o, "link", l->name);
-			prom_label(o, "priority", kb);
-			prom_num(o, l->pause[p], 1);
-		}
-	prom_head(o, "qptrace_pfc_xoff_frames_total", "PFC and PAUSE frames with a pause time above 0 for the priority (XOFF; the rest resume it)", "counter");
-	for (guint i = 0; i < m->links->len; i++)
-		for (int p = 0; p < QPT_PFC_PRIOS; p++) {
-			const struct mlink *l = g_ptr_array_index(m->links, i);
-
-			g_snprintf(kb, sizeof(kb), "%d", p);
-			g_string_append(o, "qptrace_pfc_xoff_frames_total{");
-			prom_label(o, "link", l->name);
-			prom_label(o, "priority", kb);
-			prom_num(o, l->xoff[p], 1);
-		}
+	pfc_family(o, m, "qptrace_pfc_pause_frames_total", "PFC frames pausing or resuming the priority (its class-enable bit set), and 802.3x PAUSE frames (every priority)", offsetof(struct mlink, pause));
+	pfc_family(o, m, "qptrace_pfc_xoff_frames_total", "PFC and PAUSE frames with a pause time above 0 for the priority (XOFF; the rest resume it)", offsetof(struct mlink, xoff));
 
 	g_string_append_printf(o,
 		"# HELP qptrace_frames_total Frames read (all of them, RoCE or not).\n"
