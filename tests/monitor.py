@@ -184,6 +184,23 @@ def main():
                   f"({fin[-1]['retransmitted_packets'] if fin else None} retransmitted), "
                   f"exit status {rc} (130)")
 
+        # Ctrl-C right after a burst: the frames the kernel still holds
+        # (in a block it has not handed over yet) are counted
+        cap = os.path.join(root, "captures/made/cnp_ecn.pcap")
+        want = summary_totals(qptrace, cap)
+        mlog = open(os.path.join(tmp, "monitor-burst.log"), "w")
+        mon = start_monitor(ns, qptrace, ["-i", "qpb"], mlog)
+        time.sleep(1.5)
+        ns.run("tcpreplay", "-q", "--topspeed", "-i", "qpa", cap, timeout=120)
+        rc = stop(mon)
+        mon = None
+        mlog.close()
+        with open(os.path.join(tmp, "monitor-burst.log")) as f:
+            fin = [json.loads(l) for l in f if '"final_totals"' in l]
+        check(fin and fin[-1]["iba_packets"] == want["iba_packets"] and rc == 130,
+              f"Ctrl-C at once after a burst of {want['iba_packets']} packets: "
+              f"{fin[-1]['iba_packets'] if fin else None} counted, exit status {rc}")
+
         # Memory: a replay loop at top speed; RSS after the first quarter and
         # at the end.
         cap = os.path.join(root, LOOP_CAPTURE)
