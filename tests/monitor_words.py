@@ -10,6 +10,7 @@ bad ICRC, PFC, READ, CM), alone in a directory read by `monitor -r DIR`:
     for value ("type": "event" added);
   * its final diagnosis is summary's ("final " before it), line for line,
     and its --json final_diagnosis findings are summary --json's findings;
+  * with --follow --interval 1 the periodic diagnoses are summary's too;
   * its per-conversation JSON lines use summary's keys (id, transport,
     endpoints with addr and qpn, retransmitted_packets, time_lost_us)
     with summary's values.
@@ -103,6 +104,16 @@ def main():
             check(fin and not bad, f"{name}: {len(fin)} final conversation lines in summary's keys "
                                    f"and values {bad[:1]}")
         check(n_events >= 50, f"{n_events} event lines compared")
+        # every --interval: the same diagnosis (of the engine so far)
+        d = os.path.join(tmp, "write_bw_drop.pcap.d")
+        lines = [json.loads(l) for l in run([qptrace, "monitor", "-r", d, "--follow", "--json",
+                                             "--no-events", "--interval", "1", "--idle", "0",
+                                             "--duration", "2.5"]).splitlines()]
+        sj = json.loads(run([qptrace, "summary", "--json",
+                             os.path.join(root, "captures/rxe/write_bw_drop.pcap")]))
+        per = [x for x in lines if x.get("type") == "diagnosis"]
+        check(per and all(x["findings"] == sj["findings"] for x in per),
+              f"--interval 1: {len(per)} periodic diagnoses, each summary's findings")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return tap.done()
