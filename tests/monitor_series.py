@@ -16,6 +16,8 @@ direction, per-QP series for the worst, no root needed (issue 31).
     timestamp of each link is its file's last record's time;
   * the series are fewer than docs/monitoring.md's bound;
   * promtool check metrics is clean (when promtool is installed);
+  * with --metrics-max-links 1 the rest fold into one `other` series and
+    the totals stay summary's;
   * PFC pause and XOFF frames per priority (captures/made/pfc_stall.pcap
     as a third file) are summary's.
 
@@ -211,6 +213,24 @@ def main():
         p.send_signal(signal.SIGINT)
         p.communicate(timeout=30)
         check(p.returncode == 130, f"Ctrl-C: exit status {p.returncode}")
+
+        # --metrics-max-links 1: one link series, the rest in `other`, the
+        # totals still exact
+        port = tap.free_port()
+        p = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events",
+                              "--interval", "0", "--idle", "0", "--duration", "60",
+                              "--metrics", f"127.0.0.1:{port}", "--metrics-max-links", "1"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        s = parse(scrape(port, lambda t: f"qptrace_frames_total {f3}\n" in t))
+        ls = [l for n, l, _ in s if n == "qptrace_packets_total"]
+        tot = sum(v for n, _, v in s if n == "qptrace_packets_total")
+        want = sum(x["packets"] for sm in (sc, sb, sp) for c in sm["conversations"]
+                   for x in c["directions"])
+        check(len(ls) == 2 and sum(1 for l in ls if l["link"] == "other") == 1 and tot == want,
+              f"--metrics-max-links 1: {len(ls)} link series (one and 'other'), "
+              f"{tot:.0f} packets in them = summary's {want}")
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
     finally:
         if p and p.poll() is None:
             p.kill()

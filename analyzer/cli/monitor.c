@@ -178,7 +178,6 @@ struct mon {
 	GHashTable *convs; /* key -> struct mconv */
 	struct mtot retired, now;
 	GHashTable *lsers; /* key -> struct lser: the link series */
-	unsigned n_lsers_other; /* keys past --metrics-max-links, in "other" */
 	GArray *acct;	   /* struct acct by the engine's conversation id */
 	GPtrArray *links;  /* struct mlink; [0]: the capture's own (-i IFACE, -r DIR) */
 	GHashTable *link_ix; /* name -> index + 1 */
@@ -422,7 +421,6 @@ static struct lser *lser_of(struct mon *m, uint16_t link, int8_t prio, const cha
 	if (l)
 		return l;
 	if (g_hash_table_size(m->lsers) >= (guint)m->mo->metrics_max_links) {
-		m->n_lsers_other++;
 		if ((l = g_hash_table_lookup(m->lsers, "other")))
 			return l;
 		g_strlcpy(key, "other", sizeof(key));
