@@ -20,7 +20,6 @@ torn down at the end.  Skips (exit 77) when not root or a part is missing.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,10 +42,6 @@ LOOP_PPS = int(os.environ.get("QPT_MONITOR_LOOP_PPS", "100000"))
 METRICS_PORT = 19464
 PROM_PORT = 19090
 
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
-
 
 class NS:
     def __init__(self, name):
@@ -63,14 +58,7 @@ class NS:
 
     def get(self, url, timeout=5):
         """HTTP GET from inside the namespace (its 127.0.0.1)."""
-        code = ("import sys, urllib.request\n"
-                "try:\n"
-                f"    sys.stdout.write(urllib.request.urlopen({url!r}, timeout={timeout}).read().decode())\n"
-                "except Exception as e:\n"
-                "    sys.stderr.write(str(e)); sys.exit(1)\n")
-        r = subprocess.run(self.cmd(sys.executable, "-c", code), capture_output=True,
-                           text=True, timeout=timeout + 10)
-        return r.stdout if r.returncode == 0 else None
+        return tap.netns_get(self.name, url, timeout)
 
     def promql(self, q):
         out = self.get(f"http://127.0.0.1:{PROM_PORT}/api/v1/query?" +
@@ -107,14 +95,7 @@ PROMQL = {"packets": "sum(qptrace_packets_total)",
           "iba_packets": "qptrace_iba_packets_total"}
 
 
-def wait_for(fn, timeout, step=0.25):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(step)
-    return None
+wait_for = tap.wait_for
 
 
 def start_monitor(ns, qptrace, extra, out):
@@ -125,14 +106,7 @@ def start_monitor(ns, qptrace, extra, out):
 
 def stop(p):
     """Ctrl-C; the exit status (the monitor's own: `ip netns exec` execs it)."""
-    if p and p.poll() is None:
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-    return p.returncode if p else None
+    return tap.interrupt(p)
 
 
 def rss_kb(pid):
@@ -149,18 +123,10 @@ def rss_kb(pid):
 
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
-    if os.geteuid() != 0:
-        skip("needs root (network namespaces, a veth pair, a live capture)")
-    for tool, pkg in (("ip", "iproute2"), ("tcpreplay", "tcpreplay"), ("prometheus", "prometheus")):
-        if not shutil.which(tool):
-            skip(f"{tool} not installed (Debian package {pkg}: tools/setup-deps installs it)")
-    r = subprocess.run([qptrace, "monitor", "--metrics", "127.0.0.1:1", "-r", "/nonexistent"],
-                       capture_output=True, text=True)
-    if "libmicrohttpd" in r.stderr:
-        skip("qptrace built without libmicrohttpd (libmicrohttpd-dev): no --metrics")
+    tap.need_live_monitor(qptrace, "network namespaces, a veth pair, a live capture")
     name = f"qptmon{os.getpid()}"
     if subprocess.run(["ip", "netns", "add", name], capture_output=True).returncode:
-        skip("cannot create a network namespace here (ip netns add failed)")
+        tap.skip("cannot create a network namespace here (ip netns add failed)")
     ns = NS(name)
     tmp = tempfile.mkdtemp(prefix="qpt-monitor-")
     prom = mon = None
@@ -217,6 +183,23 @@ def main():
                   f"{rel}: Ctrl-C prints the final summary "
                   f"({fin[-1]['retransmitted_packets'] if fin else None} retransmitted), "
                   f"exit status {rc} (130)")
+
+        # Ctrl-C right after a burst: the frames the kernel still holds
+        # (in a block it has not handed over yet) are counted
+        cap = os.path.join(root, "captures/made/cnp_ecn.pcap")
+        want = summary_totals(qptrace, cap)
+        mlog = open(os.path.join(tmp, "monitor-burst.log"), "w")
+        mon = start_monitor(ns, qptrace, ["-i", "qpb"], mlog)
+        time.sleep(1.5)
+        ns.run("tcpreplay", "-q", "--topspeed", "-i", "qpa", cap, timeout=120)
+        rc = stop(mon)
+        mon = None
+        mlog.close()
+        with open(os.path.join(tmp, "monitor-burst.log")) as f:
+            fin = [json.loads(l) for l in f if '"final_totals"' in l]
+        check(fin and fin[-1]["iba_packets"] == want["iba_packets"] and rc == 130,
+              f"Ctrl-C at once after a burst of {want['iba_packets']} packets: "
+              f"{fin[-1]['iba_packets'] if fin else None} counted, exit status {rc}")
 
         # Memory: a replay loop at top speed; RSS after the first quarter and
         # at the end.

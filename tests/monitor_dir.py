@@ -20,11 +20,11 @@
     monitor_dir.py QPTRACE ROOT
 """
 import json
+import re
 import os
 import shutil
 import signal
 import struct
-import socket
 import subprocess
 import sys
 import tempfile
@@ -167,14 +167,6 @@ def rotations(qptrace, root, tmp):
           f"{'' if caught else ' (the monitor was not caught reading r1)'}")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="qpt-mondir-")
@@ -223,7 +215,7 @@ def main():
 
         # Metrics on the loopback: two captures of distinct QPs, one file
         # after the other (a rotation), one conversation with series of its
-        # own, the other in `other`.
+        # own (qptrace_qp_*), every packet in the link series.
         d = os.path.join(tmp, "two")
         os.mkdir(d)
         want = [0, 0, 0]
@@ -231,7 +223,7 @@ def main():
             shutil.copy(os.path.join(root, rel), os.path.join(d, f"f{i}.pcap"))
             os.utime(os.path.join(d, f"f{i}.pcap"), (1000 + i, 1000 + i))
             want = [a + b for a, b in zip(want, totals(qptrace, os.path.join(root, rel)))]
-        port = free_port()
+        port = tap.free_port()
         p = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events", "--interval", "0",
                               "--idle", "0", "--metrics", f"127.0.0.1:{port}", "--duration", "30",
                               "--metrics-max-conversations", "1"],
@@ -254,11 +246,12 @@ def main():
         text = text or ""
         rt = sum(int(l.split()[-1]) for l in text.splitlines()
                  if l.startswith("qptrace_retransmitted_packets_total{"))
-        series = [l for l in text.splitlines() if l.startswith("qptrace_packets_total{")]
-        other = [l for l in series if 'local="other"' in l]
-        check(rt == want[2] and len(series) == 2 and len(other) == 1,
-              f"--metrics: retransmitted summed over {len(series)} series = {rt} (want {want[2]}): "
-              f"1 conversation of its own and 'other'")
+        qps = {l.split("{")[1].split("}")[0] for l in text.splitlines()
+               if l.startswith("qptrace_qp_packets_total{")}
+        qps = {re.sub(r',?direction="[^"]*"', "", q) for q in qps}
+        check(rt == want[2] and len(qps) == 1,
+              f"--metrics: retransmitted summed over the link series = {rt} (want {want[2]}): "
+              f"{len(qps)} conversation with series of its own (1)")
         check(code404 == 404, f"--metrics: another path is 404 ({code404})")
         if shutil.which("promtool"):
             pr = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,

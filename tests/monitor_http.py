@@ -47,14 +47,6 @@ HEADERS_DEADLINE = 5.0  # what the monitor promises (docs/monitoring.md)
 ATTACK_ADDRS = [f"127.0.0.{2 + i}" for i in range(16)]  # 4 connections each
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def rss_kb(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -303,7 +295,7 @@ def main():
         subprocess.run([sys.executable, os.path.join(root, "tools/mkhostile.py"), "--many-qpns",
                         str(N_QPNS), os.path.join(d, "many.pcap")], check=True,
                        capture_output=True)
-        port = free_port()
+        port = tap.free_port()
         p = start(qptrace, d, port)
         procs.append(p)
         body = wait_frames(port, N_QPNS)
@@ -406,7 +398,7 @@ def main():
               f"{fin[-1]['frames'] if fin else None} frames")
 
         # --metrics :PORT is the loopback.
-        port2 = free_port()
+        port2 = tap.free_port()
         p2 = subprocess.Popen([qptrace, "monitor", "-r", d, "--follow", "--no-events",
                                "--interval", "0", "--duration", "20", "--metrics", f":{port2}"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -426,7 +418,7 @@ def main():
         with open(cred, "w") as f:
             f.write("prom:s3cret pass\n")
         os.chmod(cred, 0o600)
-        port3 = free_port()
+        port3 = tap.free_port()
         p3 = start(qptrace, d, port3, ["--metrics-auth", cred])
         procs.append(p3)
         good = ("Authorization: Basic " + base64.b64encode(b"prom:s3cret pass").decode(),)

@@ -18,7 +18,11 @@ bound) must say so in its output (sanitized_note), never count what it
 did not do as passed.
 """
 import os
+import shutil
+import signal
+import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -50,6 +54,75 @@ def done():
     """Prints "N passed, N failed"; returns the exit status (1 on a failure)."""
     print(f"{passed()} passed, {len(failed)} failed", flush=True)
     return 1 if failed else 0
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 now."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def skip(why):
+    """Exit 77 (meson: skipped), saying why."""
+    print(f"SKIP: {why}")
+    sys.exit(77)
+
+
+def need_metrics(qptrace):
+    """Skips unless qptrace was built with libmicrohttpd (monitor --metrics)."""
+    r = subprocess.run([qptrace, "monitor", "--metrics", "127.0.0.1:1", "-r", "/nonexistent"],
+                       capture_output=True, text=True)
+    if "libmicrohttpd" in r.stderr:
+        skip("qptrace built without libmicrohttpd (libmicrohttpd-dev): no --metrics")
+
+
+def need_live_monitor(qptrace, why_root):
+    """Skips unless root, with ip, tcpreplay, prometheus and monitor --metrics."""
+    if os.geteuid() != 0:
+        skip(f"needs root ({why_root})")
+    for tool, pkg in (("ip", "iproute2"), ("tcpreplay", "tcpreplay"), ("prometheus", "prometheus")):
+        if not shutil.which(tool):
+            skip(f"{tool} not installed (Debian package {pkg}: tools/setup-deps installs it)")
+    need_metrics(qptrace)
+
+
+def netns_get(ns, url, timeout=5):
+    """HTTP GET from inside network namespace ns (its 127.0.0.1): the body,
+    or None."""
+    code = ("import sys, urllib.request\n"
+            "try:\n"
+            f"    sys.stdout.write(urllib.request.urlopen({url!r}, timeout={timeout}).read().decode())\n"
+            "except Exception as e:\n"
+            "    sys.stderr.write(str(e)); sys.exit(1)\n")
+    r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code],
+                       capture_output=True, text=True, timeout=timeout + 10)
+    return r.stdout if r.returncode == 0 else None
+
+
+def wait_for(fn, timeout, step=0.25):
+    """fn()'s first true value within timeout seconds, or None."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(step)
+    return None
+
+
+def interrupt(p, timeout=10):
+    """Ctrl-C to child p (killed after timeout s); its exit status."""
+    if p and p.poll() is None:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return p.returncode if p else None
 
 
 def under_asan():

@@ -149,6 +149,7 @@ struct qpt_monitor_opts {
 	gchar *metrics;	     /* --metrics ADDR:PORT */
 	gchar *metrics_auth; /* --metrics-auth FILE: USER:PASSWORD */
 	gint metrics_max;    /* --metrics-max-conversations N */
+	gint metrics_max_links; /* --metrics-max-links N: link series */
 	gint max_convs;	     /* --max-conversations N: the engine is renewed past it */
 	gdouble duration;    /* --duration S: stop after S seconds (0: never) */
 	gboolean no_events;  /* --no-events */
@@ -176,6 +177,15 @@ void qpt_http_get_stats(struct qpt_http *h, struct qpt_http_stats *st);
 void qpt_http_stop(struct qpt_http *h);
 
 int cmd_summary(struct opts *o);
+/* An event after its frame and time, as `events` writes it (report.c):
+ * JSON keys from ",\"conv\"" to the closing brace, or the text from
+ * " conv" to the newline; conv: the id to show.  The monitor's too. */
+struct qpt_event;
+void qpt_event_words(GString *o, const struct qpt_event *ev, int32_t conv, bool json);
+/* summary's diagnosis (the findings, worst first): the text block, or the
+ * JSON key ",\"findings\":[...]"; the monitor's too (report.c). */
+void qpt_text_findings(GString *o, GArray *fs);
+void qpt_json_findings(GString *o, GArray *fs);
 /* --link-speed SPEED (summary): bits per second, "100G", "25G", "400Gb/s";
  * PFC/PAUSE quanta become pause times (report.c).  0: not given. */
 extern double qpt_link_bps;

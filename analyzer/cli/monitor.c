@@ -44,12 +44,15 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
  *
  *   qptrace monitor -i IFACE [-f BPF] [--json] [--interval S] [--idle S]
  *                   [--metrics ADDR:PORT] [--metrics-max-conversations N]
+ *                   [--metrics-max-links N]
  *   qptrace monitor -r DIR [--follow] ...
  *
  * Frames go through the same decoder and engine as `qptrace events`;
- * events are written as they happen, a line per active conversation every
- * --interval seconds (the worst first), the final summary at the end
- * (Ctrl-C, SIGTERM, --duration, or the end of DIR without --follow).
+ * events are written as they happen (in `events`' words: qpt_event_words),
+ * a line per active conversation every --interval seconds (the worst
+ * first) and `summary`'s diagnosis (qpt_text_findings / qpt_json_findings),
+ * the final summary and diagnosis at the end (Ctrl-C, SIGTERM, --duration,
+ * or the end of DIR without --follow).
  *
  * Memory.  The engine keeps state per QP half and never forgets one (it
  * has no call to drop a conversation; it stops tracking new QPs past
@@ -64,6 +67,7 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <pcap/pcap.h>
 #include <poll.h>
@@ -75,40 +79,89 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
 #include <dirent.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "qpt_findings.h"
 #include "qpt_flow.h"
+#include "qpt_pfc.h"
 #include "qpt_rank.h"
 #include "qpt_verdict.h"
 
 struct qpt_monitor_opts qpt_monitor_opts = {
-	.interval = 10, .idle = 300, .metrics_max = 100, .max_convs = 4096,
+	.interval = 10, .idle = 300, .metrics_max = 100, .metrics_max_links = 256,
+	.max_convs = 4096,
 };
 
-/* The values kept per conversation: counters, then the ACK RTT histogram. */
-static const double rtt_le[] = { 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4,
+/* The values kept per conversation direction: counters, then the ACK RTT
+ * and READ latency histograms (cumulative buckets, seconds). */
+static const double lat_le[] = { 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4,
 				 1e-3, 2e-3, 5e-3, 1e-2, 1e-1, 1 };
-#define N_LE G_N_ELEMENTS(rtt_le)
+#define N_LE G_N_ELEMENTS(lat_le)
 enum {
-	MV_PACKETS, MV_PAYLOAD, MV_RETRANS, MV_GAPS, MV_GBN, MV_GBN_LOST_NS, MV_RNR, MV_CNPS,
-	MV_ECN_CE, MV_DUPS, MV_RTT_N, MV_RTT_SUM_NS,
+	MV_PACKETS, MV_PAYLOAD, MV_RETRANS, MV_GAPS, MV_GBN, MV_GBN_LOST_NS, MV_RNR,
+	MV_RNR_RETRIES, MV_TIMEOUTS, MV_OOO, MV_BAD_ICRC, MV_CNPS, MV_ECN_CE, MV_CE_NO_CNP,
+	MV_DUPS, MV_RTT_N, MV_RTT_SUM_NS, MV_READ_N, MV_READ_SUM_NS,
 	MV_NAKS,		   /* QPT_NAK_KINDS of them */
 	MV_RTT_LE = MV_NAKS + QPT_NAK_KINDS, /* N_LE cumulative buckets */
-	MV_N = MV_RTT_LE + 15,
+	MV_READ_LE = MV_RTT_LE + 15,	     /* N_LE cumulative buckets */
+	MV_N = MV_READ_LE + 15,
 };
 G_STATIC_ASSERT(N_LE == 15);
+
+/* The half-life of a conversation's recent trouble (which ones get series
+ * of their own), in the monitor's clock (the capture's with -r). */
+#define RECENT_HALF_LIFE_S 300.0
+/* Links (mirror sessions, tunnel sources, the interface) told apart; more
+ * are labelled "other". */
+#define MAX_LINKS 64
 
 struct mconv {
 	char key[256];
 	char local[QPT_ADDR_STRLEN], remote[QPT_ADDR_STRLEN];
 	char lqpn[12], rqpn[12], transport[8];
+	uint32_t qpn[2];      /* ep[0]'s and ep[1]'s, when known */
+	bool qpn_known[2];
 	int32_t id;	      /* as shown: the engine's id plus its generation's base */
-	uint64_t carry[MV_N]; /* from engines renewed before */
-	uint64_t cur[MV_N];   /* from the current engine */
-	uint64_t shown[MV_N]; /* at the last periodic summary */
+	uint8_t from[2];      /* direction d: from ep[from[d]] (0 local, 1 remote) */
+	uint16_t link[2];     /* direction d's link (an index into mon.links) */
+	int8_t prio[2];	      /* direction d's 802.1Q priority (0 untagged) */
+	uint64_t carry[2][MV_N]; /* from engines renewed before */
+	uint64_t cur[2][MV_N];	 /* from the current engine */
+	uint64_t shown[MV_N];	 /* at the last periodic summary (both directions) */
+	int64_t last_ns, recent_ns;
+	uint64_t trouble;	 /* the engine's qpt_conv_trouble() (worst first) */
+	uint64_t trouble_seen[2]; /* trouble_of() per direction, at recent_ns */
+	double recent_d[2];	  /* decayed trouble per direction */
+	double recent;		  /* of both: the series of its own go by it */
+	bool seen, labelled;	 /* labelled: metrics series of its own */
+};
+
+/* What a link series (link, source, destination, priority) has added up:
+ * every packet of every conversation direction, exactly. */
+struct lser {
+	char key[256];
+	uint16_t link;
+	int8_t prio;
+	char src[QPT_ADDR_STRLEN], dst[QPT_ADDR_STRLEN];
+	uint64_t v[MV_N];
+};
+
+/* What of an engine conversation's directions the link series have: by
+ * the engine's id, for the current engine. */
+struct acct {
+	uint64_t v[2][MV_N];
+	struct lser *to[2]; /* the series it went to last */
+	uint16_t link[2];   /* the link of the direction's last frame */
+	bool used, has_link[2];
+};
+
+/* Per link: frames, the last one's time, PFC/PAUSE frames per priority. */
+struct mlink {
+	gchar *name;
+	uint64_t frames;
 	int64_t last_ns;
-	uint64_t trouble;
-	bool seen, labelled, other; /* labelled: a metrics series of its own */
+	uint64_t pause[QPT_PFC_PRIOS], xoff[QPT_PFC_PRIOS];
 };
 
 /* Engine-wide counts that are not per conversation. */
@@ -124,7 +177,13 @@ struct mon {
 	int32_t id_base, next_base;
 	GHashTable *convs; /* key -> struct mconv */
 	struct mtot retired, now;
-	uint64_t other_prev[MV_N];
+	GHashTable *lsers; /* key -> struct lser: the link series */
+	GArray *acct;	   /* struct acct by the engine's conversation id */
+	GPtrArray *links;  /* struct mlink; [0]: the capture's own (-i IFACE, -r DIR) */
+	GHashTable *link_ix; /* name -> index + 1 */
+	struct qpt_tunnel last_tun; /* the last frame's tunnel, and its link */
+	uint16_t last_tun_link;
+	bool have_last_tun;
 	uint64_t frame_no;
 	int64_t t0_ns, last_ns;
 	bool have_t0, live;
@@ -133,6 +192,7 @@ struct mon {
 	bool write_failed;
 	unsigned renewals;
 	uint64_t untabled; /* active conversations past the table's bound */
+	struct qpt_findings_frames *ff; /* the frames the diagnosis names */
 	struct qpt_http *http; /* --metrics */
 	size_t metrics_len;    /* the last rendering's */
 	bool failed;	       /* -r: a bad filter (exit status 2) */
@@ -164,50 +224,71 @@ static int64_t now_ns(const struct mon *m)
 	return m->live ? g_get_real_time() * 1000 : m->last_ns;
 }
 
-/* Both directions' values of one engine conversation. */
-static void conv_values(const struct qpt_conv *c, uint64_t v[MV_N])
+/* A latency into cumulative buckets (seconds) at v[le0 ..]. */
+static void lat_buckets(const struct qpt_lat *l, uint64_t *v)
+{
+	/* bin i holds [0.01 us * 10^(i/100), 0.01 us * 10^((i+1)/100)) */
+	int nb = QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES;
+	uint64_t seen = 0;
+	size_t le = 0;
+
+	if (!l->bins)
+		return;
+	for (int i = 0; i < nb && le < N_LE; i++) {
+		double upper_us = 0.01 * pow(10, (i + 1.0) / QPT_LAT_BINS_PER_DECADE);
+
+		while (le < N_LE && upper_us > lat_le[le] * 1e6 * 1.0000001)
+			v[le++] = seen;
+		seen += qpt_lat_bin(l, (unsigned)i);
+	}
+	while (le < N_LE)
+		v[le++] = seen;
+}
+
+/* The values of one direction of an engine conversation. */
+static void dir_values(const struct qpt_dir *x, uint64_t v[MV_N])
 {
 	memset(v, 0, sizeof(uint64_t) * MV_N);
-	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+	v[MV_PACKETS] = x->packets;
+	v[MV_PAYLOAD] = x->payload_bytes;
+	v[MV_RETRANS] = x->r->retransmitted_packets;
+	v[MV_GAPS] = x->r->psn_gaps;
+	v[MV_GBN] = x->r->gbn_episodes;
+	v[MV_RNR] = x->r->rnr_naks;
+	v[MV_RNR_RETRIES] = x->r->rnr_retries;
+	v[MV_TIMEOUTS] = x->r->timeouts;
+	v[MV_OOO] = x->r->out_of_order;
+	v[MV_BAD_ICRC] = x->r->bad_icrc;
+	v[MV_CNPS] = x->r->cnps;
+	v[MV_ECN_CE] = x->r->ecn_ce;
+	v[MV_CE_NO_CNP] = x->r->ce_without_cnp;
+	v[MV_DUPS] = x->r->duplicates;
+	for (int k = 0; k < QPT_NAK_KINDS; k++)
+		v[MV_NAKS + k] = x->r->naks[k];
+	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
 
-		v[MV_PACKETS] += x->packets;
-		v[MV_PAYLOAD] += x->payload_bytes;
-		v[MV_RETRANS] += x->r->retransmitted_packets;
-		v[MV_GAPS] += x->r->psn_gaps;
-		v[MV_GBN] += x->r->gbn_episodes;
-		v[MV_RNR] += x->r->rnr_naks;
-		v[MV_CNPS] += x->r->cnps;
-		v[MV_ECN_CE] += x->r->ecn_ce;
-		v[MV_DUPS] += x->r->duplicates;
-		for (int k = 0; k < QPT_NAK_KINDS; k++)
-			v[MV_NAKS + k] += x->r->naks[k];
-		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
-			const struct qpt_episode *e =
-				&g_array_index(x->r->episodes, struct qpt_episode, i);
-
-			if (e->end_ns > e->start_ns)
-				v[MV_GBN_LOST_NS] += (uint64_t)(e->end_ns - e->start_ns);
-		}
-		v[MV_RTT_N] += x->ack_rtt->n;
-		v[MV_RTT_SUM_NS] += (uint64_t)llround(x->ack_rtt->sum_us * 1000.0);
-		if (x->ack_rtt->bins) {
-			/* bin i holds [0.01 us * 10^(i/100), 0.01 us * 10^((i+1)/100)) */
-			int nb = QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES;
-			uint64_t seen = 0;
-			size_t le = 0;
-
-			for (int i = 0; i < nb && le < N_LE; i++) {
-				double upper_us = 0.01 * pow(10, (i + 1.0) / QPT_LAT_BINS_PER_DECADE);
-
-				while (le < N_LE && upper_us > rtt_le[le] * 1e6 * 1.0000001)
-					v[MV_RTT_LE + le++] += seen;
-				seen += qpt_lat_bin(x->ack_rtt, (unsigned)i);
-			}
-			while (le < N_LE)
-				v[MV_RTT_LE + le++] += seen;
-		}
+		if (e->end_ns > e->start_ns)
+			v[MV_GBN_LOST_NS] += (uint64_t)(e->end_ns - e->start_ns);
 	}
+	v[MV_RTT_N] = x->ack_rtt->n;
+	v[MV_RTT_SUM_NS] = (uint64_t)llround(x->ack_rtt->sum_us * 1000.0);
+	lat_buckets(x->ack_rtt, &v[MV_RTT_LE]);
+	v[MV_READ_N] = x->r->read_lat->n;
+	v[MV_READ_SUM_NS] = (uint64_t)llround(x->r->read_lat->sum_us * 1000.0);
+	lat_buckets(x->r->read_lat, &v[MV_READ_LE]);
+}
+
+/* What a conversation's recent trouble counts: resends, PSN gaps, NAKs,
+ * RNR NAKs, timeouts, bad ICRCs, ECN-CE marks no CNP answered. */
+static uint64_t trouble_of(const uint64_t *v)
+{
+	uint64_t t = v[MV_RETRANS] + v[MV_GAPS] + v[MV_RNR] + v[MV_TIMEOUTS] + v[MV_BAD_ICRC] +
+		     v[MV_CE_NO_CNP];
+
+	for (int k = 0; k < QPT_NAK_KINDS; k++)
+		t += v[MV_NAKS + k];
+	return t;
 }
 
 static int64_t conv_last_ns(const struct qpt_conv *c)
@@ -233,22 +314,188 @@ static void conv_key(const struct qpt_conv *c, struct mconv *e)
 	g_strlcpy(e->transport, c->transport[0] ? c->transport : "?", sizeof(e->transport));
 	g_snprintf(e->key, sizeof(e->key), "%s|%s|%s|%s|%s", e->transport, e->local, e->lqpn,
 		   e->remote, e->rqpn);
+	for (int d = 0; d < 2; d++) {
+		e->from[d] = c->dir[d]->from ? 1 : 0;
+		e->qpn[d] = c->ep[d].qpn;
+		e->qpn_known[d] = c->ep[d].qpn_known;
+	}
 }
 
-/* The engine's conversations into the monitor's table; idle ones leave it.
- * m->now: the totals of every engine so far. */
+/* Direction d's value k; mv(): both directions'. */
+static uint64_t mvd(const struct mconv *e, int d, int k)
+{
+	return e->carry[d][k] + e->cur[d][k];
+}
+
+static uint64_t mv(const struct mconv *e, int k)
+{
+	return mvd(e, 0, k) + mvd(e, 1, k);
+}
+
+/* ---- links and their series ------------------------------------------------ */
+
+/* The index of link name (MAX_LINKS of them, then "other"). */
+static uint16_t link_index(struct mon *m, const char *name)
+{
+	gpointer ix = g_hash_table_lookup(m->link_ix, name);
+	struct mlink *l;
+
+	if (ix)
+		return (uint16_t)(GPOINTER_TO_UINT(ix) - 1);
+	if (m->links->len >= MAX_LINKS)
+		name = "other";
+	if ((ix = g_hash_table_lookup(m->link_ix, name)))
+		return (uint16_t)(GPOINTER_TO_UINT(ix) - 1);
+	l = g_new0(struct mlink, 1);
+	l->name = g_strdup(name);
+	g_ptr_array_add(m->links, l);
+	g_hash_table_insert(m->link_ix, l->name, GUINT_TO_POINTER(m->links->len));
+	return (uint16_t)(m->links->len - 1);
+}
+
+/* The link a frame came on: its mirror session or tunnel (by the outer
+ * source address), else the capture's own interface or directory. */
+static uint16_t frame_link(struct mon *m, const struct qpt_pkt *pkt)
+{
+	const struct qpt_tunnel *t = &pkt->tunnel;
+	char src[QPT_ADDR_STRLEN], name[128];
+
+	if (!(pkt->flags & QPT_HAS_TUNNEL))
+		return 0;
+	if (m->have_last_tun && t->kind == m->last_tun.kind && t->session_id == m->last_tun.session_id &&
+	    t->vni == m->last_tun.vni && t->gre_key == m->last_tun.gre_key &&
+	    !memcmp(t->src, m->last_tun.src, sizeof(t->src)))
+		return m->last_tun_link;
+	qpt_addr_format(t->src, t->ip_version == 6 ? 6 : 4, src);
+	if (t->kind == QPT_TUN_ERSPAN2 || t->kind == QPT_TUN_ERSPAN3)
+		g_snprintf(name, sizeof(name), "erspan %s session %u", src, t->session_id);
+	else if (t->kind == QPT_TUN_VXLAN)
+		g_snprintf(name, sizeof(name), "vxlan %s vni %u", src, t->vni);
+	else if (t->has_key)
+		g_snprintf(name, sizeof(name), "%s %s key %u", qpt_tunnel_name(t->kind), src, t->gre_key);
+	else
+		g_snprintf(name, sizeof(name), "%s %s", qpt_tunnel_name(t->kind), src);
+	m->last_tun = *t;
+	m->have_last_tun = true;
+	m->last_tun_link = link_index(m, name);
+	return m->last_tun_link;
+}
+
+static void free_link(gpointer p)
+{
+	struct mlink *l = p;
+
+	g_free(l->name);
+	g_free(l);
+}
+
+static struct acct *acct_of(struct mon *m, int32_t id)
+{
+	if ((guint)id >= m->acct->len)
+		g_array_set_size(m->acct, (guint)id + 1);
+	return &g_array_index(m->acct, struct acct, id);
+}
+
+/* A direction's priority: the 802.1Q PCP most of its data packets carry
+ * (untagged: 0, as a switch port's default priority and the PFC analysis
+ * take it). */
+static int8_t dir_prio(const struct qpt_dir *x)
+{
+	int top = -1;
+
+	if (!qpt_qos_values(x, QPT_QOS_DATA, false, &top))
+		qpt_qos_values(x, QPT_QOS_ACK, false, &top);
+	return (int8_t)(top < 0 ? 0 : top);
+}
+
+/* The link series of (link, src, dst, prio); past --metrics-max-links
+ * series, the one labelled "other". */
+static struct lser *lser_of(struct mon *m, uint16_t link, int8_t prio, const char *src,
+			    const char *dst)
+{
+	char key[256];
+	struct lser *l;
+
+	g_snprintf(key, sizeof(key), "%u|%d|%s|%s", link, prio, src, dst);
+	l = g_hash_table_lookup(m->lsers, key);
+	if (l)
+		return l;
+	if (g_hash_table_size(m->lsers) >= (guint)m->mo->metrics_max_links) {
+		if ((l = g_hash_table_lookup(m->lsers, "other")))
+			return l;
+		g_strlcpy(key, "other", sizeof(key));
+		link = UINT16_MAX;
+		prio = -1;
+		src = dst = "other";
+	}
+	l = g_new0(struct lser, 1);
+	g_strlcpy(l->key, key, sizeof(l->key));
+	l->link = link;
+	l->prio = prio;
+	g_strlcpy(l->src, src, sizeof(l->src));
+	g_strlcpy(l->dst, dst, sizeof(l->dst));
+	g_hash_table_insert(m->lsers, l->key, l);
+	return l;
+}
+
+/* Conversations folded into another since the last look: what they gave
+ * the link series is taken back (the one they were folded into gives it
+ * again, its values now having theirs). */
+static void acct_unfold(struct mon *m)
+{
+	for (guint id = 0; id < m->acct->len; id++) {
+		struct acct *a = &g_array_index(m->acct, struct acct, id);
+
+		if (!a->used || qpt_flow_conv_id(m->fl, (int32_t)id) == (int32_t)id)
+			continue;
+		for (int d = 0; d < 2; d++)
+			for (int k = 0; a->to[d] && k < MV_N; k++)
+				a->to[d]->v[k] -= MIN(a->to[d]->v[k], a->v[d][k]);
+		memset(a, 0, sizeof(*a));
+	}
+}
+
+/* What a direction added since the last look, to its link series. */
+static void acct_add(struct mon *m, const struct qpt_conv *c, int d, const uint64_t *v,
+		     uint16_t *link, int8_t *prio)
+{
+	struct acct *a = acct_of(m, c->id);
+	const struct qpt_dir *x = c->dir[d];
+	char src[QPT_ADDR_STRLEN], dst[QPT_ADDR_STRLEN];
+	struct lser *l;
+
+	a->used = true;
+	*link = a->has_link[d] ? a->link[d] : a->has_link[1 - d] ? a->link[1 - d] : 0;
+	*prio = dir_prio(x);
+	if (!memcmp(a->v[d], v, sizeof(a->v[d])))
+		return;
+	qpt_endpoint_addr(&c->ep[x->from], src);
+	qpt_endpoint_addr(&c->ep[x->to], dst);
+	l = lser_of(m, *link, *prio, src, dst);
+	for (int k = 0; k < MV_N; k++)
+		if (v[k] > a->v[d][k])
+			l->v[k] += v[k] - a->v[d][k];
+	memcpy(a->v[d], v, sizeof(a->v[d]));
+	a->to[d] = l;
+}
+
+/* The engine's conversations into the monitor's table and the link
+ * series; idle ones leave the table.  m->now: the totals of every engine
+ * so far. */
 static void refresh(struct mon *m)
 {
 	GPtrArray *all = qpt_flow_conversations(m->fl);
 	const struct qpt_totals *t = qpt_flow_totals(m->fl);
-	int64_t idle_before = now_ns(m) - (int64_t)(m->mo->idle * 1e9);
+	int64_t now = now_ns(m);
+	int64_t idle_before = now - (int64_t)(m->mo->idle * 1e9);
 	GHashTableIter it;
 	gpointer val;
-	uint64_t v[MV_N];
+	uint64_t v[2][MV_N];
 
 	g_hash_table_iter_init(&it, m->convs);
 	while (g_hash_table_iter_next(&it, NULL, &val))
 		((struct mconv *)val)->seen = false;
+	acct_unfold(m);
 	m->untabled = 0;
 	m->now = m->retired;
 	m->now.frames += t->frames;
@@ -262,12 +509,17 @@ static void refresh(struct mon *m)
 		const struct qpt_conv *c = g_ptr_array_index(all, i);
 		struct mconv probe = { 0 }, *e;
 		int64_t last = conv_last_ns(c);
+		uint16_t link[2];
+		int8_t prio[2];
 
 		if (c->id + m->id_base >= m->next_base)
 			m->next_base = c->id + m->id_base + 1;
-		conv_values(c, v);
-		for (int k = 0; k < MV_N; k++)
-			m->now.v[k] += v[k];
+		for (int d = 0; d < 2; d++) {
+			dir_values(c->dir[d], v[d]);
+			for (int k = 0; k < MV_N; k++)
+				m->now.v[k] += v[d][k];
+			acct_add(m, c, d, v[d], &link[d], &prio[d]);
+		}
 		conv_key(c, &probe);
 		e = g_hash_table_lookup(m->convs, probe.key);
 		if (m->mo->idle > 0 && last < idle_before) {
@@ -276,20 +528,25 @@ static void refresh(struct mon *m)
 			continue;
 		}
 		if (!e && g_hash_table_size(m->convs) >= (guint)m->mo->max_convs) {
-			m->untabled++; /* counted in the totals and `other` only */
+			m->untabled++; /* counted in the totals and link series only */
 			continue;
 		}
 		if (!e) {
 			e = g_new0(struct mconv, 1);
 			*e = probe;
-			memset(e->carry, 0, sizeof(e->carry));
+			e->recent_ns = now;
 			g_hash_table_insert(m->convs, e->key, e);
 		}
 		if (e->seen) { /* two engine conversations, one key: add */
-			for (int k = 0; k < MV_N; k++)
-				e->cur[k] += v[k];
+			for (int d = 0; d < 2; d++)
+				for (int k = 0; k < MV_N; k++)
+					e->cur[d][k] += v[d][k];
 		} else {
 			memcpy(e->cur, v, sizeof(v));
+		}
+		for (int d = 0; d < 2; d++) {
+			e->link[d] = link[d];
+			e->prio[d] = prio[d];
 		}
 		e->seen = true;
 		e->id = c->id + m->id_base;
@@ -297,16 +554,35 @@ static void refresh(struct mon *m)
 		e->trouble = qpt_conv_trouble(c);
 	}
 	/* Keys no engine conversation has now (folded into another, or from a
-	 * renewed engine) keep what they carry, until they are idle. */
+	 * renewed engine) keep what they carry, until they are idle.  Every
+	 * one's recent trouble: what it had before, halved every
+	 * RECENT_HALF_LIFE_S, and what came since. */
 	g_hash_table_iter_init(&it, m->convs);
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
 		struct mconv *e = val;
+		double decay = now > e->recent_ns
+				       ? exp2(-(now - e->recent_ns) / (RECENT_HALF_LIFE_S * 1e9)) : 1;
 
 		if (!e->seen) {
 			memset(e->cur, 0, sizeof(e->cur));
-			if (m->mo->idle > 0 && e->last_ns < idle_before)
+			if (m->mo->idle > 0 && e->last_ns < idle_before) {
 				g_hash_table_iter_remove(&it);
+				continue;
+			}
 		}
+		e->recent_ns = MAX(now, e->recent_ns);
+		for (int d = 0; d < 2; d++) {
+			uint64_t tot[MV_N], tr;
+
+			for (int k = 0; k < MV_N; k++)
+				tot[k] = mvd(e, d, k);
+			tr = trouble_of(tot);
+			e->recent_d[d] *= decay;
+			if (tr > e->trouble_seen[d])
+				e->recent_d[d] += (double)(tr - e->trouble_seen[d]);
+			e->trouble_seen[d] = tr;
+		}
+		e->recent = e->recent_d[0] + e->recent_d[1];
 	}
 	g_ptr_array_free(all, TRUE);
 }
@@ -318,6 +594,8 @@ static void end_events(void *data, const struct qpt_verdict *v)
 {
 	struct mon *m = data;
 
+	if (v->nevents)
+		qpt_findings_frames_add(m->ff, v);
 	for (unsigned i = 0; !m->mo->no_events && i < v->nevents; i++)
 		event_line(m, &v->ev[i]);
 }
@@ -341,10 +619,14 @@ static void renew_engine(struct mon *m)
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
 		struct mconv *e = val;
 
-		for (int k = 0; k < MV_N; k++)
-			e->carry[k] += e->cur[k];
+		for (int d = 0; d < 2; d++)
+			for (int k = 0; k < MV_N; k++)
+				e->carry[d][k] += e->cur[d][k];
 		memset(e->cur, 0, sizeof(e->cur));
 	}
+	g_array_set_size(m->acct, 0); /* the new engine's ids start again */
+	qpt_findings_frames_free(m->ff);
+	m->ff = qpt_findings_frames_new();
 	qpt_flow_free(m->fl);
 	{
 		struct qpt_flow_opts fo;
@@ -356,10 +638,6 @@ static void renew_engine(struct mon *m)
 	m->renewals++;
 }
 
-static uint64_t mv(const struct mconv *e, int k)
-{
-	return e->carry[k] + e->cur[k];
-}
 
 /* ---- output --------------------------------------------------------------- */
 
@@ -373,56 +651,50 @@ static void flush_out(struct mon *m)
 	g_string_truncate(m->out, 0);
 }
 
+/* An event as `events` writes it (qpt_event_words), after its frame and
+ * time: JSON "type":"event" first, the wall-clock (ISO 8601) time in text. */
 static void event_line(struct mon *m, const struct qpt_event *ev)
 {
-	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = m->out;
 	int32_t conv = ev->conv >= 0 ? ev->conv + m->id_base : -1;
 
 	if (m->o->json) {
-		g_string_append_printf(o, "{\"type\":\"event\",\"frame\":%" PRIu64
-				       ",\"time\":%" PRId64 ".%06d,\"conv\":%d,\"dir\":%d,"
-				       "\"kind\":\"%s\",\"psn\":%u",
-				       ev->frame, ev->time_ns / 1000000000,
-				       (int)(ev->time_ns % 1000000000 / 1000), conv, ev->dir,
-				       vi->key, ev->psn);
-		if (ev->original_frame)
-			g_string_append_printf(o, ",\"original_frame\":%" PRIu64, ev->original_frame);
-		if (vi->count_key)
-			g_string_append_printf(o, ",\"%s\":%u", vi->count_key, ev->count);
-		if (vi->code == QPT_CODE_NAK)
-			g_string_append_printf(o, ",\"nak\":\"%s\"", qpt_nak_name(ev->code));
-		if (ev->duration_ns)
-			g_string_append_printf(o, ",\"duration_us\":%.3f", ev->duration_ns / 1000.0);
-		if (ev->detail) {
-			g_string_append(o, ",\"detail\":");
-			qpt_json_escape(o, ev->detail);
-		}
-		g_string_append(o, "}\n");
-		return;
-	}
-	{
+		g_string_append_printf(o, "{\"type\":\"event\",\"frame\":%" PRIu64 ",\"time\":",
+				       ev->frame);
+		qpt_format_epoch(o, ev->time_ns);
+	} else {
 		time_t sec = (time_t)(ev->time_ns / 1000000000);
 		struct tm tm;
 		char ts[32];
 
 		gmtime_r(&sec, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-		g_string_append_printf(o, "%s.%06dZ frame %" PRIu64 " conv %d %s PSN %u", ts,
-				       (int)(ev->time_ns % 1000000000 / 1000), ev->frame, conv,
-				       vi->key, ev->psn);
+		g_string_append_printf(o, "%s.%06dZ frame %" PRIu64, ts,
+				       (int)(ev->time_ns % 1000000000 / 1000), ev->frame);
 	}
-	if (ev->original_frame)
-		g_string_append_printf(o, " (original frame %" PRIu64 ")", ev->original_frame);
-	if (vi->count_key)
-		g_string_append_printf(o, " %s %u", vi->count_key, ev->count);
-	if (vi->code == QPT_CODE_NAK)
-		g_string_append_printf(o, " %s", qpt_nak_name(ev->code));
-	if (ev->duration_ns)
-		g_string_append_printf(o, " after %.1f us", ev->duration_ns / 1000.0);
-	if (ev->detail && vi->detail_in_text)
-		g_string_append_printf(o, ": %s", ev->detail);
-	g_string_append_c(o, '\n');
+	qpt_event_words(o, ev, conv, m->o->json);
+}
+
+/* summary's diagnosis of the current engine (qpt_findings_walk, written by
+ * qpt_text_findings / qpt_json_findings): every interval and at the end. */
+static void diagnosis(struct mon *m, bool final)
+{
+	GPtrArray *att = qpt_flow_cm_attempts(m->fl);
+	GArray *fs = qpt_findings_walk(m->fl, NULL, NULL, att, true, m->ff);
+	int64_t t = now_ns(m);
+
+	if (m->o->json) {
+		g_string_append_printf(m->out, "{\"type\":\"%s\",\"time\":",
+				       final ? "final_diagnosis" : "diagnosis");
+		qpt_format_epoch(m->out, t);
+		qpt_json_findings(m->out, fs);
+		g_string_append(m->out, "}\n");
+	} else {
+		g_string_append(m->out, final ? "final " : "");
+		qpt_text_findings(m->out, fs);
+	}
+	g_array_free(fs, TRUE);
+	g_ptr_array_free(att, TRUE);
 }
 
 static gint cmp_worst_entry(gconstpointer a, gconstpointer b)
@@ -437,7 +709,8 @@ static gint cmp_worst_entry(gconstpointer a, gconstpointer b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static GPtrArray *entries_worst_first(struct mon *m)
+/* The table's conversations, sorted by cmp. */
+static GPtrArray *entries_sorted(struct mon *m, GCompareFunc cmp)
 {
 	GPtrArray *a = g_ptr_array_new();
 	GHashTableIter it;
@@ -446,8 +719,13 @@ static GPtrArray *entries_worst_first(struct mon *m)
 	g_hash_table_iter_init(&it, m->convs);
 	while (g_hash_table_iter_next(&it, NULL, &val))
 		g_ptr_array_add(a, val);
-	g_ptr_array_sort(a, cmp_worst_entry);
+	g_ptr_array_sort(a, cmp);
 	return a;
+}
+
+static GPtrArray *entries_worst_first(struct mon *m)
+{
+	return entries_sorted(m, cmp_worst_entry);
 }
 
 static uint64_t naks_of(const struct mconv *e, const uint64_t *base)
@@ -472,31 +750,43 @@ static void conv_lines(struct mon *m, bool final)
 		uint64_t d_pk = mv(e, MV_PACKETS) - e->shown[MV_PACKETS];
 		uint64_t d_rt = mv(e, MV_RETRANS) - e->shown[MV_RETRANS];
 
+		char lost[32];
+
+		/* summary's keys (a conversation object's "id", "endpoints",
+		 * "time_lost_us"), its units in text */
 		if (m->o->json) {
+			g_string_append_printf(m->out, "{\"type\":\"%s\",\"time\":", type);
+			qpt_format_epoch(m->out, t);
+			g_string_append_printf(m->out, ",\"id\":%d,\"transport\":\"%s\",\"endpoints\":[",
+					       e->id, e->transport);
+			for (int k = 0; k < 2; k++) {
+				g_string_append_printf(m->out, "%s{\"addr\":\"%s\",\"qpn\":", k ? "," : "",
+						       k ? e->remote : e->local);
+				if (e->qpn_known[k])
+					g_string_append_printf(m->out, "%u}", e->qpn[k]);
+				else
+					g_string_append(m->out, "null}");
+			}
 			g_string_append_printf(m->out,
-				"{\"type\":\"%s\",\"time\":%" PRId64 ".%06d,\"conv\":%d,"
-				"\"transport\":\"%s\",\"local\":\"%s\",\"local_qpn\":\"%s\","
-				"\"remote\":\"%s\",\"remote_qpn\":\"%s\",\"packets\":%" PRIu64
-				",\"packets_delta\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
-				",\"retransmitted_delta\":%" PRIu64 ",\"psn_gaps\":%" PRIu64
-				",\"gbn_episodes\":%" PRIu64 ",\"gbn_time_lost_us\":%.3f,\"naks\":%" PRIu64
-				",\"rnr_naks\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
-				",\"idle_s\":%.3f}\n",
-				type, t / 1000000000, (int)(t % 1000000000 / 1000), e->id, e->transport,
-				e->local, e->lqpn, e->remote, e->rqpn, mv(e, MV_PACKETS), d_pk,
-				mv(e, MV_RETRANS), d_rt, mv(e, MV_GAPS), mv(e, MV_GBN),
-				mv(e, MV_GBN_LOST_NS) / 1000.0, naks_of(e, NULL), mv(e, MV_RNR),
-				mv(e, MV_CNPS), mv(e, MV_ECN_CE), (t - e->last_ns) / 1e9);
+				"],\"packets\":%" PRIu64 ",\"packets_delta\":%" PRIu64
+				",\"retransmitted_packets\":%" PRIu64 ",\"retransmitted_delta\":%" PRIu64
+				",\"psn_gaps\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64
+				",\"time_lost_us\":%.3f,\"naks\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
+				",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"idle_s\":%.3f}\n",
+				mv(e, MV_PACKETS), d_pk, mv(e, MV_RETRANS), d_rt, mv(e, MV_GAPS),
+				mv(e, MV_GBN), mv(e, MV_GBN_LOST_NS) / 1000.0, naks_of(e, NULL),
+				mv(e, MV_RNR), mv(e, MV_CNPS), mv(e, MV_ECN_CE), (t - e->last_ns) / 1e9);
 		} else {
 			g_string_append_printf(m->out,
 				"%s conv %d %s %s QP %s <-> %s QP %s: %" PRIu64 " packets (+%" PRIu64
 				"), %" PRIu64 " retransmitted (+%" PRIu64 "), %" PRIu64 " PSN gaps, %"
-				PRIu64 " go-back-N (%.1f us lost), %" PRIu64 " NAKs, %" PRIu64
+				PRIu64 " go-back-N (%s lost), %" PRIu64 " NAKs, %" PRIu64
 				" RNR NAKs, %" PRIu64 " CNPs, %" PRIu64 " ECN-CE\n",
 				type, e->id, e->transport, e->local, e->lqpn, e->remote, e->rqpn,
 				mv(e, MV_PACKETS), d_pk, mv(e, MV_RETRANS), d_rt, mv(e, MV_GAPS),
-				mv(e, MV_GBN), mv(e, MV_GBN_LOST_NS) / 1000.0, naks_of(e, NULL),
-				mv(e, MV_RNR), mv(e, MV_CNPS), mv(e, MV_ECN_CE));
+				mv(e, MV_GBN),
+				qpt_format_duration((int64_t)mv(e, MV_GBN_LOST_NS), lost, sizeof(lost)),
+				naks_of(e, NULL), mv(e, MV_RNR), mv(e, MV_CNPS), mv(e, MV_ECN_CE));
 		}
 		for (int k = 0; k < MV_N; k++)
 			e->shown[k] = mv(e, k);
@@ -536,7 +826,19 @@ static void conv_lines(struct mon *m, bool final)
 	g_ptr_array_free(a, TRUE);
 }
 
-/* ---- Prometheus text exposition format --------------------------------- */
+/* ---- Prometheus text exposition format ---------------------------------
+ *
+ * Series (docs/monitoring.md, "Metrics"):
+ *  - by link and direction, every packet (exact totals): labels link,
+ *    host_a, host_b (the two hosts, host_a the lower address as text),
+ *    direction (a_to_b, b_to_a) and priority, at most
+ *    --metrics-max-links of them, then one labelled "other";
+ *  - by QP pair and direction, the --metrics-max-conversations
+ *    conversations with the most recent trouble (calm ones hold the
+ *    places left, and give them up to troubled ones): the link series'
+ *    labels and transport, qpn_a, qpn_b;
+ *  - per link: the last frame's time, PFC/PAUSE frames per priority;
+ *  - the whole capture, the endpoint, build and process. */
 
 static void prom_label_value(GString *o, const char *s)
 {
@@ -550,132 +852,326 @@ static void prom_label_value(GString *o, const char *s)
 	}
 }
 
-static void prom_labels(GString *o, const struct mconv *e, const char *extra_k,
-			const char *extra_v)
+static void prom_label(GString *o, const char *k, const char *v)
 {
-	g_string_append(o, "{local=\"");
-	prom_label_value(o, e->local);
-	g_string_append(o, "\",remote=\"");
-	prom_label_value(o, e->remote);
-	g_string_append_printf(o, "\",local_qpn=\"%s\",remote_qpn=\"%s\",transport=\"%s\"",
-			       e->lqpn, e->rqpn, e->transport);
-	if (extra_k)
-		g_string_append_printf(o, ",%s=\"%s\"", extra_k, extra_v);
-	g_string_append_c(o, '}');
+	g_string_append_printf(o, "%s%s=\"", o->str[o->len - 1] == '{' ? "" : ",", k);
+	prom_label_value(o, v);
+	g_string_append_c(o, '"');
 }
 
-struct series {
-	const char *name, *help, *type;
-	int k;		/* MV_* */
-	double scale;	/* value = v[k] * scale */
-};
-
-static const struct series conv_series[] = {
-	{ "qptrace_packets_total", "RoCE/IB packets of the conversation, both directions", "counter", MV_PACKETS, 1 },
-	{ "qptrace_payload_bytes_total", "Payload bytes of the conversation, both directions", "counter", MV_PAYLOAD, 1 },
-	{ "qptrace_retransmitted_packets_total", "Request packets sent again (go-back-N resends, RNR retries, timeouts)", "counter", MV_RETRANS, 1 },
-	{ "qptrace_psn_gaps_total", "PSN gaps: packets lost before the capture point", "counter", MV_GAPS, 1 },
-	{ "qptrace_gbn_episodes_total", "Go-back-N episodes", "counter", MV_GBN, 1 },
-	{ "qptrace_gbn_time_lost_seconds_total", "Time lost in go-back-N episodes (trigger to recovery)", "counter", MV_GBN_LOST_NS, 1e-9 },
-	{ "qptrace_rnr_naks_total", "RNR NAKs", "counter", MV_RNR, 1 },
-	{ "qptrace_cnps_total", "Congestion notification packets (RoCEv2 CNP)", "counter", MV_CNPS, 1 },
-	{ "qptrace_ecn_ce_packets_total", "Packets marked ECN Congestion Experienced", "counter", MV_ECN_CE, 1 },
-	{ "qptrace_capture_duplicates_total", "Capture copies (the same packet seen twice by the capture)", "counter", MV_DUPS, 1 },
-};
-
-/* One value of a series: a conversation of its own, or NULL for `other`. */
-static void prom_value(GString *o, const char *name, const struct mconv *e,
-		       const uint64_t *other, int k, double scale, const char *ek, const char *ev)
+static const char *link_name(const struct mon *m, uint16_t link)
 {
-	static const struct mconv other_labels = {
-		.local = "other", .remote = "other", .lqpn = "other", .rqpn = "other",
-		.transport = "other",
-	};
-	uint64_t v = e ? mv(e, k) : other[k];
+	return link < m->links->len ? ((struct mlink *)g_ptr_array_index(m->links, link))->name
+				    : "other";
+}
 
-	g_string_append(o, name);
-	prom_labels(o, e ? e : &other_labels, ek, ev);
+/* The labels of a direction from src to dst: link, host_a, host_b,
+ * direction, priority. */
+static void dir_labels(GString *o, const struct mon *m, uint16_t link, int prio, const char *src,
+		       const char *dst)
+{
+	bool ab = strcmp(src, dst) <= 0, other = !strcmp(src, "other");
+	char p[8];
+
+	g_snprintf(p, sizeof(p), "%d", prio);
+	prom_label(o, "link", link_name(m, link));
+	prom_label(o, "host_a", ab ? src : dst);
+	prom_label(o, "host_b", ab ? dst : src);
+	prom_label(o, "direction", other ? "other" : ab ? "a_to_b" : "b_to_a");
+	prom_label(o, "priority", prio < 0 ? "other" : p);
+}
+
+/* A series kept per link direction (and per QP pair when qp_name). */
+struct series {
+	const char *name, *qp_name, *help, *type;
+	int k;	      /* MV_* */
+	double scale; /* value = v[k] * scale */
+};
+
+static const struct series dir_series[] = {
+	{ "qptrace_packets_total", "qptrace_qp_packets_total", "RoCE/IB packets sent in this direction", "counter", MV_PACKETS, 1 },
+	{ "qptrace_payload_bytes_total", NULL, "Payload bytes sent in this direction", "counter", MV_PAYLOAD, 1 },
+	{ "qptrace_retransmitted_packets_total", "qptrace_qp_retransmitted_packets_total", "Request packets sent again (go-back-N resends, RNR retries, timeouts)", "counter", MV_RETRANS, 1 },
+	{ "qptrace_psn_gaps_total", "qptrace_qp_psn_gaps_total", "PSN gaps at the capture point: runs of one or more PSNs skipped, each a loss before the capture point (not a count of packets)", "counter", MV_GAPS, 1 },
+	{ "qptrace_gbn_episodes_total", NULL, "Go-back-N episodes (a NAK or a timeout, then resends)", "counter", MV_GBN, 1 },
+	{ "qptrace_gbn_time_lost_seconds_total", "qptrace_qp_gbn_time_lost_seconds_total", "Time lost in go-back-N episodes, trigger to recovery (the first 1,024 episodes per QP direction and engine)", "counter", MV_GBN_LOST_NS, 1e-9 },
+	{ "qptrace_timeouts_total", "qptrace_qp_timeouts_total", "Resends after a silence (the requester's ACK timeout)", "counter", MV_TIMEOUTS, 1 },
+	{ "qptrace_rnr_naks_total", "qptrace_qp_rnr_naks_total", "RNR NAKs sent in this direction (receiver not ready)", "counter", MV_RNR, 1 },
+	{ "qptrace_rnr_retries_total", NULL, "Requests sent again after an RNR NAK", "counter", MV_RNR_RETRIES, 1 },
+	{ "qptrace_out_of_order_packets_total", NULL, "Packets that arrived after a later PSN of the same direction (filled a PSN gap without a resend)", "counter", MV_OOO, 1 },
+	{ "qptrace_bad_icrc_packets_total", "qptrace_qp_bad_icrc_packets_total", "Packets whose ICRC is wrong (corrupted)", "counter", MV_BAD_ICRC, 1 },
+	{ "qptrace_cnps_total", NULL, "Congestion notification packets (RoCEv2 CNP) sent in this direction", "counter", MV_CNPS, 1 },
+	{ "qptrace_ecn_ce_packets_total", NULL, "Packets marked ECN Congestion Experienced", "counter", MV_ECN_CE, 1 },
+	{ "qptrace_ecn_ce_without_cnp_total", "qptrace_qp_ecn_ce_without_cnp_total", "ECN-CE marks that no CNP from the receiver answered within the ECN window (100 us)", "counter", MV_CE_NO_CNP, 1 },
+	{ "qptrace_capture_duplicates_total", NULL, "Capture copies (the same packet seen twice by the capture, not re-sent)", "counter", MV_DUPS, 1 },
+};
+
+struct hist {
+	const char *name, *help;
+	int n, sum, le; /* MV_* of the count, the sum (ns), the first bucket */
+};
+
+static const struct hist dir_hists[] = {
+	{ "qptrace_ack_rtt_seconds", "ACK round-trip time at the capture point, of the requests sent in this direction (request with the A bit to the ACK covering it; Karn: never from a resend); bucket edges within 1 %", MV_RTT_N, MV_RTT_SUM_NS, MV_RTT_LE },
+	{ "qptrace_read_latency_seconds", "RDMA READ latency at the capture point, of the READs requested in this direction (request to its last response); bucket edges within 1 %", MV_READ_N, MV_READ_SUM_NS, MV_READ_LE },
+};
+
+static void prom_head(GString *o, const char *name, const char *help, const char *type)
+{
+	g_string_append_printf(o, "# HELP %s %s.\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_num(GString *o, uint64_t v, double scale)
+{
 	if (scale == 1)
-		g_string_append_printf(o, " %" PRIu64 "\n", v);
+		g_string_append_printf(o, "} %" PRIu64 "\n", v);
 	else
-		g_string_append_printf(o, " %.9f\n", (double)v * scale);
+		g_string_append_printf(o, "} %.9f\n", (double)v * scale);
+}
+
+/* A link series' value k (the labels of l, with extra ones). */
+static void lser_value(GString *o, const struct mon *m, const char *name, const struct lser *l,
+		       const char *ek, const char *ev, uint64_t v, double scale)
+{
+	g_string_append_printf(o, "%s{", name);
+	dir_labels(o, m, l->link, l->prio, l->src, l->dst);
+	if (ek)
+		prom_label(o, ek, ev);
+	prom_num(o, v, scale);
+}
+
+/* A QP pair's direction d: the link series' labels, transport and QPNs
+ * (the closing brace left to the value). */
+static void qp_labels(GString *o, const struct mon *m, const char *name, const struct mconv *e,
+		      int d)
+{
+	const char *src = e->from[d] ? e->remote : e->local, *dst = e->from[d] ? e->local : e->remote;
+	const char *sq = e->from[d] ? e->rqpn : e->lqpn, *dq = e->from[d] ? e->lqpn : e->rqpn;
+	bool ab = strcmp(src, dst) <= 0;
+
+	g_string_append_printf(o, "%s{", name);
+	dir_labels(o, m, e->link[d], e->prio[d], src, dst);
+	prom_label(o, "transport", e->transport);
+	prom_label(o, "qpn_a", ab ? sq : dq);
+	prom_label(o, "qpn_b", ab ? dq : sq);
+}
+
+static void qp_value(GString *o, const struct mon *m, const char *name, const struct mconv *e,
+		     int d, uint64_t v, double scale)
+{
+	qp_labels(o, m, name, e, d);
+	prom_num(o, v, scale);
+}
+
+static gint cmp_recent(gconstpointer a, gconstpointer b)
+{
+	const struct mconv *x = *(struct mconv *const *)a, *y = *(struct mconv *const *)b;
+
+	if (x->recent != y->recent)
+		return x->recent > y->recent ? -1 : 1;
+	if (x->labelled != y->labelled) /* a tie keeps the series there are */
+		return x->labelled ? -1 : 1;
+	if (x->trouble != y->trouble)
+		return x->trouble > y->trouble ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The --metrics-max-conversations with the most recent trouble. */
+static GPtrArray *pick_qps(struct mon *m)
+{
+	GPtrArray *a = entries_sorted(m, cmp_recent);
+
+	for (guint i = 0; i < a->len; i++)
+		((struct mconv *)g_ptr_array_index(a, i))->labelled = i < (guint)m->mo->metrics_max;
+	if (a->len > (guint)m->mo->metrics_max)
+		g_ptr_array_set_size(a, (guint)m->mo->metrics_max);
+	return a;
+}
+
+static gint cmp_lser(gconstpointer a, gconstpointer b)
+{
+	return strcmp((*(struct lser *const *)a)->key, (*(struct lser *const *)b)->key);
+}
+
+/* The process's own (as the Prometheus client libraries export them). */
+static void process_metrics(GString *o)
+{
+	gchar *stat = NULL, *pstat = NULL;
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+	GDir *fds;
+	unsigned nfd = 0;
+
+	if (g_file_get_contents("/proc/self/stat", &pstat, NULL, NULL) &&
+	    g_file_get_contents("/proc/stat", &stat, NULL, NULL) && tck > 0) {
+		/* the fields after the command's closing parenthesis: 3 state,
+		 * ... 14 utime, 15 stime, 22 starttime, 23 vsize, 24 rss */
+		const char *p = strrchr(pstat, ')'), *bt = strstr(stat, "\nbtime ");
+		gchar **f = p ? g_strsplit(p + 2, " ", 0) : NULL;
+
+		if (f && g_strv_length(f) > 21 && bt) {
+			double cpu = (g_ascii_strtod(f[11], NULL) + g_ascii_strtod(f[12], NULL)) / tck;
+			double start = g_ascii_strtod(bt + 7, NULL) + g_ascii_strtod(f[19], NULL) / tck;
+
+			prom_head(o, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds", "counter");
+			g_string_append_printf(o, "process_cpu_seconds_total %.2f\n", cpu);
+			prom_head(o, "process_start_time_seconds", "Start time of the process since unix epoch in seconds", "gauge");
+			g_string_append_printf(o, "process_start_time_seconds %.2f\n", start);
+			prom_head(o, "process_virtual_memory_bytes", "Virtual memory size in bytes", "gauge");
+			g_string_append_printf(o, "process_virtual_memory_bytes %s\n", f[20]);
+			prom_head(o, "process_resident_memory_bytes", "Resident memory size in bytes", "gauge");
+			g_string_append_printf(o, "process_resident_memory_bytes %.0f\n",
+					       g_ascii_strtod(f[21], NULL) * page);
+		}
+		g_strfreev(f);
+	}
+	g_free(stat);
+	g_free(pstat);
+	if ((fds = g_dir_open("/proc/self/fd", 0, NULL))) {
+		while (g_dir_read_name(fds))
+			nfd++;
+		g_dir_close(fds);
+		prom_head(o, "process_open_fds", "Number of open file descriptors", "gauge");
+		g_string_append_printf(o, "process_open_fds %u\n", nfd > 0 ? nfd - 1 : 0);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		prom_head(o, "process_max_fds", "Maximum number of open file descriptors", "gauge");
+		g_string_append_printf(o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	}
+}
+
+/* A PFC counter per link and priority: the uint64_t[QPT_PFC_PRIOS] at
+ * offset off of struct mlink. */
+static void pfc_family(GString *o, const struct mon *m, const char *name, const char *help,
+		       size_t off)
+{
+	char p[8];
+
+	prom_head(o, name, help, "counter");
+	for (guint i = 0; i < m->links->len; i++)
+		for (int k = 0; k < QPT_PFC_PRIOS; k++) {
+			const struct mlink *l = g_ptr_array_index(m->links, i);
+
+			g_snprintf(p, sizeof(p), "%d", k);
+			g_string_append_printf(o, "%s{", name);
+			prom_label(o, "link", l->name);
+			prom_label(o, "priority", p);
+			prom_num(o, ((const uint64_t *)((const char *)l + off))[k], 1);
+		}
 }
 
 static void render_metrics(struct mon *m, GString *o)
 {
-	GPtrArray *a = entries_worst_first(m);
-	GPtrArray *lab = g_ptr_array_new();
-	uint64_t other[MV_N];
-	unsigned nlab = 0;
+	GPtrArray *lab = pick_qps(m);
+	GPtrArray *ls = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer val;
 	char kb[32];
 
-	/* A conversation keeps its series while active; new ones get one while
-	 * fewer than --metrics-max-conversations have one, the rest are summed
-	 * into the `other` series (with everything expired). */
-	for (guint i = 0; i < a->len; i++)
-		nlab += ((struct mconv *)g_ptr_array_index(a, i))->labelled;
-	for (guint i = 0; i < a->len; i++) {
-		struct mconv *e = g_ptr_array_index(a, i);
+	g_hash_table_iter_init(&it, m->lsers);
+	while (g_hash_table_iter_next(&it, NULL, &val))
+		g_ptr_array_add(ls, val);
+	g_ptr_array_sort(ls, cmp_lser);
 
-		if (!e->labelled && !e->other && nlab < (unsigned)m->mo->metrics_max) {
-			e->labelled = true;
-			nlab++;
-		} else if (!e->labelled) {
-			e->other = true;
+	for (size_t s = 0; s < G_N_ELEMENTS(dir_series); s++) {
+		const struct series *x = &dir_series[s];
+
+		prom_head(o, x->name, x->help, x->type);
+		for (guint i = 0; i < ls->len; i++) {
+			const struct lser *l = g_ptr_array_index(ls, i);
+
+			lser_value(o, m, x->name, l, NULL, NULL, l->v[x->k], x->scale);
 		}
-		if (e->labelled)
-			g_ptr_array_add(lab, e);
 	}
-	memcpy(other, m->now.v, sizeof(other));
+	prom_head(o, "qptrace_naks_total", "NAKs by kind (AETH NAK code) sent in this direction", "counter");
+	for (int k = 0; k < QPT_NAK_KINDS; k++)
+		for (guint i = 0; i < ls->len; i++) {
+			const struct lser *l = g_ptr_array_index(ls, i);
+
+			lser_value(o, m, "qptrace_naks_total", l, "kind", qpt_nak_name((unsigned)k),
+				   l->v[MV_NAKS + k], 1);
+		}
+	for (size_t h = 0; h < G_N_ELEMENTS(dir_hists); h++) {
+		const struct hist *x = &dir_hists[h];
+		gchar *b = g_strconcat(x->name, "_bucket", NULL), *sum = g_strconcat(x->name, "_sum", NULL),
+		      *cnt = g_strconcat(x->name, "_count", NULL);
+
+		prom_head(o, x->name, x->help, "histogram");
+		for (guint i = 0; i < ls->len; i++) {
+			const struct lser *l = g_ptr_array_index(ls, i);
+
+			for (size_t e = 0; e < N_LE; e++) {
+				g_snprintf(kb, sizeof(kb), "%g", lat_le[e]);
+				lser_value(o, m, b, l, "le", kb, l->v[x->le + (int)e], 1);
+			}
+			lser_value(o, m, b, l, "le", "+Inf", l->v[x->n], 1);
+			lser_value(o, m, sum, l, NULL, NULL, l->v[x->sum], 1e-9);
+			lser_value(o, m, cnt, l, NULL, NULL, l->v[x->n], 1);
+		}
+		g_free(b);
+		g_free(sum);
+		g_free(cnt);
+	}
+
+	/* the worst QP pairs */
+	for (size_t s = 0; s < G_N_ELEMENTS(dir_series); s++) {
+		const struct series *x = &dir_series[s];
+
+		if (!x->qp_name)
+			continue;
+		prom_head(o, x->qp_name, x->help, x->type);
+		for (guint i = 0; i < lab->len; i++)
+			for (int d = 0; d < 2; d++) {
+				const struct mconv *e = g_ptr_array_index(lab, i);
+
+				if (mvd(e, d, MV_PACKETS))
+					qp_value(o, m, x->qp_name, e, d, mvd(e, d, x->k), x->scale);
+			}
+	}
+	prom_head(o, "qptrace_qp_naks_total", "NAKs of every kind sent in this direction of the QP pair", "counter");
 	for (guint i = 0; i < lab->len; i++)
-		for (int k = 0; k < MV_N; k++) {
-			uint64_t x = mv(g_ptr_array_index(lab, i), k);
+		for (int d = 0; d < 2; d++) {
+			const struct mconv *e = g_ptr_array_index(lab, i);
+			uint64_t n = 0;
 
-			other[k] = other[k] >= x ? other[k] - x : 0;
+			for (int k = 0; k < QPT_NAK_KINDS; k++)
+				n += mvd(e, d, MV_NAKS + k);
+			if (mvd(e, d, MV_PACKETS))
+				qp_value(o, m, "qptrace_qp_naks_total", e, d, n, 1);
 		}
-	/* counters never go down: a conversation given its own series takes
-	 * its first values out of `other`; they stay counted there */
-	for (int k = 0; k < MV_N; k++) {
-		if (other[k] < m->other_prev[k])
-			other[k] = m->other_prev[k];
-		m->other_prev[k] = other[k];
-	}
+	prom_head(o, "qptrace_qp_recent_trouble", "Recent trouble of this direction of the QP pair: resends, PSN gaps, NAKs, RNR NAKs, timeouts, bad ICRCs and ECN-CE marks without CNP, halved every 300 s of capture time (the pairs with the most, both directions, have series of their own)", "gauge");
+	for (guint i = 0; i < lab->len; i++)
+		for (int d = 0; d < 2; d++) {
+			const struct mconv *e = g_ptr_array_index(lab, i);
 
-	for (size_t s = 0; s < G_N_ELEMENTS(conv_series); s++) {
-		const struct series *x = &conv_series[s];
-
-		g_string_append_printf(o, "# HELP %s %s.\n# TYPE %s %s\n", x->name, x->help,
-				       x->name, x->type);
-		for (guint i = 0; i < lab->len; i++)
-			prom_value(o, x->name, g_ptr_array_index(lab, i), NULL, x->k, x->scale, NULL,
-				   NULL);
-		prom_value(o, x->name, NULL, other, x->k, x->scale, NULL, NULL);
-	}
-	g_string_append(o, "# HELP qptrace_naks_total NAKs by kind (AETH NAK code).\n"
-			   "# TYPE qptrace_naks_total counter\n");
-	for (int k = 0; k < QPT_NAK_KINDS; k++) {
-		for (guint i = 0; i < lab->len; i++)
-			prom_value(o, "qptrace_naks_total", g_ptr_array_index(lab, i), NULL,
-				   MV_NAKS + k, 1, "kind", qpt_nak_name((unsigned)k));
-		prom_value(o, "qptrace_naks_total", NULL, other, MV_NAKS + k, 1, "kind",
-			   qpt_nak_name((unsigned)k));
-	}
-	g_string_append(o, "# HELP qptrace_ack_rtt_seconds ACK round-trip time at the capture "
-			   "point (request with the A bit to the ACK covering it; Karn: never "
-			   "from a resend); bucket edges within 1 %.\n"
-			   "# TYPE qptrace_ack_rtt_seconds histogram\n");
-	for (guint i = 0; i <= lab->len; i++) {
-		const struct mconv *e = i < lab->len ? g_ptr_array_index(lab, i) : NULL;
-
-		for (size_t b = 0; b < N_LE; b++) {
-			g_snprintf(kb, sizeof(kb), "%g", rtt_le[b]);
-			prom_value(o, "qptrace_ack_rtt_seconds_bucket", e, other, MV_RTT_LE + (int)b, 1,
-				   "le", kb);
+			if (!mvd(e, d, MV_PACKETS))
+				continue;
+			qp_labels(o, m, "qptrace_qp_recent_trouble", e, d);
+			g_string_append_printf(o, "} %.3f\n", e->recent_d[d]);
 		}
-		prom_value(o, "qptrace_ack_rtt_seconds_bucket", e, other, MV_RTT_N, 1, "le", "+Inf");
-		prom_value(o, "qptrace_ack_rtt_seconds_sum", e, other, MV_RTT_SUM_NS, 1e-9, NULL, NULL);
-		prom_value(o, "qptrace_ack_rtt_seconds_count", e, other, MV_RTT_N, 1, NULL, NULL);
+
+	/* per link */
+	prom_head(o, "qptrace_link_frames_total", "Frames read from the link (mirror session, tunnel source, or the capture's own interface or directory), RoCE or not", "counter");
+	for (guint i = 0; i < m->links->len; i++) {
+		const struct mlink *l = g_ptr_array_index(m->links, i);
+
+		g_string_append(o, "qptrace_link_frames_total{");
+		prom_label(o, "link", l->name);
+		prom_num(o, l->frames, 1);
 	}
+	prom_head(o, "qptrace_last_packet_timestamp_seconds", "Capture time of the link's last frame, seconds since the epoch (a silent mirror stops moving it)", "gauge");
+	for (guint i = 0; i < m->links->len; i++) {
+		const struct mlink *l = g_ptr_array_index(m->links, i);
+
+		if (!l->frames)
+			continue;
+		g_string_append(o, "qptrace_last_packet_timestamp_seconds{");
+		prom_label(o, "link", l->name);
+		g_string_append_printf(o, "} %.6f\n", l->last_ns / 1e9);
+	}
+	pfc_family(o, m, "qptrace_pfc_pause_frames_total", "PFC frames pausing or resuming the priority (its class-enable bit set), and 802.3x PAUSE frames (every priority)", offsetof(struct mlink, pause));
+	pfc_family(o, m, "qptrace_pfc_xoff_frames_total", "PFC and PAUSE frames with a pause time above 0 for the priority (XOFF; the rest resume it)", offsetof(struct mlink, xoff));
+
 	g_string_append_printf(o,
 		"# HELP qptrace_frames_total Frames read (all of them, RoCE or not).\n"
 		"# TYPE qptrace_frames_total counter\nqptrace_frames_total %" PRIu64 "\n"
@@ -691,8 +1187,10 @@ static void render_metrics(struct mon *m, GString *o)
 		"# TYPE qptrace_untracked_packets_total counter\nqptrace_untracked_packets_total %" PRIu64 "\n"
 		"# HELP qptrace_conversations Conversations active (not idle for --idle seconds).\n"
 		"# TYPE qptrace_conversations gauge\nqptrace_conversations %u\n"
-		"# HELP qptrace_metrics_conversations Conversations with series of their own (at most --metrics-max-conversations; the rest are in the series labelled other).\n"
+		"# HELP qptrace_metrics_conversations Conversations with series of their own (qptrace_qp_*: at most --metrics-max-conversations, the most recent trouble first).\n"
 		"# TYPE qptrace_metrics_conversations gauge\nqptrace_metrics_conversations %u\n"
+		"# HELP qptrace_metrics_link_series Link series (at most --metrics-max-links, then one labelled other).\n"
+		"# TYPE qptrace_metrics_link_series gauge\nqptrace_metrics_link_series %u\n"
 		"# HELP qptrace_capture_received_packets_total Packets the capture received (pcap_stats ps_recv).\n"
 		"# TYPE qptrace_capture_received_packets_total counter\nqptrace_capture_received_packets_total %" PRIu64 "\n"
 		"# HELP qptrace_capture_dropped_packets_total Packets the capture dropped (pcap_stats: ps_drop, buffer full; ps_ifdrop, by the interface).\n"
@@ -700,10 +1198,12 @@ static void render_metrics(struct mon *m, GString *o)
 		"qptrace_capture_dropped_packets_total{where=\"buffer\"} %" PRIu64 "\n"
 		"qptrace_capture_dropped_packets_total{where=\"interface\"} %" PRIu64 "\n"
 		"# HELP qptrace_engine_renewals_total Times the engine was renewed to bound its memory (--max-conversations).\n"
-		"# TYPE qptrace_engine_renewals_total counter\nqptrace_engine_renewals_total %u\n",
+		"# TYPE qptrace_engine_renewals_total counter\nqptrace_engine_renewals_total %u\n"
+		"# HELP qptrace_build_info The qptrace that serves these metrics (value 1).\n"
+		"# TYPE qptrace_build_info gauge\nqptrace_build_info{version=\"%s\"} 1\n",
 		m->now.frames, m->now.iba, m->now.management, m->now.malformed, m->now.cut,
-		m->now.untracked, a->len, lab->len, m->cap_recv, m->cap_drop, m->cap_ifdrop,
-		m->renewals);
+		m->now.untracked, g_hash_table_size(m->convs), lab->len, g_hash_table_size(m->lsers),
+		m->cap_recv, m->cap_drop, m->cap_ifdrop, m->renewals, QPT_VERSION);
 	if (m->http) {
 		struct qpt_http_stats st;
 
@@ -720,8 +1220,9 @@ static void render_metrics(struct mon *m, GString *o)
 			"qptrace_metrics_connections_cut_total{reason=\"slots_full\"} %" PRIu64 "\n",
 			st.scrapes, st.renderings + 1, st.headers_deadline, st.send_deadline, st.evicted);
 	}
+	process_metrics(o);
+	g_ptr_array_free(ls, TRUE);
 	g_ptr_array_free(lab, TRUE);
-	g_ptr_array_free(a, TRUE);
 }
 
 /* A scrape waits for a rendering: the engine's view into the tables, then
@@ -770,6 +1271,32 @@ static void on_frame(struct mon *m, uint32_t linktype, int64_t ns, const uint8_t
 	m->frame_no++;
 	qpt_decode(&pkt, linktype, data, caplen, wirelen, &m->o->dec);
 	qpt_flow_packet(m->fl, m->frame_no, ns, &pkt, &v);
+	if (v.nevents)
+		qpt_findings_frames_add(m->ff, &v);
+	{
+		uint16_t li = frame_link(m, &pkt);
+		struct mlink *l = g_ptr_array_index(m->links, li);
+
+		l->frames++;
+		if (ns > l->last_ns)
+			l->last_ns = ns;
+		if (v.conv >= 0 && v.dir >= 0 && v.dir < 2) {
+			struct acct *a = acct_of(m, v.conv);
+
+			a->link[v.dir] = li;
+			a->has_link[v.dir] = true;
+		}
+		if ((pkt.flags & QPT_HAS_MACC) && pkt.macc.error == QPT_E_OK &&
+		    (pkt.macc.opcode == QPT_MACC_PFC || pkt.macc.opcode == QPT_MACC_PAUSE))
+			for (int p = 0; p < QPT_PFC_PRIOS; p++) {
+				bool pfc = pkt.macc.opcode == QPT_MACC_PFC;
+
+				if (pfc && !(pkt.macc.cev & (1u << p)))
+					continue;
+				l->pause[p]++;
+				l->xoff[p] += (pfc ? pkt.macc.quanta[p] : pkt.macc.quanta[0]) > 0;
+			}
+	}
 	/* the engine's memory: renewed past --max-conversations (checked
 	 * here, not only every second: a file is read much faster) */
 	if (qpt_flow_totals(m->fl)->conversations > (uint64_t)m->mo->max_convs) {
@@ -813,6 +1340,7 @@ static void tick(struct mon *m, int64_t *next_interval_us)
 	g_ptr_array_free(all, TRUE);
 	if (m->mo->interval > 0 && now >= *next_interval_us) {
 		conv_lines(m, false);
+		diagnosis(m, false);
 		*next_interval_us = now + (int64_t)(m->mo->interval * 1e6);
 	}
 	flush_out(m);
@@ -833,8 +1361,12 @@ static int run_live(struct mon *m, int64_t deadline_us)
 		return 2;
 	}
 	/* set before activation: each fails only on an activated handle */
-	if (pcap_set_snaplen(p, 262144) || pcap_set_promisc(p, 1) ||
-	    pcap_set_immediate_mode(p, 1) || pcap_set_timeout(p, 100) ||
+	/* not immediate mode: on Linux that takes TPACKET_V2, a ring of
+	 * fixed slots of the interface's MTU (64 MiB / 9 KB: 7,000 frames,
+	 * 70 ms at 100,000 packets/s), where TPACKET_V3's blocks hold the
+	 * frames as long as they are (70,000 of 900 bytes); the 100 ms
+	 * timeout delivers what came within it (tools/bench/README.md) */
+	if (pcap_set_snaplen(p, 262144) || pcap_set_promisc(p, 1) || pcap_set_timeout(p, 100) ||
 	    pcap_set_buffer_size(p, 64 << 20)) {
 		g_printerr("qptrace monitor: %s: cannot set the capture options: %s\n",
 			   m->mo->iface, pcap_geterr(p));
@@ -896,9 +1428,20 @@ static int run_live(struct mon *m, int64_t deadline_us)
 		if (deadline_us && now >= deadline_us)
 			break;
 	}
-	/* what is still in the buffer */
-	while (pcap_dispatch(p, 1024, on_live, (u_char *)&l) > 0)
-		;
+	/* what is still in the buffer: the kernel hands over a block of
+	 * frames when it is full or after the 100 ms timeout, so for 250 ms */
+	if (rc >= 0 || rc == PCAP_ERROR_BREAK) {
+		int64_t end = g_get_monotonic_time() + 250000;
+
+		while (g_get_monotonic_time() < end) {
+			struct pollfd pfd = { .fd = pcap_get_selectable_fd(p), .events = POLLIN };
+
+			if (pfd.fd >= 0)
+				poll(&pfd, 1, 50);
+			if (pcap_dispatch(p, 1024, on_live, (u_char *)&l) < 0)
+				break;
+		}
+	}
 	pcap_close(p);
 	return rc < 0 && rc != PCAP_ERROR_BREAK ? 2 : stopped_status();
 }
@@ -1369,11 +1912,12 @@ int cmd_monitor(struct opts *o)
 		g_printerr("qptrace monitor: --follow goes with -r DIR\n");
 		return 2;
 	}
-	if (mo->metrics_max < 0 || mo->max_convs < 1 || mo->interval < 0 || mo->idle < 0 ||
+	if (mo->metrics_max < 0 || mo->metrics_max_links < 1 || mo->max_convs < 1 || mo->interval < 0 || mo->idle < 0 ||
 	    mo->duration < 0) {
 		g_printerr("qptrace monitor: --interval, --idle, --duration, "
-			   "--metrics-max-conversations and --max-conversations take numbers "
-			   "of 0 or more (--max-conversations: 1 or more)\n");
+			   "--metrics-max-conversations, --metrics-max-links and "
+			   "--max-conversations take numbers of 0 or more (--max-conversations "
+			   "and --metrics-max-links: 1 or more)\n");
 		return 2;
 	}
 	if (mo->metrics_auth && !mo->metrics) {
@@ -1393,6 +1937,17 @@ int cmd_monitor(struct opts *o)
 		m.fl = qpt_flow_new(&fo);
 	}
 	m.convs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+	m.ff = qpt_findings_frames_new();
+	m.lsers = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+	m.acct = g_array_new(FALSE, TRUE, sizeof(struct acct));
+	m.links = g_ptr_array_new_with_free_func(free_link);
+	m.link_ix = g_hash_table_new(g_str_hash, g_str_equal);
+	{
+		gchar *base = mo->dir ? g_path_get_basename(mo->dir) : NULL;
+
+		link_index(&m, mo->iface ? mo->iface : base); /* [0]: the capture's own */
+		g_free(base);
+	}
 	m.out = g_string_sized_new(1 << 16);
 	if (mo->duration > 0)
 		deadline = g_get_monotonic_time() + (int64_t)(mo->duration * 1e6);
@@ -1402,10 +1957,16 @@ int cmd_monitor(struct opts *o)
 	if (m.http && qpt_http_wanted(m.http))
 		publish_metrics(&m); /* the last numbers, to a scrape waiting for them */
 	conv_lines(&m, true); /* the final summary */
+	diagnosis(&m, true);
 	flush_out(&m);
 	qpt_http_stop(m.http);
 	qpt_flow_free(m.fl);
 	g_hash_table_destroy(m.convs);
+	g_hash_table_destroy(m.lsers);
+	qpt_findings_frames_free(m.ff);
+	g_array_free(m.acct, TRUE);
+	g_hash_table_destroy(m.link_ix);
+	g_ptr_array_free(m.links, TRUE);
 	g_string_free(m.out, TRUE);
 	return m.write_failed ? 2 : status;
 }

@@ -48,9 +48,7 @@ struct run {
 static void event_out(const struct qpt_event *ev, const struct run *r,
 		      const struct qpt_frame *f)
 {
-	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
 	GString *o = r->out;
-	char dur[32];
 	struct qpt_frame at;
 
 	if (!r->several) {
@@ -73,8 +71,24 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 			qpt_json_escape(o, f->file);
 			qpt_appendf(o, ",\"file_frame\":%" PRIu64, f->file_number);
 		}
+	} else {
+		qpt_appendf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
+		if (f)
+			qpt_appendf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
+	}
+	qpt_event_words(o, ev, ev->conv, r->o->json);
+}
+
+/* An event after its frame and time (events, monitor): JSON keys from
+ * "conv" to the closing brace, or the text line from " conv". */
+void qpt_event_words(GString *o, const struct qpt_event *ev, int32_t conv, bool json)
+{
+	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
+	char dur[32];
+
+	if (json) {
 		qpt_appendf(o, ",\"conv\":%d,\"dir\":%d,\"kind\":\"%s\",\"psn\":%u",
-				       ev->conv, ev->dir, vi->key, ev->psn);
+				       conv, ev->dir, vi->key, ev->psn);
 		if (ev->original_frame)
 			qpt_appendf(o, ",\"original_frame\":%" PRIu64,
 					       ev->original_frame);
@@ -103,10 +117,7 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		g_string_append(o, "}\n");
 		return;
 	}
-	qpt_appendf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
-	if (f)
-		qpt_appendf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
-	qpt_appendf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
+	qpt_appendf(o, " conv %d %s PSN %u", conv, vi->key, ev->psn);
 	if (ev->original_frame)
 		qpt_appendf(o, " (%s frame %" PRIu64 ")",
 				       ev->kind == QPT_VB_GBN_START || ev->kind == QPT_VB_TIMEOUT_RESEND ?
@@ -951,7 +962,7 @@ static void text_pfc(GString *o, struct qpt_flow *fl)
 
 /* ---- summary: the diagnosis and one line per conversation ---------------- */
 
-static void text_findings(GString *o, GArray *fs)
+void qpt_text_findings(GString *o, GArray *fs)
 {
 	if (!fs->len) {
 		g_string_append(o, "diagnosis: nothing wrong found\n\n");
@@ -967,7 +978,7 @@ static void text_findings(GString *o, GArray *fs)
 	g_string_append_c(o, '\n');
 }
 
-static void json_findings(GString *o, GArray *fs)
+void qpt_json_findings(GString *o, GArray *fs)
 {
 	g_string_append(o, ",\"findings\":[");
 	for (guint i = 0; i < fs->len; i++) {
@@ -1263,7 +1274,7 @@ static void summary_out(struct run *r, const char *file)
 		qpt_conv_walk_end(&w);
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
-		json_findings(o, fs);
+		qpt_json_findings(o, fs);
 		json_pfc(o, r->fl);
 		qpt_appendf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
@@ -1301,7 +1312,7 @@ static void summary_out(struct run *r, const char *file)
 	else if (r->an.count_reached)
 		qpt_appendf(o, "stopped after %d frames (-c): the results of those "
 				       "only\n\n", r->o->count);
-	text_findings(o, fs);
+	qpt_text_findings(o, fs);
 	if (r->o->long_report) {
 		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 			text_conv(o, c, r->an.t0, r->o->verbose);
