@@ -363,8 +363,9 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 
 	/* a READ re-issued from inside its range is a go-back of its own;
 	 * the READ again at its own PSN is one only outside a go-back (the
-	 * go-back under way resends it anyway) */
-	if (rr && (rr->psn != psn || !h->in_episode))
+	 * go-back under way, or the one an answer just closed, resends it
+	 * anyway) */
+	if (rr && (rr->psn != psn || !(h->in_episode || rc->episode_reopen)))
 		return false;
 	/* After a silence, a resend of the oldest PSN not acknowledged (or of
 	 * one acknowledged: its ACK lost after the capture point) is the
