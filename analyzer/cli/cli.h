@@ -113,7 +113,8 @@ struct opts {
 	gint count;	  /* -c N: stop after N frames (0: no limit) */
 	gchar *write_file; /* packets -w FILE: the frames shown, as a pcap */
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
-	gint top;      /* plot: --top N */
+	gint top;      /* plot, summary: --top N */
+	gint fail_on;  /* summary --fail-on: exit 1 at a finding this severe (-1: never) */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
 	guint32 cold_every; /* QPTRACE_COLD_EVERY: the engine's cold_every (0: its default) */
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
@@ -173,6 +174,31 @@ void qpt_http_get_stats(struct qpt_http *h, struct qpt_http_stats *st);
 void qpt_http_stop(struct qpt_http *h);
 
 int cmd_summary(struct opts *o);
+
+/* Every JSON document names its schema, docs/schema/<name>.json: "schema":
+ * "qptrace-summary-1".  The version goes up when a member is removed or
+ * changes meaning; new members may come within a version (README). */
+#define QPT_SCHEMA_BASE "qptrace-"
+#define QPT_SCHEMA_VERSION "1"
+
+/* The diagnosis as text, for summary and monitor: the findings rolled up
+ * (qpt_findings_groups()), a group a line with the conversations it names
+ * and the next step.  verbose: every group, every conversation, then every
+ * finding; else at most max_lines lines (0: no limit; the groups that do
+ * not fit are counted, "and N more groups (-v)") and top conversations a
+ * group (0: 5).  Returns the lines written. */
+struct qpt_diag_opts {
+	bool verbose;
+	int top;
+	unsigned max_lines;
+};
+guint qpt_diagnosis_text(GString *o, const GArray *fs, const GArray *groups,
+			 const struct qpt_diag_opts *d);
+/* The same as JSON members: ,"groups":[...],"findings":[...] */
+void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups);
+/* ns since the epoch in ISO 8601 UTC with microseconds:
+ * "2024-01-01T00:00:00.000001Z", or (date false) "00:00:00.000001". */
+void qpt_format_iso(GString *o, int64_t ns, bool date);
 /* --link-speed SPEED (summary): bits per second, "100G", "25G", "400Gb/s";
  * PFC/PAUSE quanta become pause times (report.c).  0: not given. */
 extern double qpt_link_bps;

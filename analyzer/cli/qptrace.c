@@ -299,6 +299,34 @@ static bool join_read_files(struct opts *o)
 	return o->files[0] != NULL;
 }
 
+/* --fail-on LEVEL: the least severe finding that makes summary exit 1. */
+static bool parse_fail_on(const struct command *cmd, const char *s, struct opts *o)
+{
+	static const struct { const char *name; enum qpt_severity sev; } levels[] = {
+		{ "note", QPT_SEV_NOTE }, { "warning", QPT_SEV_WARN }, { "error", QPT_SEV_ERROR },
+	};
+
+	o->fail_on = -1;
+	if (!s)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(levels); i++)
+		if (!strcmp(s, levels[i].name)) {
+			o->fail_on = (gint)levels[i].sev;
+			return true;
+		}
+	g_printerr("qptrace %s: bad --fail-on '%s': warning or error (or note)\n", cmd->name, s);
+	return false;
+}
+
+static bool parse_top(const struct command *cmd, const struct opts *o)
+{
+	if (o->top >= 0)
+		return true;
+	g_printerr("qptrace %s: bad --top %d: a number of conversations, 1 or more\n",
+		   cmd->name, o->top);
+	return false;
+}
+
 /* --from after --to, when both are of the same kind, is an empty window. */
 static bool window_ok(const struct command *cmd, const struct opts *o)
 {
@@ -322,6 +350,7 @@ int main(int argc, char **argv)
 	gboolean version = FALSE;
 	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL, *max_qps_s = NULL;
 	gchar *jobs_s = NULL, *cnp_dscp_s = NULL, *cnp_pcp_s = NULL, *ecn_window_s = NULL;
+	gchar *fail_on_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
@@ -375,6 +404,10 @@ int main(int argc, char **argv)
 			    "Write to FILE (with --top: FILE-conv<ID>.svg each)", "FILE" } },
 		{ C_PLOT, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
 			    "Plot the N conversations with the most retransmissions", "N" } },
+		{ C_SUMMARY, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
+			       "Name the N worst conversations of each finding group and of the table (default 5 and 10; -v: all)", "N" } },
+		{ C_SUMMARY, { "fail-on", 0, 0, G_OPTION_ARG_STRING, &fail_on_s,
+			       "Exit with status 1 when a finding is at LEVEL or worse (warning, error)", "LEVEL" } },
 		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
 					  "Analyse on N threads, the output the same as with 1 (default: the cores less 2, up to 16; 1 below 4 cores)", "N" } },
 		{ C_READ, { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
@@ -508,7 +541,8 @@ int main(int argc, char **argv)
 		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o) ||
 		   !parse_count(cmd, count_s, &o.count) || !parse_jobs(cmd, jobs_s, &o.jobs) ||
 		   !parse_max_qps(cmd, max_qps_s, &o.max_qps) || !parse_cold_every(cmd, &o.cold_every) ||
-		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o)) {
+		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o) ||
+		   !parse_fail_on(cmd, fail_on_s, &o) || !parse_top(cmd, &o)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
@@ -536,6 +570,7 @@ int main(int argc, char **argv)
 	g_free(cnp_dscp_s);
 	g_free(cnp_pcp_s);
 	g_free(ecn_window_s);
+	g_free(fail_on_s);
 	g_strfreev(o.read_files);
 	g_free(o.write_file);
 	return status;

@@ -41,6 +41,14 @@ struct run {
 	char addr_text[QPT_ADDR_STRLEN];
 	struct qpt_findings_frames *ff; /* frames the findings name */
 	uint64_t nevents[QPT_VB_COUNT]; /* events shown, by kind */
+	/* the time of the first and last frame analysed */
+	bool have_span;
+	int64_t first_ns, last_ns;
+	/* the table: rows still to print (-1: all), rows left out */
+	long rows_left;
+	guint rows_hidden;
+	enum qpt_severity worst; /* of the findings (summary --fail-on) */
+	bool any_finding;
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -171,8 +179,12 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 {
 	struct run *r = user;
 
-	(void)ns;
 	(void)pkt;
+	if (!r->have_span || ns < r->first_ns)
+		r->first_ns = ns;
+	if (!r->have_span || ns > r->last_ns)
+		r->last_ns = ns;
+	r->have_span = true;
 	if (r->several && f->number) {
 		struct recent *e = &r->recent[f->number % RECENT];
 
@@ -951,24 +963,291 @@ static void text_pfc(GString *o, struct qpt_flow *fl)
 
 /* ---- summary: the diagnosis and one line per conversation ---------------- */
 
-static void text_findings(GString *o, GArray *fs)
+void qpt_format_iso(GString *o, int64_t ns, bool date)
 {
-	if (!fs->len) {
-		g_string_append(o, "diagnosis: nothing wrong found\n\n");
+	int64_t s = ns / 1000000000, us;
+	GDateTime *dt;
+	gchar *t;
+
+	if (ns % 1000000000 < 0)
+		s--;
+	us = (ns - s * 1000000000) / 1000;
+	dt = g_date_time_new_from_unix_utc(s);
+	if (!dt) { /* outside years 1 to 9999 */
+		qpt_format_epoch(o, ns);
 		return;
 	}
-	qpt_appendf(o, "diagnosis (%u %s, worst first):\n", fs->len,
-			       fs->len == 1 ? "finding" : "findings");
-	for (guint i = 0; i < fs->len; i++) {
-		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
-
-		qpt_appendf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
-	}
-	g_string_append_c(o, '\n');
+	t = g_date_time_format(dt, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S");
+	qpt_appendf(o, "%s.%06" PRId64 "%s", t, us, date ? "Z" : "");
+	g_free(t);
+	g_date_time_unref(dt);
 }
 
-static void json_findings(GString *o, GArray *fs)
+/* What the share of a kind's findings counts. */
+static const char *share_noun(enum qpt_finding_kind k)
 {
+	switch (k) {
+	case QPT_F_LOSS_BEFORE_TAP:
+	case QPT_F_LOSS_AFTER_TAP:
+	case QPT_F_TIMEOUTS:
+	case QPT_F_RESENDS: return "re-sent";
+	case QPT_F_UNRECOVERED_LOSS:
+	case QPT_F_CAPTURE_GAPS: return "missing";
+	case QPT_F_CONGESTION: return "ECN-CE marked";
+	case QPT_F_BAD_ICRC: return "with a bad ICRC";
+	default: return NULL;
+	}
+}
+
+/* What the weight of a kind without a share counts. */
+static const char *weight_noun(enum qpt_finding_kind k)
+{
+	switch (k) {
+	case QPT_F_ERROR_NAKS: return "requests refused with an error NAK";
+	case QPT_F_RNR: return "RNR NAKs";
+	case QPT_F_CAPTURE_COPIES: return "packets seen twice by the capture";
+	case QPT_F_ECN_NO_CNP: return "ECN-CE marks no CNP answered";
+	default: return NULL;
+	}
+}
+
+/* Where the packets of a kind went missing, for many conversations. */
+static const char *group_where(enum qpt_finding_kind k)
+{
+	switch (k) {
+	case QPT_F_LOSS_BEFORE_TAP:
+	case QPT_F_UNRECOVERED_LOSS:
+		return "lost between the senders and the capture point";
+	case QPT_F_LOSS_AFTER_TAP:
+		return "lost between the capture point and the receivers";
+	case QPT_F_TIMEOUTS:
+		return "lost after the capture point, or their ACKs on the way back";
+	case QPT_F_CAPTURE_GAPS: return "dropped by the capture, not the network";
+	default: return NULL;
+	}
+}
+
+static void share_text(GString *o, uint64_t part, uint64_t whole)
+{
+	double p = whole ? 100.0 * (double)part / (double)whole : 0;
+
+	qpt_appendf(o, "%" PRIu64 " of %" PRIu64 " packets (", part, whole);
+	if (p == 0 || p >= 9.95)
+		qpt_appendf(o, "%.0f %%)", p);
+	else if (p >= 0.095)
+		qpt_appendf(o, "%.*f %%)", p >= 0.995 ? 1 : 2, p);
+	else
+		qpt_appendf(o, "%.3f %%)", p);
+}
+
+static void hosts_text(GString *o, const struct qpt_group_host *h, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < QPT_GROUP_HOSTS; i++)
+		qpt_appendf(o, "%s%s (%u)", i ? ", " : "", h[i].addr, h[i].n);
+	if (n > QPT_GROUP_HOSTS)
+		qpt_appendf(o, " and %u more hosts", n - QPT_GROUP_HOSTS);
+}
+
+static void time_span_text(GString *o, bool has, int64_t first, int64_t last)
+{
+	if (!has)
+		return;
+	g_string_append(o, first == last ? "; at " : "; from ");
+	qpt_format_iso(o, first, false);
+	if (first != last) {
+		g_string_append(o, " to ");
+		qpt_format_iso(o, last, false);
+	}
+}
+
+/* One group: its line, the conversations it names, the next step. */
+static guint group_text(GString *o, const struct qpt_finding_group *g, const GArray *fs,
+			const struct qpt_diag_opts *d)
+{
+	const struct qpt_finding *f0 = &g_array_index(fs, struct qpt_finding,
+						       g_array_index(g->members, guint, 0));
+	const char *noun = share_noun(g->kind), *where = group_where(g->kind);
+	guint lines = 1, shown = 0, top = d->top > 0 ? (guint)d->top : 5;
+
+	qpt_appendf(o, "  %-7s ", qpt_severity_name(g->severity));
+	if (g->members->len == 1) {
+		g_string_append(o, f0->text);
+	} else {
+		qpt_appendf(o, "%s: %u %s", qpt_finding_kinds[g->kind].key, g->nconvs,
+			    g->nconvs == 1 ? "conversation" : "conversations");
+		if (g->nsenders) {
+			g_string_append(o, " from ");
+			hosts_text(o, g->senders, g->nsenders);
+		}
+		if (g->nreceivers) {
+			g_string_append(o, " to ");
+			hosts_text(o, g->receivers, g->nreceivers);
+		}
+		if (g->pcp >= 0)
+			qpt_appendf(o, ", priority %d", g->pcp);
+		else if (g->pcp == -1)
+			g_string_append(o, ", untagged");
+		if (noun && g->whole) {
+			g_string_append(o, ": ");
+			share_text(o, g->part, g->whole);
+			qpt_appendf(o, " %s", noun);
+		} else if (weight_noun(g->kind)) {
+			qpt_appendf(o, ": %" PRIu64 " %s", g->weight, weight_noun(g->kind));
+		} else {
+			qpt_appendf(o, ": %s", qpt_finding_kinds[g->kind].title);
+		}
+		if (where)
+			qpt_appendf(o, ", %s", where);
+	}
+	time_span_text(o, g->has_time, g->first_ns, g->last_ns);
+	g_string_append_c(o, '\n');
+	if (g->members->len > 1) {
+		/* each conversation once (its directions' findings are
+		 * neighbours: the members are ranked by conversation) */
+		g_string_append(o, g->nconvs == 1 ? "          conversation " :
+						    "          worst: conversations ");
+		for (guint m = 0; m < g->members->len;) {
+			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding,
+								      g_array_index(g->members, guint, m));
+			uint64_t part = 0;
+			int32_t id = f->conv;
+
+			for (; m < g->members->len; m++) {
+				f = &g_array_index(fs, struct qpt_finding,
+						   g_array_index(g->members, guint, m));
+				if (f->conv != id)
+					break;
+				part += f->part;
+			}
+			if (!d->verbose && shown == top)
+				continue; /* counted below */
+			qpt_appendf(o, "%s%d", shown ? ", " : "", id);
+			if (noun && g->whole)
+				qpt_appendf(o, " (%" PRIu64 "%s%s)", part, shown ? "" : " ",
+					    shown ? "" : noun);
+			shown++;
+		}
+		if (shown < g->nconvs)
+			qpt_appendf(o, " and %u more (-v)", g->nconvs - shown);
+		g_string_append_c(o, '\n');
+		lines++;
+	}
+	qpt_appendf(o, "          next: %s\n", qpt_finding_kinds[g->kind].next_step);
+	return lines + 1;
+}
+
+guint qpt_diagnosis_text(GString *o, const GArray *fs, const GArray *groups,
+			 const struct qpt_diag_opts *d)
+{
+	guint lines = 0, g = 0;
+
+	if (!fs->len) {
+		g_string_append(o, "diagnosis: nothing wrong found\n\n");
+		return 2;
+	}
+	qpt_appendf(o, "diagnosis (%u %s in %u %s, worst first):\n", fs->len,
+		    fs->len == 1 ? "finding" : "findings", groups->len,
+		    groups->len == 1 ? "group" : "groups");
+	lines++;
+	for (; g < groups->len; g++) {
+		const struct qpt_finding_group *gr =
+			&g_array_index(groups, struct qpt_finding_group, g);
+		guint need = 1 + (gr->members->len > 1) + 1;
+
+		/* the budget: room for this group and the line saying what is left */
+		if (!d->verbose && d->max_lines && g &&
+		    lines + need + (g + 1 < groups->len) > d->max_lines)
+			break;
+		lines += group_text(o, gr, fs, d);
+	}
+	if (g < groups->len) {
+		qpt_appendf(o, "  and %u more %s (-v)\n", groups->len - g,
+			    groups->len - g == 1 ? "group" : "groups");
+		lines++;
+	}
+	if (d->verbose && fs->len > groups->len) {
+		qpt_appendf(o, "every finding:\n");
+		lines++;
+		for (guint i = 0; i < fs->len; i++) {
+			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+			qpt_appendf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
+			lines++;
+		}
+	}
+	g_string_append_c(o, '\n');
+	return lines + 1;
+}
+
+static void json_time(GString *o, const char *key, int64_t ns)
+{
+	qpt_appendf(o, ",\"%s\":\"", key);
+	qpt_format_iso(o, ns, true);
+	g_string_append_c(o, '"');
+}
+
+static void json_when(GString *o, bool has, int64_t first, int64_t last)
+{
+	if (!has) {
+		g_string_append(o, ",\"first\":null,\"last\":null");
+		return;
+	}
+	json_time(o, "first", first);
+	json_time(o, "last", last);
+}
+
+static void json_share(GString *o, uint64_t part, uint64_t whole)
+{
+	if (!whole) {
+		g_string_append(o, ",\"share\":null");
+		return;
+	}
+	qpt_appendf(o, ",\"share\":{\"part\":%" PRIu64 ",\"whole\":%" PRIu64
+		    ",\"percent\":%.17g}", part, whole, 100.0 * (double)part / (double)whole);
+}
+
+static void json_pcp(GString *o, int pcp)
+{
+	if (pcp >= 0)
+		qpt_appendf(o, ",\"priority\":%d", pcp);
+	else
+		qpt_appendf(o, ",\"priority\":%s", pcp == -1 ? "\"untagged\"" : "null");
+}
+
+static void json_hosts(GString *o, const char *key, const struct qpt_group_host *h, uint32_t n)
+{
+	qpt_appendf(o, ",\"%s\":{\"count\":%u,\"top\":[", key, n);
+	for (uint32_t i = 0; i < n && i < QPT_GROUP_HOSTS; i++) {
+		g_string_append(o, i ? ",{\"host\":" : "{\"host\":");
+		qpt_json_escape(o, h[i].addr);
+		qpt_appendf(o, ",\"findings\":%u}", h[i].n);
+	}
+	g_string_append(o, "]}");
+}
+
+void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups)
+{
+	g_string_append(o, ",\"groups\":[");
+	for (guint i = 0; i < groups->len; i++) {
+		const struct qpt_finding_group *g = &g_array_index(groups, struct qpt_finding_group, i);
+
+		qpt_appendf(o, "%s{\"kind\":\"%s\",\"severity\":\"%s\",\"capture_wide\":%s"
+			    ",\"conversations\":%u", i ? "," : "", qpt_finding_kinds[g->kind].key,
+			    qpt_severity_name(g->severity), g->capture_wide ? "true" : "false",
+			    g->nconvs);
+		json_pcp(o, g->pcp);
+		json_hosts(o, "senders", g->senders, g->nsenders);
+		json_hosts(o, "receivers", g->receivers, g->nreceivers);
+		json_share(o, g->part, g->whole);
+		json_when(o, g->has_time, g->first_ns, g->last_ns);
+		g_string_append(o, ",\"findings\":[");
+		for (guint m = 0; m < g->members->len; m++)
+			qpt_appendf(o, "%s%u", m ? "," : "", g_array_index(g->members, guint, m));
+		g_string_append(o, "],\"next_step\":");
+		qpt_json_escape(o, qpt_finding_kinds[g->kind].next_step);
+		g_string_append_c(o, '}');
+	}
+	g_string_append_c(o, ']');
 	g_string_append(o, ",\"findings\":[");
 	for (guint i = 0; i < fs->len; i++) {
 		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
@@ -977,6 +1256,17 @@ static void json_findings(GString *o, GArray *fs)
 				       i ? "," : "", qpt_finding_kinds[f->kind].key,
 				       qpt_severity_name(f->severity));
 		qpt_json_escape(o, f->text);
+		g_string_append(o, ",\"next_step\":");
+		qpt_json_escape(o, qpt_finding_kinds[f->kind].next_step);
+		json_when(o, f->has_time, f->first_ns, f->last_ns);
+		json_share(o, f->part, f->whole);
+		if (f->from[0]) {
+			g_string_append(o, ",\"from\":");
+			qpt_json_escape(o, f->from);
+			g_string_append(o, ",\"to\":");
+			qpt_json_escape(o, f->to);
+		}
+		json_pcp(o, f->pcp);
 		if (f->conv >= 0)
 			qpt_appendf(o, ",\"conv\":%d", f->conv);
 		else
@@ -995,15 +1285,10 @@ static void json_findings(GString *o, GArray *fs)
 	g_string_append_c(o, ']');
 }
 
-/* A table row: the conversation and its numbers, computed once. */
-/* What the ranking needs (the numbers are computed again to print a row:
- * a million conversations cost 32 bytes each here, not a copy each). */
-struct conv_row {
-	int32_t id;
-	uint64_t trouble;
-	int64_t time_lost_ns;
-	uint64_t congestion; /* CNPs + ECN-CE */
-};
+/* A table row: what the ranking needs (qpt_rank.h: the numbers are
+ * computed again to print a row: a million conversations cost 32 bytes
+ * each here, not a copy each). */
+#define conv_row qpt_rank_key
 
 /* Writes out what the report holds so far (a report of a million
  * conversations is not built whole in memory); a failed write is
@@ -1016,28 +1301,17 @@ static void spill(struct run *r)
 		g_string_truncate(r->out, 0); /* nobody reads it */
 }
 
-/* Worst first: the engine's ranking, then time lost, then congestion
- * (the keys only: 0 for two rows that tie). */
+/* Worst first: the engine's ranking (the keys only: 0 for two rows that
+ * tie). */
 static int conv_row_keys_cmp(const struct conv_row *x, const struct conv_row *y)
 {
-	if (x->trouble != y->trouble)
-		return x->trouble < y->trouble ? 1 : -1;
-	if (x->time_lost_ns != y->time_lost_ns)
-		return x->time_lost_ns < y->time_lost_ns ? 1 : -1;
-	if (x->congestion != y->congestion)
-		return x->congestion < y->congestion ? 1 : -1;
-	return 0;
+	return qpt_rank_key_cmp(x, y, false);
 }
 
 /* ... then the id. */
 static gint conv_row_cmp(gconstpointer a, gconstpointer b)
 {
-	const struct conv_row *x = a, *y = b;
-	int k = conv_row_keys_cmp(x, y);
-
-	if (k)
-		return k;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return qpt_rank_key_cmp(a, b, true);
 }
 
 static const struct {
@@ -1059,8 +1333,21 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 	GString *o = r->out;
 	struct qpt_conv_numbers n;
 	char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
+	uint64_t resent_of = 0;
 
+	if (r->rows_left == 0) {
+		r->rows_hidden++;
+		return;
+	}
+	if (r->rows_left > 0)
+		r->rows_left--;
 	qpt_conv_numbers(c, &n);
+	/* the share of re-sent packets: of the sendings of the directions
+	 * that re-sent them (as the findings count it) */
+	for (int d = 0; d < 2; d++)
+		if (c->dir[d]->r->retransmitted_packets)
+			resent_of += c->dir[d]->packets - MIN(c->dir[d]->packets,
+							      c->dir[d]->r->duplicates);
 	g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
 	cell[1][0] = 0;
 	g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
@@ -1070,10 +1357,10 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 		qpt_format_rate(n.throughput_bps, cell[5], sizeof(cell[5]));
 	else
 		g_strlcpy(cell[5], "-", sizeof(cell[5]));
-	if (n.resent)
+	if (n.resent && resent_of)
 		g_snprintf(cell[6], sizeof(cell[6]), "%" PRIu64 " (%.*f %%)", n.resent,
-			   100.0 * (double)n.resent / (double)n.packets >= 9.95 ? 0 : 1,
-			   100.0 * (double)n.resent / (double)n.packets);
+			   100.0 * (double)n.resent / (double)resent_of >= 9.95 ? 0 : 1,
+			   100.0 * (double)n.resent / (double)resent_of);
 	else
 		g_strlcpy(cell[6], "0", sizeof(cell[6]));
 	g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
@@ -1114,12 +1401,7 @@ static bool shown_filter(const struct qpt_conv *c, void *r);
 
 static const struct conv_row *conv_row_of(const struct qpt_conv *c, struct conv_row *row)
 {
-	struct qpt_conv_numbers n;
-
-	qpt_conv_numbers(c, &n);
-	*row = (struct conv_row){ .id = c->id, .trouble = qpt_conv_trouble(c),
-				  .time_lost_ns = n.time_lost_ns,
-				  .congestion = n.cnps + n.ecn_ce };
+	qpt_conv_rank_key(c, row);
 	return row;
 }
 
@@ -1159,6 +1441,9 @@ static void text_conv_table(struct run *r, guint nshown)
 	qpt_conv_walk_end(&w);
 	for (; k < rows->len; k++)
 		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
+	if (r->rows_hidden)
+		qpt_appendf(o, "  and %u more %s (-v, --top N)\n", r->rows_hidden,
+			    r->rows_hidden == 1 ? "conversation" : "conversations");
 	g_string_append_c(o, '\n');
 	g_array_free(rows, TRUE);
 }
@@ -1221,10 +1506,13 @@ static void summary_out(struct run *r, const char *file)
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
+	uint64_t sendings_all = 0; /* packets less capture copies */
 	guint nconvs = 0, nshown = 0, njson = 0;
 	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
-	GArray *fs;
+	GArray *fs, *groups;
+	struct qpt_diag_opts dopt = { .verbose = r->o->verbose || r->o->long_report,
+				      .top = r->o->top };
 
 	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); nconvs++) {
 		nshown += shown_conv(r, c);
@@ -1234,6 +1522,7 @@ static void summary_out(struct run *r, const char *file)
 			const struct qpt_dir *x = c->dir[d];
 
 			rexmit += x->r->retransmitted_packets;
+			sendings_all += x->packets - MIN(x->packets, x->r->duplicates);
 			gaps += x->r->psn_gaps;
 			rnr += x->r->rnr_naks;
 			gbn += x->r->gbn_episodes;
@@ -1246,9 +1535,24 @@ static void summary_out(struct run *r, const char *file)
 	qpt_conv_walk_end(&w);
 	/* the findings of what is shown; the capture's own with no selection */
 	fs = qpt_findings_walk(r->fl, shown_filter, r, att, everything, r->ff);
+	groups = qpt_findings_groups(r->fl, fs);
+	for (guint i = 0; i < fs->len; i++) {
+		enum qpt_severity s = g_array_index(fs, struct qpt_finding, i).severity;
+
+		if (!r->any_finding || s > r->worst)
+			r->worst = s;
+		r->any_finding = true;
+	}
 	if (r->o->json) {
-		g_string_append(o, "{\"file\":");
+		g_string_append(o, "{\"schema\":\"" QPT_SCHEMA_BASE "summary-" QPT_SCHEMA_VERSION
+				   "\",\"file\":");
 		qpt_json_escape(o, file);
+		if (r->have_span) {
+			json_time(o, "first_frame", r->first_ns);
+			json_time(o, "last_frame", r->last_ns);
+		} else {
+			g_string_append(o, ",\"first_frame\":null,\"last_frame\":null");
+		}
 		if (r->an.interrupted)
 			qpt_appendf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
 					       r->an.frames_read);
@@ -1263,7 +1567,7 @@ static void summary_out(struct run *r, const char *file)
 		qpt_conv_walk_end(&w);
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
-		json_findings(o, fs);
+		qpt_diagnosis_json(o, fs, groups);
 		json_pfc(o, r->fl);
 		qpt_appendf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
@@ -1301,7 +1605,31 @@ static void summary_out(struct run *r, const char *file)
 	else if (r->an.count_reached)
 		qpt_appendf(o, "stopped after %d frames (-c): the results of those "
 				       "only\n\n", r->o->count);
-	text_findings(o, fs);
+	/* the capture as a whole first: when, how much, how much of it went wrong */
+	g_string_append(o, "capture: ");
+	if (r->have_span) {
+		char d[48];
+
+		qpt_format_iso(o, r->first_ns, true);
+		g_string_append(o, " to ");
+		qpt_format_iso(o, r->last_ns, true);
+		qpt_appendf(o, " (%s), ", qpt_format_duration(r->last_ns - r->first_ns, d, sizeof(d)));
+	}
+	qpt_appendf(o, "%" PRIu64 " frames, %u %s", t->frames, nconvs,
+		    nconvs == 1 ? "conversation" : "conversations");
+	if (rexmit && sendings_all) {
+		g_string_append(o, ", ");
+		share_text(o, rexmit, sendings_all);
+		g_string_append(o, " re-sent");
+	}
+	g_string_append(o, "\n\n");
+	/* at most 40 lines in all: the rest of the page is the table's (its
+	 * --top rows, 10 by default) and the totals' */
+	dopt.max_lines = 40 - MIN(30u, 12u + (guint)(r->o->top > 0 ? r->o->top : 10));
+	if (r->an.interrupted || r->an.count_reached)
+		dopt.max_lines -= 2;
+	qpt_diagnosis_text(o, fs, groups, &dopt);
+	r->rows_left = dopt.verbose ? -1 : r->o->top > 0 ? r->o->top : 10;
 	if (r->o->long_report) {
 		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 			text_conv(o, c, r->an.t0, r->o->verbose);
@@ -1311,8 +1639,10 @@ static void summary_out(struct run *r, const char *file)
 	} else {
 		text_conv_table(r, nshown);
 	}
-	text_attempts(o, att);
-	text_pfc(o, r->fl);
+	if (dopt.verbose) { /* the findings name them otherwise */
+		text_attempts(o, att);
+		text_pfc(o, r->fl);
+	}
 	qpt_appendf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
@@ -1364,6 +1694,7 @@ static void summary_out(struct run *r, const char *file)
 				       c->dir[1]->r->gbn_episodes);
 	}
 out:
+	qpt_findings_groups_free(groups);
 	g_array_free(fs, TRUE);
 	g_ptr_array_free(troubled, TRUE);
 	g_array_free(troubled_ids, TRUE);
@@ -1472,6 +1803,9 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	}
 	if (r.an.interrupted && !status)
 		status = 130; /* as a shell reports SIGINT: the results are partial */
+	/* --fail-on: 1 for a finding that bad, unless something else went wrong */
+	if (!status && !events && o->fail_on >= 0 && r.any_finding && (gint)r.worst >= o->fail_on)
+		status = 1;
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
 	g_free(r.an.label);
