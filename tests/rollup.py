@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""rollup.py - the diagnosis for the whole link (issue 30).
+
+    rollup.py QPTRACE QPSCEN ROOT
+
+Made captures (qpscen, under a temporary folder, removed after):
+
+* fleet: 120 RC QPs from 10 senders (10.1.0.1 .. 10.1.0.10), two of them
+  (10.1.0.1, 10.1.0.2) losing packets before the capture point, delivered
+  as an ERSPAN II mirror (tests/wrap.py).  The default summary is at most
+  40 lines; its first group names both lossy senders and no other, the
+  side of the capture point, the share re-sent and the first and last
+  time, each checked against what this script reads from the capture
+  itself (a PSN below the next expected one from the same sender is a
+  resend, a PSN past it a gap; PSNs do not wrap and copies do not occur
+  in it); -v and --json
+  name every conversation that lost a packet; --top N names N.
+* icrc: 200,000 two-way RC conversations, every ICRC wrong: one bad_icrc
+  finding about the capture (a note naming --no-crc), at most 40 lines,
+  and the peak RSS of summary within 1.2x that of summary --no-crc.
+* --fail-on: the exit status for captures whose worst finding is an
+  error, a warning, or none (statuses from the findings' severities in
+  the JSON), and a bad level.
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import wrap  # noqa: E402
+
+failures = []
+n_checks = 0
+
+
+def check(ok, what):
+    global n_checks
+    n_checks += 1
+    print(f"{'ok' if ok else 'not ok'} {n_checks} - {what}")
+    if not ok:
+        failures.append(what)
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
+
+
+def peak_rss_kib(args):
+    """The peak RSS of args run alone (a child of a child: RUSAGE_CHILDREN
+    of a fresh interpreter is that one run's)."""
+    code = ("import resource, subprocess, sys\n"
+            "r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)\n"
+            "sys.stderr.buffer.write(r.stdout)\n"
+            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = run([sys.executable, "-c", code] + args)
+    rc, kib = out.stdout.split()
+    return int(rc), int(kib), out.stderr
+
+
+def read_truth(path):
+    """From the (unwrapped) pcap: per conversation (sender, QPN sent to), its
+    request packets, resends, first gap time and last resend time."""
+    nsec, _, _, frames = wrap.read_pcap(path)
+    convs = {}
+    for sec, frac, _, data in frames:
+        t = sec * 1_000_000_000 + (frac if nsec else frac * 1000)
+        if len(data) < 14 + 20 + 8 + 12 or data[12:14] != b"\x08\x00":
+            continue
+        ip = data[14:34]
+        src = ".".join(str(b) for b in ip[12:16])
+        bth = data[42:54]
+        opcode = bth[0]
+        dqp = int.from_bytes(bth[5:8], "big")
+        psn = int.from_bytes(bth[9:12], "big")
+        if opcode in (0x11, 0x81):  # ACK / NAK, CNP: not requests
+            continue
+        c = convs.setdefault((src, dqp), {"packets": 0, "resent": 0, "seen": set(),
+                                          "next": None, "first": None, "last": None})
+        c["packets"] += 1
+        if psn in c["seen"] or (c["next"] is not None and psn < c["next"]):
+            # sent before: seen here, or the PSN a gap skipped (lost before
+            # the capture point, its sender sent it)
+            c["resent"] += 1
+            c["last"] = t
+        elif c["next"] is not None and psn != c["next"] and c["first"] is None:
+            c["first"] = t  # the gap: a PSN past the next expected one
+        c["seen"].add(psn)
+        c["next"] = max(c["next"] or 0, psn + 1)
+    return convs
+
+
+def hhmmss(ns):
+    s, ns = divmod(ns, 1_000_000_000)
+    s %= 86400
+    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}.{ns // 1000:06d}"
+
+
+def test_fleet(qptrace, qpscen, tmp):
+    raw = os.path.join(tmp, "fleet.pcap")
+    cap = os.path.join(tmp, "fleet_erspan.pcap")
+    r = run([qpscen, "bench", "-o", raw, "--packets", "24000", "--qps", "120",
+             "--senders", "10", "--lossy", "2", "--loss", "0.01", "--seed", "3"])
+    check(r.returncode == 0, f"qpscen bench --senders 10 --lossy 2: {r.stderr.strip()}")
+    r = run([sys.executable, os.path.join(HERE, "wrap.py"), "erspan2", raw, cap])
+    check(r.returncode == 0, f"wrap.py erspan2: {r.stderr.strip()}")
+    truth = read_truth(raw)
+    lossy = {k: v for k, v in truth.items() if v["resent"]}
+    senders = sorted({k[0] for k in lossy})
+    check(senders == ["10.1.0.1", "10.1.0.2"], f"the made capture: lossy senders {senders}")
+    check(len(truth) >= 100 and len({k[0] for k in truth}) == 10,
+          f"the made capture: {len(truth)} QPs from {len({k[0] for k in truth})} senders")
+
+    out = run([qptrace, "summary", "-q", cap])
+    lines = out.stdout.splitlines()
+    check(out.returncode == 0, f"summary exit {out.returncode}")
+    check(len(lines) <= 40, f"fleet: default summary {len(lines)} lines (at most 40)")
+    at = next((i for i, l in enumerate(lines) if l.startswith("diagnosis")), None)
+    check(at is not None, "fleet: a diagnosis")
+    first = lines[at + 1] if at is not None else ""
+    named = set(re.findall(r"10\.1\.0\.\d+", first))
+    check(named == {"10.1.0.1", "10.1.0.2"}, f"fleet: first group names the senders {sorted(named)}")
+    check("between the senders and the capture point" in first,
+          "fleet: first group says the side of the capture point")
+    part = sum(v["resent"] for v in lossy.values())
+    whole = sum(v["packets"] for v in lossy.values())
+    check(f"{part} of {whole} packets" in first,
+          f"fleet: first group's share {part} of {whole} (the capture's own count)")
+    t0 = min(v["first"] for v in lossy.values() if v["first"] is not None)
+    t1 = max(v["last"] for v in lossy.values())
+    check(f"from {hhmmss(t0)} to {hhmmss(t1)}" in first,
+          f"fleet: first group's time {hhmmss(t0)} to {hhmmss(t1)}: {first[-60:]}")
+    check(re.search(r"and \d+ more \(-v\)", out.stdout) is not None,
+          "fleet: the conversations not named are counted")
+    # the first line: the capture's first and last frame in ISO 8601 UTC
+    nsec, _, _, frames = wrap.read_pcap(raw)
+    f0 = frames[0][0] * 10**9 + frames[0][1] * (1 if nsec else 1000)
+    f1 = frames[-1][0] * 10**9 + frames[-1][1] * (1 if nsec else 1000)
+    check(f"2024-01-01T{hhmmss(f0)}Z to 2024-01-01T{hhmmss(f1)}Z" in out.stdout,
+          "fleet: the header's first and last frame in ISO 8601 UTC")
+
+    # -v and --json: every conversation that lost a packet
+    js = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)
+    ids = {}
+    for c in js["conversations"]:
+        ep = c["endpoints"]
+        ids[(ep[0]["addr"], ep[1]["qpn"])] = c["id"]
+    want = sorted(ids[k] for k in lossy)
+    g = js["groups"][0]
+    got = sorted(js["findings"][i]["conv"] for i in g["findings"])
+    check(got == want, f"fleet --json: the first group's conversations {len(got)} of {len(want)}")
+    check(g["share"]["part"] == part and g["share"]["whole"] == whole,
+          "fleet --json: the first group's share")
+    check(g["senders"]["count"] == 2, "fleet --json: two senders")
+    verbose = run([qptrace, "summary", "-q", "-v", cap]).stdout
+    vfirst = verbose.splitlines()[at + 2]
+    check(sorted(int(x) for x in re.findall(r"(\d+)(?: \(\d+[^)]*\))?(?:,|$)",
+                                             vfirst.split("conversations ", 1)[1])) == want,
+          "fleet -v: the group names every conversation")
+    top3 = run([qptrace, "summary", "-q", "--top", "3", cap]).stdout.splitlines()
+    named3 = top3[at + 2].split("conversations ", 1)[1]
+    check(len(re.findall(r"\d+ \(|\d+,", named3.split(" and ")[0])) == 3 and
+          f"and {len(want) - 3} more (-v)" in named3, f"fleet --top 3: {named3}")
+    check(len(top3) <= 40 and sum(1 for l in top3 if re.match(r"^\s+\d+ RC ", l)) == 3,
+          "fleet --top 3: three table rows")
+
+
+def test_icrc(qptrace, qpscen, tmp):
+    # the JSON on 2,000 conversations, the text and the memory on 200,000
+    for qps, big in ((2000, False), (200000, True)):
+        cap = os.path.join(tmp, f"icrc{qps}.pcap")
+        r = run([qpscen, "bench", "-o", cap, "--packets", str(2 * qps), "--qps", str(qps),
+                 "--msg-size", "0", "--bad-icrc"])
+        check(r.returncode == 0, f"qpscen bench --bad-icrc: {r.stderr.strip()}")
+        if big:
+            break
+        js = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)
+        bad = [f for f in js["findings"] if f["kind"] == "bad_icrc"]
+        check(len(js["conversations"]) == qps, f"icrc: {len(js['conversations'])} conversations")
+        check(len(bad) == 1 and bad[0]["conv"] is None, f"icrc: {len(bad)} bad_icrc findings (1)")
+        check(bool(bad) and "--no-crc" in bad[0]["text"] and bad[0]["severity"] == "note" and
+              bad[0]["share"] == {"part": 2 * qps, "whole": 2 * qps, "percent": 100},
+              "icrc: every packet, a note naming --no-crc")
+    rc1, with_crc, text = peak_rss_kib([qptrace, "summary", "-q", cap])
+    lines = text.splitlines()
+    check(len(lines) <= 40, f"icrc: default summary {len(lines)} lines (at most 40)")
+    check(sum("bad ICRC" in l for l in lines if l.startswith("  ")) == 1 and
+          "400000 of 400000 packets (100 %) in 200000 conversations with a bad ICRC" in text,
+          "icrc: one bad ICRC line, every packet of the 200,000 conversations")
+    rc2, no_crc, _ = peak_rss_kib([qptrace, "summary", "-q", "--no-crc", cap])
+    check(rc1 == 0 and rc2 == 0 and with_crc <= 1.2 * no_crc,
+          f"icrc: peak RSS {with_crc} KiB, with --no-crc {no_crc} KiB "
+          f"({with_crc / max(no_crc, 1):.2f}x, at most 1.2x)")
+
+
+def test_fail_on(qptrace, root):
+    for name in ("nak_gbn", "rnr", "clean_write", "dup_capture"):
+        cap = os.path.join(root, "captures/made", name + ".pcap")
+        js = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)
+        sev = {f["severity"] for f in js["findings"]}
+        for level, worse in (("warning", {"warning", "error"}), ("error", {"error"})):
+            want = 1 if sev & worse else 0
+            got = run([qptrace, "summary", "-q", "--fail-on", level, cap]).returncode
+            check(got == want, f"--fail-on {level} {name} (findings {sorted(sev)}): exit {got}, want {want}")
+        got = run([qptrace, "summary", "-q", cap]).returncode
+        check(got == 0, f"{name} without --fail-on: exit {got}")
+    r = run([qptrace, "summary", "--fail-on", "severe", os.path.join(root, "captures/made/rnr.pcap")])
+    check(r.returncode == 2 and "--fail-on" in r.stderr and not r.stdout,
+          "--fail-on severe: exit 2, a message, no output")
+    r = run([qptrace, "summary", "--fail-on", "warning", os.path.join(root, "nosuch.pcap")])
+    check(r.returncode == 2, "--fail-on on a missing file: exit 2")
+
+
+def main():
+    qptrace, qpscen, root = sys.argv[1:4]
+    tmp = tempfile.mkdtemp(prefix="qpt-rollup-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    try:
+        for t in (lambda: test_fail_on(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
+                  lambda: test_icrc(qptrace, qpscen, tmp)):
+            start = time.monotonic()
+            t()
+            print(f"# {time.monotonic() - start:.1f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"1..{n_checks}")
+    for f in failures:
+        print(f"# FAILED {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
