@@ -81,6 +81,51 @@ static GOptionEntry *entries_for(const struct opt_row *rows, size_t n, unsigned 
 	return (GOptionEntry *)(void *)g_array_free(a, FALSE);
 }
 
+/* The edit distance of a and b (insertions, deletions, substitutions,
+ * and a swap of two neighbours as one), for "did you mean". */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	unsigned *d, r;
+
+	if (na > 64 || nb > 64)
+		return 99;
+	d = g_new(unsigned, (na + 1) * (nb + 1));
+#define D(i, j) d[(i) * (nb + 1) + (j)]
+	for (size_t i = 0; i <= na; i++)
+		D(i, 0) = (unsigned)i;
+	for (size_t j = 0; j <= nb; j++)
+		D(0, j) = (unsigned)j;
+	for (size_t i = 1; i <= na; i++)
+		for (size_t j = 1; j <= nb; j++) {
+			unsigned v = MIN(D(i - 1, j) + 1, D(i, j - 1) + 1);
+
+			v = MIN(v, D(i - 1, j - 1) + (a[i - 1] != b[j - 1]));
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+				v = MIN(v, D(i - 2, j - 2) + 1);
+			D(i, j) = v;
+		}
+	r = D(na, nb);
+#undef D
+	g_free(d);
+	return r;
+}
+
+/* Whether a name is close enough to want for "did you mean": a prefix of
+ * it, or at most a third of its letters wrong. */
+static bool near(const char *typed, const char *want, unsigned *best)
+{
+	unsigned e = g_str_has_prefix(want, typed) && strlen(typed) >= 2 ? 1 : edit_distance(typed, want);
+
+	if (e > MAX(1u, (unsigned)strlen(want) / 3) || e >= *best)
+		return false;
+	*best = e;
+	return true;
+}
+
+/* The command closest to s, or NULL. */
+static const struct command *closest_command(const char *s);
+
 /* `qptrace verdicts`: the verdict table, as every front end shows it. */
 static int cmd_verdicts(struct opts *o)
 {
@@ -121,6 +166,52 @@ static void usage_description(GString *desc)
 	g_string_append(desc, "\nFILE is a pcap or pcapng capture, - for standard input.\n"
 			      "`qptrace help COMMAND` or `qptrace COMMAND --help` shows the "
 			      "options of that command.\n");
+}
+
+static const struct command *closest_command(const char *s)
+{
+	const struct command *c = NULL;
+	unsigned best = 99;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		if (near(s, commands[i].name, &best))
+			c = &commands[i];
+	return c;
+}
+
+/* An option GLib did not know: the one of this command's (or another
+ * command's) it is closest to. */
+static void unknown_option(const struct opt_row *rows, size_t n, const struct command *cmd,
+			   const char *message)
+{
+	const char *typed = strrchr(message, ' ');
+	const struct opt_row *best_row = NULL;
+	unsigned best = 99;
+	gchar *name;
+
+	if (!typed || strncmp(typed + 1, "--", 2))
+		return;
+	name = g_strndup(typed + 3, strcspn(typed + 3, "="));
+	for (int pass = 0; pass < 2 && !best_row; pass++)
+		for (size_t i = 0; i < n; i++) {
+			const GOptionEntry *e = &rows[i].e;
+
+			if (!e->long_name || !e->long_name[0] || !(pass || (rows[i].cmds & cmd->bit)))
+				continue;
+			if (near(name, e->long_name, &best))
+				best_row = &rows[i];
+		}
+	if (best_row && (best_row->cmds & cmd->bit)) {
+		g_printerr("qptrace %s: did you mean --%s?\n", cmd->name, best_row->e.long_name);
+	} else if (best_row) {
+		for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+			if (best_row->cmds & commands[i].bit) {
+				g_printerr("qptrace %s: --%s is an option of qptrace %s\n", cmd->name,
+					   best_row->e.long_name, commands[i].name);
+				break;
+			}
+	}
+	g_free(name);
 }
 
 static bool files_not_commands(const struct opts *o, const struct command *cmd)
@@ -490,6 +581,12 @@ int main(int argc, char **argv)
 			g_printerr("qptrace help: no command '%s' (try qptrace --help)\n", argv[1]);
 			g_string_free(desc, TRUE);
 			return 2;
+		} else if (!g_file_test(argv[1], G_FILE_TEST_EXISTS) && closest_command(argv[1])) {
+			/* a mistyped command, not a file: nothing is read */
+			g_printerr("qptrace: no command or file '%s': did you mean qptrace %s?\n",
+				   argv[1], closest_command(argv[1])->name);
+			g_string_free(desc, TRUE);
+			return 2;
 		}
 	}
 	/* `qptrace --help`: the commands, not summary's options */
@@ -525,6 +622,8 @@ int main(int argc, char **argv)
 		status = 0;
 	} else if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
 		g_printerr("qptrace %s: %s\n", cmd->name, err->message);
+		if (g_error_matches(err, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
+			unknown_option(rows, G_N_ELEMENTS(rows), cmd, err->message);
 		g_error_free(err);
 		status = 2;
 	} else if (version) {
