@@ -92,6 +92,8 @@ gchar *qpt_input_label(const struct qpt_input *in);
  * frame, or an ISO 8601 date and time. */
 bool qpt_parse_time(const char *s, int64_t *ns, bool *relative);
 
+enum { QPT_TIME_REL, QPT_TIME_ABS, QPT_TIME_DELTA };
+
 struct opts {
 	gboolean verbose, json, quiet, no_crc;
 	gboolean long_report; /* summary -l: the tcptrace block per conversation */
@@ -115,6 +117,7 @@ struct opts {
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
 	gint top;      /* plot, summary: --top N */
 	gint fail_on;  /* summary --fail-on: exit 1 at a finding this severe (-1: never) */
+	gint time_mode; /* events --time: QPT_TIME_REL (default), _ABS, _DELTA */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
 	guint32 cold_every; /* QPTRACE_COLD_EVERY: the engine's cold_every (0: its default) */
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */

@@ -409,6 +409,24 @@ static bool parse_fail_on(const struct command *cmd, const char *s, struct opts 
 	return false;
 }
 
+/* events --time abs|rel|delta */
+static bool parse_time_mode(const struct command *cmd, const char *s, struct opts *o)
+{
+	static const char *const modes[] = { [QPT_TIME_REL] = "rel", [QPT_TIME_ABS] = "abs",
+					     [QPT_TIME_DELTA] = "delta" };
+
+	o->time_mode = QPT_TIME_REL;
+	if (!s)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(modes); i++)
+		if (!strcmp(s, modes[i])) {
+			o->time_mode = (gint)i;
+			return true;
+		}
+	g_printerr("qptrace %s: bad --time '%s': abs, rel or delta\n", cmd->name, s);
+	return false;
+}
+
 static bool parse_top(const struct command *cmd, const struct opts *o)
 {
 	if (o->top >= 0)
@@ -441,7 +459,7 @@ int main(int argc, char **argv)
 	gboolean version = FALSE;
 	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL, *max_qps_s = NULL;
 	gchar *jobs_s = NULL, *cnp_dscp_s = NULL, *cnp_pcp_s = NULL, *ecn_window_s = NULL;
-	gchar *fail_on_s = NULL;
+	gchar *fail_on_s = NULL, *time_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
@@ -497,6 +515,8 @@ int main(int argc, char **argv)
 			    "Plot the N conversations with the most retransmissions", "N" } },
 		{ C_SUMMARY, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
 			       "Name the N worst conversations of each finding group and of the table (default 5 and 10; -v: all)", "N" } },
+		{ C_EVENTS, { "time", 't', 0, G_OPTION_ARG_STRING, &time_s,
+			      "Times as rel (seconds since the first frame, the default), abs (ISO 8601 UTC, as tcpdump -tttt) or delta (since the event before, as tcpdump -ttt)", "abs|rel|delta" } },
 		{ C_SUMMARY, { "fail-on", 0, 0, G_OPTION_ARG_STRING, &fail_on_s,
 			       "Exit with status 1 when a finding is at LEVEL or worse (warning, error)", "LEVEL" } },
 		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
@@ -641,7 +661,8 @@ int main(int argc, char **argv)
 		   !parse_count(cmd, count_s, &o.count) || !parse_jobs(cmd, jobs_s, &o.jobs) ||
 		   !parse_max_qps(cmd, max_qps_s, &o.max_qps) || !parse_cold_every(cmd, &o.cold_every) ||
 		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o) ||
-		   !parse_fail_on(cmd, fail_on_s, &o) || !parse_top(cmd, &o)) {
+		   !parse_fail_on(cmd, fail_on_s, &o) || !parse_top(cmd, &o) ||
+		   !parse_time_mode(cmd, time_s, &o)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
@@ -670,6 +691,7 @@ int main(int argc, char **argv)
 	g_free(cnp_pcp_s);
 	g_free(ecn_window_s);
 	g_free(fail_on_s);
+	g_free(time_s);
 	g_strfreev(o.read_files);
 	g_free(o.write_file);
 	return status;

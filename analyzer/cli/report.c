@@ -48,12 +48,14 @@ struct run {
 	long rows_left;
 	guint rows_hidden;
 	enum qpt_severity worst; /* of the findings (summary --fail-on) */
+	int64_t prev_event_ns;	 /* events --time delta: the event before */
+	bool any_event;
 	bool any_finding;
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
  * on, named by file and frame in it when several files are merged. */
-static void event_out(const struct qpt_event *ev, const struct run *r,
+static void event_out(const struct qpt_event *ev, struct run *r,
 		      const struct qpt_frame *f)
 {
 	const struct qpt_verdict_info *vi = &qpt_verdicts[ev->kind];
@@ -111,7 +113,20 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		g_string_append(o, "}\n");
 		return;
 	}
-	qpt_appendf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
+	switch (r->o->time_mode) {
+	case QPT_TIME_ABS:
+		qpt_format_iso(o, ev->time_ns, true);
+		break;
+	case QPT_TIME_DELTA: /* the first from the first frame, as tcpdump -ttt */
+		qpt_appendf(o, "%.6f", secs(ev->time_ns - (r->any_event ? r->prev_event_ns : r->an.t0)));
+		break;
+	default:
+		qpt_appendf(o, "%.6f", secs(ev->time_ns - r->an.t0));
+		break;
+	}
+	r->prev_event_ns = ev->time_ns;
+	r->any_event = true;
+	qpt_appendf(o, " frame %" PRIu64, ev->frame);
 	if (f)
 		qpt_appendf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
 	qpt_appendf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
