@@ -311,6 +311,9 @@ static void refresh(struct mon *m)
 	g_ptr_array_free(all, TRUE);
 }
 
+/* every JSON line names its schema (docs/schema/qptrace-monitor-1.json) */
+#define MON_SCHEMA "\"schema\":\"" QPT_SCHEMA_BASE "monitor-" QPT_SCHEMA_VERSION "\","
+
 static void event_line(struct mon *m, const struct qpt_event *ev);
 
 /* The end's events (of earlier frames), as they come: the engine's ids. */
@@ -380,7 +383,7 @@ static void event_line(struct mon *m, const struct qpt_event *ev)
 	int32_t conv = ev->conv >= 0 ? ev->conv + m->id_base : -1;
 
 	if (m->o->json) {
-		g_string_append_printf(o, "{\"type\":\"event\",\"frame\":%" PRIu64
+		g_string_append_printf(o, "{" MON_SCHEMA "\"type\":\"event\",\"frame\":%" PRIu64
 				       ",\"time\":%" PRId64 ".%06d,\"conv\":%d,\"dir\":%d,"
 				       "\"kind\":\"%s\",\"psn\":%u",
 				       ev->frame, ev->time_ns / 1000000000,
@@ -474,7 +477,7 @@ static void conv_lines(struct mon *m, bool final)
 
 		if (m->o->json) {
 			g_string_append_printf(m->out,
-				"{\"type\":\"%s\",\"time\":%" PRId64 ".%06d,\"conv\":%d,"
+				"{" MON_SCHEMA "\"type\":\"%s\",\"time\":%" PRId64 ".%06d,\"conv\":%d,"
 				"\"transport\":\"%s\",\"local\":\"%s\",\"local_qpn\":\"%s\","
 				"\"remote\":\"%s\",\"remote_qpn\":\"%s\",\"packets\":%" PRIu64
 				",\"packets_delta\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
@@ -510,7 +513,7 @@ static void conv_lines(struct mon *m, bool final)
 				m->now.untracked, m->o->max_qps);
 	if (m->o->json)
 		g_string_append_printf(m->out,
-			"{\"type\":\"%s_totals\",\"time\":%" PRId64 ".%06d,\"frames\":%" PRIu64
+			"{" MON_SCHEMA "\"type\":\"%s_totals\",\"time\":%" PRId64 ".%06d,\"frames\":%" PRIu64
 			",\"iba_packets\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"cut_by_capture\":%" PRIu64
 			",\"active_conversations\":%u,\"conversations\":%" PRIu64
 			",\"retransmitted_packets\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64

@@ -76,7 +76,8 @@ static void event_out(const struct qpt_event *ev, struct run *r,
 		}
 	}
 	if (r->o->json) {
-		qpt_appendf(o, "{\"frame\":%" PRIu64 ",\"time\":", ev->frame);
+		qpt_appendf(o, "{\"schema\":\"" QPT_SCHEMA_BASE "events-" QPT_SCHEMA_VERSION
+			    "\",\"frame\":%" PRIu64 ",\"time\":", ev->frame);
 		qpt_format_epoch(o, ev->time_ns);
 		if (f) {
 			g_string_append(o, ",\"file\":");
