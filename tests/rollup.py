@@ -18,6 +18,9 @@ Made captures (qpscen, under a temporary folder, removed after):
 * icrc: 200,000 two-way RC conversations, every ICRC wrong: one bad_icrc
   finding about the capture (a note naming --no-crc), at most 40 lines,
   and the peak RSS of summary within 1.2x that of summary --no-crc.
+* --interval and --from/--to: each interval's events, packets and pauses
+  are those `events --json` and `packets --json` give for it; a window's
+  those of events and packets with the same --from/--to.
 * --fail-on: the exit status for captures whose worst finding is an
   error, a warning, or none (statuses from the findings' severities in
   the JSON), and a bad level.
@@ -217,11 +220,97 @@ def test_fail_on(qptrace, root):
     check(r.returncode == 2, "--fail-on on a missing file: exit 2")
 
 
+def ns_of(t):
+    """A JSON time (seconds with six decimals) as integer nanoseconds."""
+    s = f"{t:.6f}"
+    whole, frac = s.split(".")
+    return int(whole) * 10**9 + int(frac) * 1000
+
+
+def iso_ns(s):
+    import datetime
+    d = datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return int(d.timestamp()) * 10**9 + d.microsecond * 1000
+
+
+def jsonl(qptrace, *args):
+    r = run([qptrace, *args])
+    return [json.loads(l) for l in r.stdout.splitlines()]
+
+
+def is_pause(p):
+    m = p.get("macc")
+    if not m or m.get("error"):
+        return False
+    q = m.get("quanta", [])
+    if m.get("kind") == "PAUSE":
+        return bool(q and q[0])
+    return any(q[i] for i in range(8) if m.get("cev", 0) >> i & 1 and i < len(q))
+
+
+def test_intervals(qptrace, root, fleet):
+    """summary --interval: each row's events are those `events --json` gives
+    in that interval (by their time, from the first frame), its packets and
+    pauses those `packets --json` lists; --from/--to: the window's counts
+    are those events --from/--to and packets --from/--to give."""
+    cases = [(os.path.join(root, "captures/made", n + ".pcap"), s) for n, s in
+             (("nak_gbn", "0.00002"), ("naks", "0.0005"), ("cnp_ecn", "0.0001"),
+              ("pfc_stall", "0.00005"), ("merged_hosts", "0.00001"))]
+    cases.append((fleet, "0.005"))
+    for cap, s in cases:
+        name = os.path.basename(cap)
+        js = json.loads(run([qptrace, "summary", "--json", "-q", "--interval", s, cap]).stdout)
+        iv = js["intervals"]
+        t0 = iso_ns(js["first_frame"])
+        step = int(round(float(s) * 1e9))
+        check(iv["start"] == js["first_frame"] and abs(iv["seconds"] - float(s)) < 1e-12,
+              f"{name} --interval {s}: start and seconds")
+        want_ev = {}
+        all_ev = jsonl(qptrace, "events", "--json", "-q", cap)
+        for e in all_ev:
+            k = (ns_of(e["time"]) - t0) // step
+            want_ev.setdefault(max(k, 0), {}).setdefault(e["kind"], 0)
+            want_ev[max(k, 0)][e["kind"]] += 1
+        want_pk, want_pause = {}, {}
+        for p in jsonl(qptrace, "packets", "--json", cap):
+            k = (ns_of(p["time"]) - t0) // step
+            if p["transport"] != "MAC-control":
+                want_pk[k] = want_pk.get(k, 0) + 1
+            if is_pause(p):
+                want_pause[k] = want_pause.get(k, 0) + 1
+        rows = iv["rows"]
+        bad = [i for i, r in enumerate(rows) if r["events"] != want_ev.get(i, {}) or
+               r["packets"] != want_pk.get(i, 0) or r["pauses"] != want_pause.get(i, 0)]
+        check(not bad and len(rows) > 1 and max(want_ev or [0]) < len(rows) and
+              max(want_pk) < len(rows),
+              f"{name} --interval {s}: {len(rows)} rows equal events/packets per interval"
+              f"{'; first wrong ' + str(bad[0]) + ': ' + str(rows[bad[0]]) + ' want ' + str(want_ev.get(bad[0])) if bad else ''}")
+        # a window: its counts are those of events/packets for the window
+        # (from the first event to the middle one: never empty; without
+        # events, the middle third of the capture)
+        times = sorted(ns_of(e["time"]) - t0 for e in all_ev)
+        span = iso_ns(js["last_frame"]) - t0
+        frm, to = ((f"+{times[0] / 1e9:.6f}", f"+{times[len(times) // 2] / 1e9:.6f}") if times
+                   else (f"+{span / 3e9:.6f}", f"+{2 * span / 3e9:.6f}"))
+        w = json.loads(run([qptrace, "summary", "--json", "-q", "--from", frm, "--to", to,
+                            cap]).stdout)["window"]
+        ev = {}
+        for e in jsonl(qptrace, "events", "--json", "-q", "--from", frm, "--to", to, cap):
+            ev[e["kind"]] = ev.get(e["kind"], 0) + 1
+        pk = [p for p in jsonl(qptrace, "packets", "--json", "--from", frm, "--to", to, cap)]
+        check(w["events"] == ev and w["packets"] == sum(p["transport"] != "MAC-control" for p in pk)
+              and w["pauses"] == sum(map(is_pause, pk)) and bool(ev or pk),
+              f"{name} --from {frm} --to {to}: the window's counts {w} against events {ev}")
+        text = run([qptrace, "summary", "-q", "--from", frm, "--to", to, cap]).stdout
+        check("in the window (--from/--to)" in text, f"{name}: the header says the window's counts")
+
+
 def main():
     qptrace, qpscen, root = sys.argv[1:4]
     tmp = tempfile.mkdtemp(prefix="qpt-rollup-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
     try:
         for t in (lambda: test_fail_on(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
+                  lambda: test_intervals(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap")),
                   lambda: test_icrc(qptrace, qpscen, tmp)):
             start = time.monotonic()
             t()

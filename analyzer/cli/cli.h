@@ -118,6 +118,7 @@ struct opts {
 	gint top;      /* plot, summary: --top N */
 	gint fail_on;  /* summary --fail-on: exit 1 at a finding this severe (-1: never) */
 	gint time_mode; /* events --time: QPT_TIME_REL (default), _ABS, _DELTA */
+	gdouble interval; /* summary --interval S: a table per S seconds (0: none) */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
 	guint32 cold_every; /* QPTRACE_COLD_EVERY: the engine's cold_every (0: its default) */
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */

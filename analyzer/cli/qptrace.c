@@ -429,6 +429,12 @@ static bool parse_time_mode(const struct command *cmd, const char *s, struct opt
 
 static bool parse_top(const struct command *cmd, const struct opts *o)
 {
+	if (!(o->interval >= 0 && o->interval <= 1e6) ||
+	    (o->interval > 0 && o->interval < 1e-6)) {
+		g_printerr("qptrace %s: bad --interval %g: seconds, 0.000001 to 1000000\n",
+			   cmd->name, o->interval);
+		return false;
+	}
 	if (o->top >= 0)
 		return true;
 	g_printerr("qptrace %s: bad --top %d: a number of conversations, 1 or more\n",
@@ -517,6 +523,8 @@ int main(int argc, char **argv)
 			       "Name the N worst conversations of each finding group and of the table (default 5 and 10; -v: all)", "N" } },
 		{ C_EVENTS, { "time", 't', 0, G_OPTION_ARG_STRING, &time_s,
 			      "Times as rel (seconds since the first frame, the default), abs (ISO 8601 UTC, as tcpdump -tttt) or delta (since the event before, as tcpdump -ttt)", "abs|rel|delta" } },
+		{ C_SUMMARY, { "interval", 0, 0, G_OPTION_ARG_DOUBLE, &o.interval,
+			       "A table of the capture per S seconds: packets, re-sent, PSN gaps, NAKs, RNR NAKs, CNPs, ECN-CE, pauses (the events of each interval)", "S" } },
 		{ C_SUMMARY, { "fail-on", 0, 0, G_OPTION_ARG_STRING, &fail_on_s,
 			       "Exit with status 1 when a finding is at LEVEL or worse (warning, error)", "LEVEL" } },
 		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,

@@ -50,6 +50,14 @@ struct run {
 	enum qpt_severity worst; /* of the findings (summary --fail-on) */
 	int64_t prev_event_ns;	 /* events --time delta: the event before */
 	bool any_event;
+	/* summary --interval: struct interval per interval from an.t0 */
+	GArray *intervals;
+	int64_t interval_ns;
+	/* --from/--to: what the window holds (frames' first and last time,
+	 * packets, pauses, events as `events` prints them) */
+	struct interval *win;
+	bool win_span;
+	int64_t win_first, win_last;
 	bool any_finding;
 };
 
@@ -188,6 +196,39 @@ static bool conv_selected(const struct run *r, const struct qpt_conv *c)
 	return qpt_conv_matches(r->o, r->addr_text, c);
 }
 
+/* summary --interval: what an interval counts, the packets and pauses by
+ * frame time, the events (as `events` prints them) by their time. */
+struct interval {
+	uint64_t packets, pauses;
+	uint64_t ev[QPT_VB_COUNT];
+};
+
+static struct interval *interval_at(struct run *r, int64_t ns)
+{
+	int64_t k = (ns - r->an.t0) / r->interval_ns;
+
+	if (ns < r->an.t0 || k > (int64_t)G_MAXUINT32 - 1)
+		k = 0; /* before the first frame (time going back): the first */
+	if ((guint)k >= r->intervals->len)
+		g_array_set_size(r->intervals, (guint)k + 1);
+	return &g_array_index(r->intervals, struct interval, k);
+}
+
+/* An 802.3x PAUSE or PFC frame that pauses (an XOFF: a time > 0). */
+static bool is_pause(const struct qpt_pkt *pkt)
+{
+	const struct qpt_macc *m = &pkt->macc;
+
+	if (!(pkt->flags & QPT_HAS_MACC) || m->error)
+		return false;
+	if (m->opcode == QPT_MACC_PAUSE)
+		return m->quanta[0] > 0;
+	for (unsigned p = 0; m->opcode == QPT_MACC_PFC && p < 8; p++)
+		if ((m->cev & (1u << p)) && m->quanta[p])
+			return true;
+	return false;
+}
+
 /* Every analysed frame: the conversations the window shows; the events
  * (events command) of the frames it shows. */
 static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
@@ -195,12 +236,11 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 {
 	struct run *r = user;
 
-	(void)pkt;
-	if (!r->have_span || ns < r->first_ns)
+	if (f->number && (!r->have_span || ns < r->first_ns))
 		r->first_ns = ns;
-	if (!r->have_span || ns > r->last_ns)
+	if (f->number && (!r->have_span || ns > r->last_ns))
 		r->last_ns = ns;
-	r->have_span = true;
+	r->have_span |= f->number != 0; /* (the end's events come without a frame) */
 	if (r->several && f->number) {
 		struct recent *e = &r->recent[f->number % RECENT];
 
@@ -210,6 +250,34 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		qpt_findings_frames_add(r->ff, v);
 	if (!f->in_window)
 		return;
+	if (pkt && f->number) { /* (the end's events come without a frame) */
+		bool iba = pkt->transport != QPT_TR_NONE, pause = is_pause(pkt);
+
+		if (r->intervals) {
+			struct interval *iv = interval_at(r, ns);
+
+			iv->packets += iba;
+			iv->pauses += pause;
+		}
+		if (r->win) {
+			r->win->packets += iba;
+			r->win->pauses += pause;
+			if (!r->win_span || ns < r->win_first)
+				r->win_first = ns;
+			if (!r->win_span || ns > r->win_last)
+				r->win_last = ns;
+			r->win_span = true;
+		}
+	}
+	if (r->intervals || r->win)
+		for (unsigned i = 0; i < v->nevents; i++)
+			if (conv_selected(r, v->ev[i].conv >= 0 ?
+						     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL)) {
+				if (r->intervals)
+					interval_at(r, v->ev[i].time_ns)->ev[v->ev[i].kind]++;
+				if (r->win)
+					r->win->ev[v->ev[i].kind]++;
+			}
 	if (v->conv >= 0 && r->seen) {
 		if ((guint)v->conv >= r->seen->len)
 			g_array_set_size(r->seen, (guint)v->conv + 1);
@@ -977,6 +1045,133 @@ static void text_pfc(GString *o, struct qpt_flow *fl)
 	g_string_append_c(o, '\n');
 }
 
+/* ---- summary --interval -------------------------------------------------- */
+
+static void spill(struct run *r);
+static void json_time(GString *o, const char *key, int64_t ns);
+
+/* The table's columns: the events of a kind (as `events` names them). */
+static const struct {
+	unsigned kind;
+	const char *title;
+} interval_col[] = {
+	{ QPT_VB_RETRANSMISSION, "re-sent" }, { QPT_VB_PSN_GAP, "PSN gaps" },
+	{ QPT_VB_NAK, "NAKs" }, { QPT_VB_RNR_NAK, "RNR NAKs" }, { QPT_VB_CNP, "CNPs" },
+	{ QPT_VB_ECN_CE, "ECN-CE" },
+};
+
+static void interval_text(struct run *r)
+{
+	GString *o = r->out;
+	char d[48];
+
+	if (!r->intervals || !r->an.have_t0)
+		return;
+	qpt_appendf(o, "intervals of %s from ", qpt_format_duration(r->interval_ns, d, sizeof(d)));
+	qpt_format_iso(o, r->an.t0, true);
+	qpt_appendf(o, "%s:\n%12s %10s", r->window ? " (the window's frames and events)" : "",
+		    "start (s)", "packets");
+	for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
+		qpt_appendf(o, " %9s", interval_col[c].title);
+	qpt_appendf(o, " %9s\n", "pauses");
+	for (guint i = 0; i < r->intervals->len; i++) {
+		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+
+		qpt_appendf(o, "%12.6f %10" PRIu64, (double)i * (double)r->interval_ns / 1e9,
+			    iv->packets);
+		for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
+			qpt_appendf(o, " %9" PRIu64, iv->ev[interval_col[c].kind]);
+		qpt_appendf(o, " %9" PRIu64 "\n", iv->pauses);
+		spill(r);
+	}
+	g_string_append_c(o, '\n');
+}
+
+static void interval_json(struct run *r)
+{
+	GString *o = r->out;
+
+	if (!r->intervals)
+		return;
+	qpt_appendf(o, ",\"intervals\":{\"seconds\":%.9g,\"start\":", (double)r->interval_ns / 1e9);
+	if (r->an.have_t0) {
+		g_string_append_c(o, '"');
+		qpt_format_iso(o, r->an.t0, true);
+		g_string_append_c(o, '"');
+	} else {
+		g_string_append(o, "null");
+	}
+	qpt_appendf(o, ",\"window\":%s,\"rows\":[", r->window ? "true" : "false");
+	for (guint i = 0; i < r->intervals->len; i++) {
+		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+		bool first = true;
+
+		qpt_appendf(o, "%s{\"start_s\":%.9f,\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64
+			    ",\"events\":{", i ? "," : "", (double)i * (double)r->interval_ns / 1e9,
+			    iv->packets, iv->pauses);
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			if (!iv->ev[k])
+				continue;
+			qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", qpt_verdicts[k].key,
+				    iv->ev[k]);
+			first = false;
+		}
+		g_string_append(o, "}}");
+		spill(r);
+	}
+	g_string_append(o, "]}");
+}
+
+/* --from/--to: the window's own counts; the rest of the summary is of the
+ * conversations with a frame in it, counted over the whole input. */
+static void window_text(struct run *r)
+{
+	GString *o = r->out;
+
+	if (!r->win)
+		return;
+	g_string_append(o, "window: ");
+	if (r->win_span) {
+		qpt_format_iso(o, r->win_first, true);
+		g_string_append(o, " to ");
+		qpt_format_iso(o, r->win_last, true);
+		g_string_append(o, ", ");
+	}
+	qpt_appendf(o, "%" PRIu64 " packets", r->win->packets);
+	for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
+		qpt_appendf(o, ", %" PRIu64 " %s", r->win->ev[interval_col[c].kind],
+			    interval_col[c].title);
+	qpt_appendf(o, ", %" PRIu64 " pauses in the window (--from/--to); the diagnosis and the "
+		       "table below are of the conversations with a frame in it, over the whole "
+		       "input\n", r->win->pauses);
+}
+
+static void window_json(struct run *r)
+{
+	GString *o = r->out;
+	bool first = true;
+
+	if (!r->win)
+		return;
+	qpt_appendf(o, ",\"window\":{\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64,
+		    r->win->packets, r->win->pauses);
+	if (r->win_span) {
+		json_time(o, "first_frame", r->win_first);
+		json_time(o, "last_frame", r->win_last);
+	} else {
+		g_string_append(o, ",\"first_frame\":null,\"last_frame\":null");
+	}
+	g_string_append(o, ",\"events\":{");
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		if (!r->win->ev[k])
+			continue;
+		qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", qpt_verdicts[k].key,
+			    r->win->ev[k]);
+		first = false;
+	}
+	g_string_append(o, "}}");
+}
+
 /* ---- summary: the diagnosis and one line per conversation ---------------- */
 
 void qpt_format_iso(GString *o, int64_t ns, bool date)
@@ -1584,6 +1779,8 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
 		qpt_diagnosis_json(o, fs, groups);
+		interval_json(r);
+		window_json(r);
 		json_pfc(o, r->fl);
 		qpt_appendf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
@@ -1638,7 +1835,9 @@ static void summary_out(struct run *r, const char *file)
 		share_text(o, rexmit, sendings_all);
 		g_string_append(o, " re-sent");
 	}
-	g_string_append(o, "\n\n");
+	g_string_append_c(o, '\n');
+	window_text(r);
+	g_string_append_c(o, '\n');
 	/* at most 40 lines in all: the rest of the page is the table's (its
 	 * --top rows, 10 by default) and the totals' */
 	dopt.max_lines = 40 - MIN(30u, 12u + (guint)(r->o->top > 0 ? r->o->top : 10));
@@ -1655,6 +1854,7 @@ static void summary_out(struct run *r, const char *file)
 	} else {
 		text_conv_table(r, nshown);
 	}
+	interval_text(r);
 	if (dopt.verbose) { /* the findings name them otherwise */
 		text_attempts(o, att);
 		text_pfc(o, r->fl);
@@ -1776,10 +1976,16 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	}
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
-	if (r.window) /* (only for a window: a flag per conversation) */
+	if (r.window) { /* (only for a window: a flag per conversation) */
 		r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
+		r.win = g_new0(struct interval, 1);
+	}
 	if (!events)
 		r.ff = qpt_findings_frames_new();
+	if (!events && o->interval > 0) {
+		r.intervals = g_array_new(FALSE, TRUE, sizeof(struct interval));
+		r.interval_ns = MAX((int64_t)1, (int64_t)llround(o->interval * 1e9));
+	}
 	r.an.window_selects = true; /* analyse everything, show the window */
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
 	/* no frame follows: the halves go before the results thaw the
@@ -1830,6 +2036,9 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		g_array_free(r.seen_final, TRUE);
 	}
 	qpt_findings_frames_free(r.ff);
+	if (r.intervals)
+		g_array_free(r.intervals, TRUE);
+	g_free(r.win);
 	return status;
 }
 
