@@ -1717,7 +1717,9 @@ static void summary_out(struct run *r, const char *file)
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
-	uint64_t sendings_all = 0; /* packets less capture copies */
+	/* the directions that re-sent packets, and their sendings (packets
+	 * less capture copies): the denominator of every share re-sent */
+	uint64_t resent_dirs = 0, all_dirs = 0, sendings_all = 0;
 	guint nconvs = 0, nshown = 0, njson = 0;
 	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
@@ -1733,7 +1735,11 @@ static void summary_out(struct run *r, const char *file)
 			const struct qpt_dir *x = c->dir[d];
 
 			rexmit += x->r->retransmitted_packets;
-			sendings_all += x->packets - MIN(x->packets, x->r->duplicates);
+			all_dirs += x->packets > 0;
+			if (x->r->retransmitted_packets) {
+				resent_dirs++;
+				sendings_all += x->packets - MIN(x->packets, x->r->duplicates);
+			}
 			gaps += x->r->psn_gaps;
 			rnr += x->r->rnr_naks;
 			gbn += x->r->gbn_episodes;
@@ -1831,9 +1837,8 @@ static void summary_out(struct run *r, const char *file)
 	qpt_appendf(o, "%" PRIu64 " frames, %u %s", t->frames, nconvs,
 		    nconvs == 1 ? "conversation" : "conversations");
 	if (rexmit && sendings_all) {
-		g_string_append(o, ", ");
+		qpt_appendf(o, "; %" PRIu64 " of %" PRIu64 " directions re-sent ", resent_dirs, all_dirs);
 		share_text(o, rexmit, sendings_all);
-		g_string_append(o, " re-sent");
 	}
 	g_string_append_c(o, '\n');
 	window_text(r);
