@@ -1293,6 +1293,17 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	return out;
 }
 
+void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char *text,
+			      uint64_t weight)
+{
+	struct qpt_finding f = { .kind = kind, .severity = qpt_finding_kinds[kind].severity,
+				 .conv = -1, .dir = -1, .weight = weight, .pcp = -2 };
+
+	g_strlcpy(f.text, text, sizeof(f.text));
+	g_array_append_val(fs, f);
+	g_array_sort(fs, finding_cmp);
+}
+
 GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 		     bool capture_wide, const struct qpt_findings_frames *ff)
 {

@@ -98,6 +98,13 @@
 	  "payloads larger than the CM path MTU, or the two sides' MTUs differ",        \
 	  "set the same path MTU on both sides (rdma_cm, ibv_modify_qp path_mtu), no "   \
 	  "larger than the link's")                                                       \
+	X(FILTER_MATCHED_NOTHING, "filter_matched_nothing", WARN,                        \
+	  "the -f filter (BPF) matched no frame of the capture",                         \
+	  "-f sees the outer headers of a mirror or tunnel (ERSPAN, GRE, VXLAN): select " \
+	  "the inner hosts with --addr, or filter on the outer addresses")                \
+	X(ROCE_OTHER_PORT, "roce_other_port", WARN,                                       \
+	  "UDP datagrams that read as RoCEv2 on a port other than 4791, not decoded",     \
+	  "run again with -p PORT, the port named, to decode them as RoCEv2")            \
 	X(CAPTURE_INCOMPLETE, "capture_incomplete", WARN,                                \
 	  "the capture misses packets: a direction never seen, PSN gaps both ways that nothing re-sent, interface drops", \
 	  "capture both directions (mirror ingress and egress, or both hosts) and check " \
@@ -173,6 +180,12 @@ struct qpt_finding_group {
 	struct qpt_group_host senders[QPT_GROUP_HOSTS], receivers[QPT_GROUP_HOSTS];
 	GArray *members; /* guint indexes into the findings, worst first */
 };
+/* A finding about the capture that a front end makes (what the engine
+ * cannot see: the BPF filter, the frames it never decoded), added to fs in
+ * its place (worst first). */
+void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char *text,
+			      uint64_t weight);
+
 struct qpt_flow;
 /* fs: qpt_findings()' (kept as is); fl ranks the conversations. */
 GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs);

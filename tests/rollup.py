@@ -202,6 +202,46 @@ def test_icrc(qptrace, qpscen, tmp):
           f"({with_crc / max(no_crc, 1):.2f}x, at most 1.2x)")
 
 
+def test_empty_answers(qptrace, root, tmp):
+    """An answer that would look like good news: a BPF filter matching
+    nothing in an ERSPAN mirror, RoCEv2 on UDP port 4792 (nak_gbn's frames
+    with the port rewritten here): a warning finding each, exit 1 with
+    --fail-on warning; with -p 4792 the port's traffic is analysed."""
+    nak = os.path.join(root, "captures/made/nak_gbn.pcap")
+    mirror = os.path.join(tmp, "nak_erspan.pcap")
+    run([sys.executable, os.path.join(HERE, "wrap.py"), "erspan2", nak, mirror])
+    r = run([qptrace, "summary", "--json", "-q", "-f", "host 10.0.0.1", mirror])
+    kinds = [f["kind"] for f in json.loads(r.stdout)["findings"]]
+    check(kinds == ["filter_matched_nothing"], f"BPF on the inner address of a mirror: {kinds}")
+    r = run([qptrace, "summary", "-q", "--fail-on", "warning", "-f", "host 10.0.0.1", mirror])
+    check(r.returncode == 1 and "--addr" in r.stdout, f"... --fail-on warning: exit {r.returncode}")
+    r = run([qptrace, "summary", "--json", "-q", "-f", "host 198.51.100.1", mirror])
+    kinds = [f["kind"] for f in json.loads(r.stdout)["findings"]]
+    check("filter_matched_nothing" not in kinds, f"BPF on the outer address: {kinds}")
+    nsec, snap, _, frames = wrap.read_pcap(nak)
+    moved = []
+    for sec, frac, orig, d in frames:
+        d = bytearray(d)
+        if d[12:14] == b"\x08\x00" and d[23] == 17 and d[36:38] == (4791).to_bytes(2, "big"):
+            d[36:38] = (4792).to_bytes(2, "big")
+        moved.append((sec, frac, orig, bytes(d)))
+    port = os.path.join(tmp, "port4792.pcap")
+    wrap.write_pcap(port, nsec, snap, moved)
+    js = json.loads(run([qptrace, "summary", "--json", "-q", port]).stdout)
+    f = [f for f in js["findings"] if f["kind"] == "roce_other_port"]
+    check(len(f) == 1 and "port 4792" in f[0]["text"] and "-p 4792" in f[0]["text"] and
+          f"{len(frames)} UDP datagrams" in f[0]["text"], f"RoCEv2 on port 4792: {f}")
+    r = run([qptrace, "summary", "-q", "--fail-on", "warning", port])
+    check(r.returncode == 1, f"RoCEv2 on port 4792 --fail-on warning: exit {r.returncode}")
+    js2 = json.loads(run([qptrace, "summary", "--json", "-q", "--no-crc", "-p", "4792", port]).stdout)
+    check(js2["totals"]["retransmitted_packets"] == 8 and
+          not [f for f in js2["findings"] if f["kind"] == "roce_other_port"],
+          "with -p 4792: analysed, no roce_other_port")
+    js3 = json.loads(run([qptrace, "summary", "--json", "-q", nak]).stdout)
+    check(not [f for f in js3["findings"] if f["kind"] in ("roce_other_port", "filter_matched_nothing")],
+          "nak_gbn itself: neither")
+
+
 def test_fail_on(qptrace, root):
     for name in ("nak_gbn", "rnr", "clean_write", "dup_capture"):
         cap = os.path.join(root, "captures/made", name + ".pcap")
@@ -309,7 +349,7 @@ def main():
     qptrace, qpscen, root = sys.argv[1:4]
     tmp = tempfile.mkdtemp(prefix="qpt-rollup-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
     try:
-        for t in (lambda: test_fail_on(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
+        for t in (lambda: test_fail_on(qptrace, root), lambda: test_empty_answers(qptrace, root, tmp), lambda: test_fleet(qptrace, qpscen, tmp),
                   lambda: test_intervals(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap")),
                   lambda: test_icrc(qptrace, qpscen, tmp)):
             start = time.monotonic()

@@ -55,6 +55,7 @@ struct run {
 	int64_t interval_ns;
 	/* --from/--to: what the window holds (frames' first and last time,
 	 * packets, pauses, events as `events` prints them) */
+	GHashTable *roce_like; /* UDP port -> datagrams that read as RoCEv2 there */
 	struct interval *win;
 	bool win_span;
 	int64_t win_first, win_last;
@@ -250,6 +251,12 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		qpt_findings_frames_add(r->ff, v);
 	if (!f->in_window)
 		return;
+	if (pkt && pkt->roce_like && r->roce_like) {
+		gpointer k = GUINT_TO_POINTER(pkt->udp_dport);
+
+		g_hash_table_insert(r->roce_like, k,
+				    GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(r->roce_like, k)) + 1));
+	}
 	if (pkt && f->number) { /* (the end's events come without a frame) */
 		bool iba = pkt->transport != QPT_TR_NONE, pause = is_pause(pkt);
 
@@ -1706,6 +1713,43 @@ static bool shown_filter(const struct qpt_conv *c, void *r)
 	return shown_conv(r, c);
 }
 
+/* What only the front end sees: a filter that matched nothing, RoCEv2 on
+ * a port not decoded. */
+static void front_end_findings(struct run *r, GArray *fs)
+{
+	const struct qpt_totals *t = qpt_flow_totals(r->fl);
+	gpointer k, v, best_port = NULL;
+	size_t best = 0;
+	GHashTableIter it;
+	gchar *text;
+
+	if (r->o->filter && r->an.frames_read && !r->an.frames_matched) {
+		text = g_strdup_printf("the filter -f '%s' matched none of the %" PRIu64 " frames: "
+				       "in a mirror or tunnel (ERSPAN, GRE, VXLAN) -f sees the outer "
+				       "headers; --addr selects by the inner ones", r->o->filter,
+				       r->an.frames_read);
+		qpt_findings_add_capture(fs, QPT_F_FILTER_MATCHED_NOTHING, text, r->an.frames_read);
+		g_free(text);
+	}
+	g_hash_table_iter_init(&it, r->roce_like);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		if (GPOINTER_TO_SIZE(v) > best ||
+		    (GPOINTER_TO_SIZE(v) == best && GPOINTER_TO_UINT(k) < GPOINTER_TO_UINT(best_port))) {
+			best = GPOINTER_TO_SIZE(v);
+			best_port = k;
+		}
+	/* a few look-alikes among RoCE are chance; many, or RoCE only there, not */
+	if (best >= 8 && best > t->iba_packets) {
+		text = g_strdup_printf("%zu UDP datagrams to port %u read as RoCEv2 (a BTH, an "
+				       "ICRC's room), %" PRIu64 " RoCE/IB packets decoded: RoCEv2 on "
+				       "port %u? run with -p %u", best, GPOINTER_TO_UINT(best_port),
+				       t->iba_packets, GPOINTER_TO_UINT(best_port),
+				       GPOINTER_TO_UINT(best_port));
+		qpt_findings_add_capture(fs, QPT_F_ROCE_OTHER_PORT, text, best);
+		g_free(text);
+	}
+}
+
 static void summary_out(struct run *r, const char *file)
 {
 	bool everything = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
@@ -1752,6 +1796,8 @@ static void summary_out(struct run *r, const char *file)
 	qpt_conv_walk_end(&w);
 	/* the findings of what is shown; the capture's own with no selection */
 	fs = qpt_findings_walk(r->fl, shown_filter, r, att, everything, r->ff);
+	if (everything)
+		front_end_findings(r, fs);
 	groups = qpt_findings_groups(r->fl, fs);
 	for (guint i = 0; i < fs->len; i++) {
 		enum qpt_severity s = g_array_index(fs, struct qpt_finding, i).severity;
@@ -1834,6 +1880,9 @@ static void summary_out(struct run *r, const char *file)
 		qpt_format_iso(o, r->last_ns, true);
 		qpt_appendf(o, " (%s), ", qpt_format_duration(r->last_ns - r->first_ns, d, sizeof(d)));
 	}
+	if (r->o->filter)
+		qpt_appendf(o, "%" PRIu64 " of %" PRIu64 " frames matched -f, ", r->an.frames_matched,
+			    r->an.frames_read);
 	qpt_appendf(o, "%" PRIu64 " frames, %u %s", t->frames, nconvs,
 		    nconvs == 1 ? "conversation" : "conversations");
 	if (rexmit && sendings_all) {
@@ -1985,8 +2034,10 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
 		r.win = g_new0(struct interval, 1);
 	}
-	if (!events)
+	if (!events) {
 		r.ff = qpt_findings_frames_new();
+		r.roce_like = g_hash_table_new(g_direct_hash, g_direct_equal);
+	}
 	if (!events && o->interval > 0) {
 		r.intervals = g_array_new(FALSE, TRUE, sizeof(struct interval));
 		r.interval_ns = MAX((int64_t)1, (int64_t)llround(o->interval * 1e9));
@@ -2044,6 +2095,8 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	if (r.intervals)
 		g_array_free(r.intervals, TRUE);
 	g_free(r.win);
+	if (r.roce_like)
+		g_hash_table_destroy(r.roce_like);
 	return status;
 }
 
