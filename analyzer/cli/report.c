@@ -1094,6 +1094,21 @@ static void interval_text(struct run *r)
 	g_string_append_c(o, '\n');
 }
 
+/* {kind: count} of the kinds that have any */
+static void json_event_counts(GString *o, const uint64_t ev[QPT_VB_COUNT])
+{
+	bool first = true;
+
+	g_string_append_c(o, '{');
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		if (!ev[k])
+			continue;
+		qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", qpt_verdicts[k].key, ev[k]);
+		first = false;
+	}
+	g_string_append_c(o, '}');
+}
+
 static void interval_json(struct run *r)
 {
 	GString *o = r->out;
@@ -1111,19 +1126,12 @@ static void interval_json(struct run *r)
 	qpt_appendf(o, ",\"window\":%s,\"rows\":[", r->window ? "true" : "false");
 	for (guint i = 0; i < r->intervals->len; i++) {
 		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
-		bool first = true;
 
 		qpt_appendf(o, "%s{\"start_s\":%.9f,\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64
-			    ",\"events\":{", i ? "," : "", (double)i * (double)r->interval_ns / 1e9,
+			    ",\"events\":", i ? "," : "", (double)i * (double)r->interval_ns / 1e9,
 			    iv->packets, iv->pauses);
-		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
-			if (!iv->ev[k])
-				continue;
-			qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", qpt_verdicts[k].key,
-				    iv->ev[k]);
-			first = false;
-		}
-		g_string_append(o, "}}");
+		json_event_counts(o, iv->ev);
+		g_string_append_c(o, '}');
 		spill(r);
 	}
 	g_string_append(o, "]}");
@@ -1156,7 +1164,6 @@ static void window_text(struct run *r)
 static void window_json(struct run *r)
 {
 	GString *o = r->out;
-	bool first = true;
 
 	if (!r->win)
 		return;
@@ -1168,15 +1175,9 @@ static void window_json(struct run *r)
 	} else {
 		g_string_append(o, ",\"first_frame\":null,\"last_frame\":null");
 	}
-	g_string_append(o, ",\"events\":{");
-	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
-		if (!r->win->ev[k])
-			continue;
-		qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", qpt_verdicts[k].key,
-			    r->win->ev[k]);
-		first = false;
-	}
-	g_string_append(o, "}}");
+	g_string_append(o, ",\"events\":");
+	json_event_counts(o, r->win->ev);
+	g_string_append_c(o, '}');
 }
 
 /* ---- summary: the diagnosis and one line per conversation ---------------- */
