@@ -25,6 +25,7 @@ Made captures (qpscen, under a temporary folder, removed after):
   error, a warning, or none (statuses from the findings' severities in
   the JSON), and a bad level.
 """
+import glob
 import json
 import os
 import re
@@ -242,6 +243,19 @@ def test_empty_answers(qptrace, root, tmp):
           "nak_gbn itself: neither")
 
 
+def test_every_capture_fits(qptrace, root):
+    """The default summary of every capture of the repository: 40 lines at
+    most (the made fleet and ICRC captures are checked above)."""
+    caps = sorted(p for d in ("made", "rxe", "rxe/lossy", "public")
+                  for p in glob.glob(os.path.join(root, "captures", d, "*.pcap*")))
+    longest = (0, "")
+    for cap in caps:
+        r = run([qptrace, "summary", "-q", cap])
+        longest = max(longest, (len(r.stdout.splitlines()), os.path.relpath(cap, root)))
+    check(longest[0] <= 40 and len(caps) > 100,
+          f"every capture ({len(caps)}): the longest default summary {longest[0]} lines ({longest[1]})")
+
+
 def test_fail_on(qptrace, root):
     for name in ("nak_gbn", "rnr", "clean_write", "dup_capture"):
         cap = os.path.join(root, "captures/made", name + ".pcap")
@@ -349,7 +363,8 @@ def main():
     qptrace, qpscen, root = sys.argv[1:4]
     tmp = tempfile.mkdtemp(prefix="qpt-rollup-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
     try:
-        for t in (lambda: test_fail_on(qptrace, root), lambda: test_empty_answers(qptrace, root, tmp), lambda: test_fleet(qptrace, qpscen, tmp),
+        for t in (lambda: test_fail_on(qptrace, root), lambda: test_empty_answers(qptrace, root, tmp),
+                  lambda: test_every_capture_fits(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
                   lambda: test_intervals(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap")),
                   lambda: test_icrc(qptrace, qpscen, tmp)):
             start = time.monotonic()

@@ -1893,11 +1893,14 @@ static void summary_out(struct run *r, const char *file)
 	g_string_append_c(o, '\n');
 	window_text(r);
 	g_string_append_c(o, '\n');
-	/* at most 40 lines in all: the rest of the page is the table's (its
-	 * --top rows, 10 by default) and the totals' */
-	dopt.max_lines = 40 - MIN(30u, 12u + (guint)(r->o->top > 0 ? r->o->top : 10));
+	/* at most 40 lines in all: 4 or 5 above, the diagnosis with its blank
+	 * line, the table (a title, its head, --top rows (10 by default), "and
+	 * N more", a blank line), the totals line and up to 3 notes */
+	dopt.max_lines = 40 - 1 - 4 - MIN(25u, 4u + (guint)(r->o->top > 0 ? r->o->top : 10)) - 4;
 	if (r->an.interrupted || r->an.count_reached)
 		dopt.max_lines -= 2;
+	if (r->win)
+		dopt.max_lines--;
 	qpt_diagnosis_text(o, fs, groups, &dopt);
 	r->rows_left = dopt.verbose ? -1 : r->o->top > 0 ? r->o->top : 10;
 	if (r->o->long_report) {
