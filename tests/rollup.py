@@ -359,6 +359,41 @@ def test_intervals(qptrace, root, fleet):
         check("in the window (--from/--to)" in text, f"{name}: the header says the window's counts")
 
 
+def test_timeline(qptrace, root, fleet, tmp):
+    """plot --timeline: an SVG whose series have a point per interval of
+    summary --interval S, each point's height its count (recovered from the
+    drawing and its scale); without --interval, at most 512 intervals."""
+    import xml.etree.ElementTree as ET
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    for cap, s in ((os.path.join(root, "captures/made/nak_gbn.pcap"), "0.00002"), (fleet, "0.005")):
+        svg = os.path.join(tmp, "timeline.svg")
+        r = run([qptrace, "plot", "-q", "--timeline", "--interval", s, "-o", svg, cap])
+        rows = json.loads(run([qptrace, "summary", "--json", "-q", "--interval", s, cap]).stdout)["intervals"]["rows"]
+        root_el = ET.parse(svg).getroot()
+        series = {p.get("data-series"): p.get("points") for p in root_el.iter("{%s}polyline" % ns["s"])}
+        want = {"packets": [x["packets"] for x in rows],
+                "re-sent": [x["events"].get("retransmission", 0) for x in rows],
+                "NAKs": [x["events"].get("nak", 0) for x in rows],
+                "pauses": [x["pauses"] for x in rows]}
+        ok = r.returncode == 0
+        for name, vals in want.items():
+            ys = [float(p.split(",")[1]) for p in series.get(name, "").split()]
+            # the panel: its lowest point is 0, its highest the largest count
+            top, bottom = (50.0, 200.0) if name == "packets" else (240.0, 420.0)
+            peak = max(max(vals), 1) if name == "packets" else max(
+                [max(v) for v in want.values() if v is not want["packets"]] + [1])
+            got = [(bottom - y) / (bottom - top) * peak for y in ys]
+            # (points are drawn to 0.1 pixel)
+            tol = 0.06 / (bottom - top) * peak + 1e-9
+            ok &= len(ys) == len(rows) and all(abs(g - v) <= tol for g, v in zip(got, vals))
+        check(ok, f"plot --timeline --interval {s} {os.path.basename(cap)}: {len(rows)} points a series, heights the counts")
+    r = run([qptrace, "plot", "-q", "--timeline", "-o", svg, fleet])
+    d = ET.parse(svg).getroot().find("s:desc", ns)
+    n, width = int(d.get("data-intervals")), int(d.get("data-interval-ns"))
+    check(r.returncode == 0 and 256 <= n <= 512 and width % 1000 == 0 and (width // 1000) & (width // 1000 - 1) == 0,
+          f"plot --timeline without --interval: {n} intervals of {width} ns")
+
+
 def main():
     qptrace, qpscen, root = sys.argv[1:4]
     tmp = tempfile.mkdtemp(prefix="qpt-rollup-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
@@ -366,6 +401,7 @@ def main():
         for t in (lambda: test_fail_on(qptrace, root), lambda: test_empty_answers(qptrace, root, tmp),
                   lambda: test_every_capture_fits(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
                   lambda: test_intervals(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap")),
+                  lambda: test_timeline(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap"), tmp),
                   lambda: test_icrc(qptrace, qpscen, tmp)):
             start = time.monotonic()
             t()

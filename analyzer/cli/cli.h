@@ -119,6 +119,7 @@ struct opts {
 	gint fail_on;  /* summary --fail-on: exit 1 at a finding this severe (-1: never) */
 	gint time_mode; /* events --time: QPT_TIME_REL (default), _ABS, _DELTA */
 	gdouble interval; /* summary --interval S: a table per S seconds (0: none) */
+	gboolean timeline; /* plot --timeline: the --interval table as an SVG */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
 	guint32 cold_every; /* QPTRACE_COLD_EVERY: the engine's cold_every (0: its default) */
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
@@ -249,6 +250,10 @@ bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN]);
 bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);
+/* plot --timeline: the files' interval table (summary --interval; without
+ * it, intervals that double until at most 512 cover the capture) drawn as
+ * an SVG into svg.  0, or 2 after a message (a file not read). */
+int qpt_timeline_svg(struct opts *o, GString *svg);
 
 /* Output of one decoded frame. */
 enum qpt_print_mode { QPT_PRINT_LINE, QPT_PRINT_VERBOSE, QPT_PRINT_JSON };

@@ -53,6 +53,7 @@ struct run {
 	/* summary --interval: struct interval per interval from an.t0 */
 	GArray *intervals;
 	int64_t interval_ns;
+	bool interval_auto; /* plot --timeline: intervals double past 512 */
 	/* --from/--to: what the window holds (frames' first and last time,
 	 * packets, pauses, events as `events` prints them) */
 	GHashTable *roce_like; /* UDP port -> datagrams that read as RoCEv2 there */
@@ -204,10 +205,38 @@ struct interval {
 	uint64_t ev[QPT_VB_COUNT];
 };
 
+/* Intervals twice as long: each the sum of two. */
+static void intervals_double(struct run *r)
+{
+	guint n = (r->intervals->len + 1) / 2;
+
+	for (guint i = 0; i < n; i++) {
+		struct interval *to = &g_array_index(r->intervals, struct interval, i);
+		const struct interval *a = &g_array_index(r->intervals, struct interval, 2 * i);
+		struct interval sum = *a;
+
+		if (2 * i + 1 < r->intervals->len) {
+			const struct interval *b = &g_array_index(r->intervals, struct interval, 2 * i + 1);
+
+			sum.packets += b->packets;
+			sum.pauses += b->pauses;
+			for (unsigned k = 0; k < QPT_VB_COUNT; k++)
+				sum.ev[k] += b->ev[k];
+		}
+		*to = sum;
+	}
+	g_array_set_size(r->intervals, n);
+	r->interval_ns *= 2;
+}
+
 static struct interval *interval_at(struct run *r, int64_t ns)
 {
 	int64_t k = (ns - r->an.t0) / r->interval_ns;
 
+	while (r->interval_auto && k >= 512 && r->interval_ns < INT64_MAX / 4) {
+		intervals_double(r);
+		k = (ns - r->an.t0) / r->interval_ns;
+	}
 	if (ns < r->an.t0 || k > (int64_t)G_MAXUINT32 - 1)
 		k = 0; /* before the first frame (time going back): the first */
 	if ((guint)k >= r->intervals->len)
@@ -2015,6 +2044,105 @@ void qpt_flow_opts_from(const struct opts *o, struct qpt_flow_opts *fo)
 	fo->cold_every = o->cold_every;
 }
 
+/* ---- plot --timeline ------------------------------------------------------ */
+
+static GString *timeline_out; /* set by qpt_timeline_svg() for run_one() */
+static int run_one(struct opts *o, gchar **files, bool events);
+
+/* One panel: the series of each column, as polylines over the intervals. */
+static void timeline_panel(GString *svg, const struct run *r, double top, double height,
+			   const char *title, bool packets)
+{
+	static const char *const colour[] = { "#d62728", "#ff7f0e", "#9467bd", "#8c564b",
+					      "#2ca02c", "#17becf", "#7f7f7f" };
+	const double left = 70, width = 820;
+	guint n = r->intervals->len;
+	unsigned nser = packets ? 1 : G_N_ELEMENTS(interval_col) + 1;
+	uint64_t max = 1;
+
+	for (guint i = 0; i < n; i++) {
+		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+
+		for (unsigned s = 0; s < nser; s++) {
+			uint64_t v = packets ? iv->packets : s < G_N_ELEMENTS(interval_col) ?
+				iv->ev[interval_col[s].kind] : iv->pauses;
+
+			max = MAX(max, v);
+		}
+	}
+	qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"13\">%s (per interval; "
+		    "at most %" PRIu64 ")</text>\n", left, top - 6, title, max);
+	qpt_appendf(svg, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
+		    "fill=\"none\" stroke=\"#999\"/>\n", left, top, width, height);
+	qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">"
+		    "%" PRIu64 "</text>\n", left - 4, top + 10, max);
+	qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">0"
+		    "</text>\n", left - 4, top + height);
+	for (unsigned s = 0; s < nser; s++) {
+		const char *name = packets ? "packets" : s < G_N_ELEMENTS(interval_col) ?
+			interval_col[s].title : "pauses";
+
+		qpt_appendf(svg, "<polyline class=\"series\" data-series=\"%s\" fill=\"none\" "
+			    "stroke=\"%s\" points=\"", name, packets ? "#1f77b4" : colour[s]);
+		for (guint i = 0; i < n; i++) {
+			const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+			uint64_t v = packets ? iv->packets : s < G_N_ELEMENTS(interval_col) ?
+				iv->ev[interval_col[s].kind] : iv->pauses;
+
+			qpt_appendf(svg, "%s%.1f,%.1f", i ? " " : "",
+				    left + width * ((double)i + 0.5) / (double)MAX(n, 1u),
+				    top + height - height * (double)v / (double)max);
+		}
+		g_string_append(svg, "\"/>\n");
+		if (!packets)
+			qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">"
+				    "%s</text>\n", left + 8 + 100 * s, top + height + 16, colour[s], name);
+	}
+}
+
+static void timeline_render(struct run *r, GString *svg)
+{
+	char d[48];
+
+	g_string_append(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"920\" "
+			     "height=\"470\" font-family=\"sans-serif\">\n"
+			     "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+	/* the file name as XML text: quotes and the like escaped */
+	g_string_append(svg, "<text x=\"70\" y=\"20\" font-size=\"14\">");
+	for (const char *c = r->an.label ? r->an.label : ""; *c; c++) {
+		if (*c == '<')
+			g_string_append(svg, "&lt;");
+		else if (*c == '>')
+			g_string_append(svg, "&gt;");
+		else if (*c == '&')
+			g_string_append(svg, "&amp;");
+		else
+			g_string_append_c(svg, *c);
+	}
+	qpt_appendf(svg, ": %u intervals of %s from ", r->intervals->len,
+		    qpt_format_duration(r->interval_ns, d, sizeof(d)));
+	if (r->an.have_t0)
+		qpt_format_iso(svg, r->an.t0, true);
+	g_string_append(svg, "</text>\n");
+	qpt_appendf(svg, "<desc data-interval-ns=\"%" PRId64 "\" data-intervals=\"%u\"/>\n",
+		    r->interval_ns, r->intervals->len);
+	timeline_panel(svg, r, 50, 150, "RoCE/IB packets", true);
+	timeline_panel(svg, r, 240, 180, "re-sent, PSN gaps, NAKs, RNR NAKs, CNPs, ECN-CE, pauses",
+		       false);
+	g_string_append(svg, "</svg>\n");
+}
+
+int qpt_timeline_svg(struct opts *o, GString *svg)
+{
+	int status;
+
+	timeline_out = svg;
+	status = run_one(o, o->files, false);
+	timeline_out = NULL;
+	return status;
+}
+
 /* One analysis over the files as a single timeline. */
 static int run_one(struct opts *o, gchar **files, bool events)
 {
@@ -2042,9 +2170,12 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		r.ff = qpt_findings_frames_new();
 		r.roce_like = g_hash_table_new(g_direct_hash, g_direct_equal);
 	}
-	if (!events && o->interval > 0) {
+	if (!events && (o->interval > 0 || timeline_out)) {
 		r.intervals = g_array_new(FALSE, TRUE, sizeof(struct interval));
 		r.interval_ns = MAX((int64_t)1, (int64_t)llround(o->interval * 1e9));
+		r.interval_auto = !(o->interval > 0);
+		if (r.interval_auto)
+			r.interval_ns = 1000; /* 1 µs, doubled as the capture goes on */
 	}
 	r.an.window_selects = true; /* analyse everything, show the window */
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
@@ -2061,7 +2192,9 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		status = 2;
 	}
 	/* A capture without frames still gets its (empty) summary. */
-	if (r.an.opened && !events && !r.write_failed)
+	if (r.an.opened && !events && !r.write_failed && timeline_out)
+		timeline_render(&r, timeline_out);
+	else if (r.an.opened && !events && !r.write_failed)
 		summary_out(&r, r.an.label);
 	if (r.write_failed || qpt_write_out(r.out, "standard output"))
 		status = 2;
