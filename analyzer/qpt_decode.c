@@ -694,8 +694,14 @@ static enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	    !qpt_be16(b, off + 4, &pkt->udp_len))
 		return QPT_E_NOT_IBA; /* cannot tell: not counted as RoCE */
 	if (!is_roce_port(pkt->udp_dport, opts)) {
+		uint8_t bth[5];
+
 		if (is_vxlan_port(pkt->udp_dport, opts) && pkt->udp_len >= 16)
 			return decode_vxlan(pkt, b, off, MIN(off + pkt->udp_len, ip_end), opts);
+		if (pkt->udp_len >= 8 + 12 + 4 &&
+		    qpt_bytes(b, off + 8, bth, sizeof(bth)) && qpt_opcodes[bth[0]].name &&
+		    !(bth[1] & 0x0f) && (bth[2] & 0x7f) == 0x7f && bth[3] == 0xff && !bth[4])
+			pkt->roce_like = true;
 		return QPT_E_NOT_IBA;
 	}
 	pkt->flags |= QPT_HAS_UDP;

@@ -299,6 +299,11 @@ struct qpt_pkt {
 	int vlan_pcp;
 	uint8_t dscp;
 	uint16_t udp_sport, udp_dport, udp_len;
+	/* a UDP datagram to a port not decoded as RoCEv2 whose payload reads
+	 * as a BTH (a known opcode, TVer 0, the reserved byte 0, a P_Key with
+	 * its low 15 bits set) and is long enough for one and an ICRC: RoCEv2
+	 * on another port, perhaps (the front ends count them by port) */
+	bool roce_like;
 	uint8_t erf_type;
 	struct qpt_tunnel tunnel; /* valid with QPT_HAS_TUNNEL */
 	uint8_t mpls_count;	  /* labels recorded */

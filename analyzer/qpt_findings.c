@@ -8,9 +8,11 @@
 
 #include "qpt_flow.h"
 #include "qpt_pfc.h"
+#include "qpt_rank.h"
 
 const struct qpt_finding_info qpt_finding_kinds[QPT_F_COUNT] = {
-#define QPT_F_ROW(id, k, s, t) [QPT_F_##id] = { .key = k, .severity = QPT_SEV_##s, .title = t },
+#define QPT_F_ROW(id, k, s, t, n)                                                       \
+	[QPT_F_##id] = { .key = k, .severity = QPT_SEV_##s, .title = t, .next_step = n },
 	QPT_FINDINGS(QPT_F_ROW)
 #undef QPT_F_ROW
 };
@@ -154,8 +156,17 @@ static const unsigned frame_kinds[] = {
 G_STATIC_ASSERT(N_FK < 1u << (FK_BITS - 1));
 struct conv_frames {
 	uint8_t n, size;
+	int64_t first_ns, last_ns; /* of its events */
 	uint64_t e[]; /* n of them, in no order */
 };
+
+static void frames_time(struct conv_frames *cf, int64_t first, int64_t last)
+{
+	if (!cf->n || first < cf->first_ns)
+		cf->first_ns = first;
+	if (!cf->n || last > cf->last_ns)
+		cf->last_ns = last;
+}
 
 static unsigned fe_key(uint64_t e)
 {
@@ -167,6 +178,7 @@ static unsigned fe_key(uint64_t e)
 static void frames_put(struct conv_frames **cfp, int d, unsigned k, uint64_t frame)
 {
 	struct conv_frames *cf = *cfp;
+
 	unsigned key = k << 1 | (unsigned)d, have = 0, max_at = 0;
 	uint64_t e = frame << FK_BITS | key;
 
@@ -192,13 +204,15 @@ static void frames_put(struct conv_frames **cfp, int d, unsigned k, uint64_t fra
 
 /* frames_put() on the frames of conversation id in t (id -> struct
  * conv_frames), made when it has none; t keeps the list where it moved. */
-static void frames_add(GHashTable *t, int32_t id, int d, unsigned k, uint64_t frame)
+static void frames_add(GHashTable *t, int32_t id, int d, unsigned k, uint64_t frame,
+		       int64_t first_ns, int64_t last_ns)
 {
 	struct conv_frames *cf = g_hash_table_lookup(t, GINT_TO_POINTER(id)), *was = cf;
 
 	G_STATIC_ASSERT(2 * N_FK * FRAMES_PER <= UINT8_MAX);
 	if (!cf)
 		cf = g_new0(struct conv_frames, 1);
+	frames_time(cf, first_ns, last_ns);
 	frames_put(&cf, d, k, frame);
 	if (cf != was) { /* new, or reallocated: was is gone, not to be freed */
 		g_hash_table_steal(t, GINT_TO_POINTER(id));
@@ -208,6 +222,12 @@ static void frames_add(GHashTable *t, int32_t id, int d, unsigned k, uint64_t fr
 
 struct qpt_findings_frames {
 	GHashTable *by_conv; /* conversation id (as seen) -> struct conv_frames */
+	/* bad ICRCs: the first frames and the time span over the whole
+	 * capture, not per conversation (a capture path that zeroes every
+	 * ICRC has them in every conversation: no memory per conversation) */
+	unsigned nicrc;
+	uint64_t icrc_frames[QPT_FINDING_FRAMES];
+	int64_t icrc_first_ns, icrc_last_ns;
 };
 
 struct qpt_findings_frames *qpt_findings_frames_new(void)
@@ -240,11 +260,23 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 		const struct qpt_event *ev = &v->ev[i];
 		int k = fk_index(ev->kind);
 
+		if (ev->kind == QPT_VB_BAD_ICRC) {
+			if (!ff->nicrc || ev->time_ns < ff->icrc_first_ns)
+				ff->icrc_first_ns = ev->time_ns;
+			if (!ff->nicrc || ev->time_ns > ff->icrc_last_ns)
+				ff->icrc_last_ns = ev->time_ns;
+			if (ev->frame && ff->nicrc < QPT_FINDING_FRAMES)
+				ff->icrc_frames[ff->nicrc] = ev->frame;
+			if (ff->nicrc < UINT_MAX)
+				ff->nicrc++;
+			continue;
+		}
 		if (k < 0 || ev->conv < 0 || ev->dir < 0 || ev->dir > 1)
 			continue;
 		if (!ev->frame)
 			continue; /* none (frames count from 1) */
-		frames_add(ff->by_conv, ev->conv, ev->dir, (unsigned)k, ev->frame);
+		frames_add(ff->by_conv, ev->conv, ev->dir, (unsigned)k, ev->frame, ev->time_ns,
+			   ev->time_ns);
 	}
 }
 
@@ -266,6 +298,8 @@ static const char *qpt_endpoint_qp_text(const struct qpt_endpoint *e, char *buf,
 struct fb {
 	struct qpt_finding f;
 	GString *t;
+	const struct conv_frames *cf; /* the conversation's, for its time */
+	const struct qpt_findings_frames *ff;
 	/* more than one RC conversation seen one way only: one capture-wide
 	 * finding for them all (one_way_wide), not one per conversation */
 	bool one_way_wide;
@@ -273,6 +307,8 @@ struct fb {
 	 * (copies_wide): captures merged from two points, a mirror of both
 	 * directions, copy every packet of every conversation */
 	bool copies_wide;
+	/* the same for bad ICRCs in more than one conversation (icrc_wide) */
+	bool icrc_wide;
 };
 
 static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
@@ -282,10 +318,21 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 	b->f.severity = qpt_finding_kinds[kind].severity;
 	b->f.conv = c ? c->id : -1;
 	b->f.dir = (int8_t)dir;
+	b->f.pcp = -2;
+	if (!c)
+		b->cf = NULL;
 	g_string_truncate(b->t, 0);
 	if (c && dir >= 0) {
 		char s[QPT_ADDR_STRLEN + 24], r[QPT_ADDR_STRLEN + 24];
 		const struct qpt_dir *x = c->dir[dir];
+		int top = -2;
+
+		qpt_endpoint_addr(&c->ep[x->from], b->f.from);
+		qpt_endpoint_addr(&c->ep[x->to], b->f.to);
+		if (qpt_qos_values(x, QPT_QOS_DATA, false, &top) == 1 ||
+		    (!qpt_qos_values(x, QPT_QOS_DATA, false, NULL) &&
+		     qpt_qos_values(x, QPT_QOS_ACK, false, &top) == 1))
+			b->f.pcp = (int16_t)top;
 
 		g_string_append_printf(b->t, "conversation %d, %s -> %s: ", c->id,
 				       qpt_endpoint_qp_text(&c->ep[x->from], s, sizeof(s)),
@@ -336,6 +383,16 @@ static void fb_frames_of(struct fb *b, const struct conv_frames *cf, int dir, un
 			fb_frame(b, cf->e[i] >> FK_BITS);
 }
 
+/* The bad ICRCs' time span (kept for the whole capture). */
+static void fb_icrc_time(struct fb *b)
+{
+	if (!b->ff || !b->ff->nicrc)
+		return;
+	b->f.has_time = true;
+	b->f.first_ns = b->ff->icrc_first_ns;
+	b->f.last_ns = b->ff->icrc_last_ns;
+}
+
 static void fb_end(struct fb *b, GArray *out, uint64_t weight)
 {
 	if (b->f.nframes) {
@@ -345,6 +402,11 @@ static void fb_end(struct fb *b, GArray *out, uint64_t weight)
 	}
 	g_strlcpy(b->f.text, b->t->str, sizeof(b->f.text));
 	b->f.weight = weight;
+	if (!b->f.has_time && b->cf && b->cf->n) {
+		b->f.has_time = true;
+		b->f.first_ns = b->cf->first_ns;
+		b->f.last_ns = b->cf->last_ns;
+	}
 	g_array_append_val(out, b->f);
 }
 
@@ -356,6 +418,19 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* The packets a direction sent as the capture saw them, each once: its
+ * packets less the capture's copies.  The denominator of every share. */
+static uint64_t sendings(const struct qpt_dir *x)
+{
+	return x->packets > x->r->duplicates ? x->packets - x->r->duplicates : 0;
+}
+
+static void fb_share(struct fb *b, uint64_t part, uint64_t whole)
+{
+	b->f.part = part;
+	b->f.whole = whole;
 }
 
 /* "35 %", "0.4 %" */
@@ -411,6 +486,7 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 					       "lost between %s and the capture point", ra, sa);
 		fb_num(b, "missing_psns", (double)missing);
 		fb_num(b, "psn_gaps", (double)gaps);
+		fb_share(b, missing, sendings(x) + missing);
 		fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
 		fb_frames_of(b, cf, d, QPT_VB_RESPONSE_GAP);
 		fb_end(b, out, missing);
@@ -430,8 +506,8 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	fb_start(b, kind, c, d);
 	t = b->t;
 	g_string_append_printf(t, "%" PRIu64 " of %" PRIu64 " packets re-sent (",
-			       x->r->retransmitted_packets, x->packets);
-	pct_text(t, pct(x->r->retransmitted_packets, x->packets));
+			       x->r->retransmitted_packets, sendings(x));
+	pct_text(t, pct(x->r->retransmitted_packets, sendings(x)));
 	g_string_append_c(t, ')');
 	if (x->r->gbn_episodes) {
 		bool floor = x->r->episodes && x->r->gbn_episodes > x->r->episodes->len;
@@ -488,11 +564,12 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 		break;
 	}
 	/* a large share, or much time lost, is an error */
-	if (pct(x->r->retransmitted_packets, x->packets) >= 5 ||
+	if (pct(x->r->retransmitted_packets, sendings(x)) >= 5 ||
 	    (conv_ns > 0 && (double)lost >= 0.1 * (double)conv_ns))
 		b->f.severity = QPT_SEV_ERROR;
 	fb_num(b, "resent_packets", (double)x->r->retransmitted_packets);
-	fb_num(b, "packets", (double)x->packets);
+	fb_num(b, "packets", (double)sendings(x));
+	fb_share(b, x->r->retransmitted_packets, sendings(x));
 	fb_num(b, "gbn_episodes", (double)x->r->gbn_episodes);
 	fb_num(b, "time_lost_us", (double)lost / 1000.0);
 	fb_num(b, "duration_us", (double)conv_ns / 1000.0);
@@ -838,6 +915,7 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 	int64_t first = 0, last = 0, conv_ns = 0;
 	guint from = out->len;
 
+	b->cf = cf;
 	if (conv_span(c, &first, &last))
 		conv_ns = last - first;
 	for (int d = 0; d < 2; d++) {
@@ -845,6 +923,19 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		uint64_t errs = 0;
 
+		if (x->bad_icrc && !b->icrc_wide) {
+			fb_start(b, QPT_F_BAD_ICRC, c, d);
+			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets with a bad "
+					       "ICRC: corrupted on the way to the capture point (or "
+					       "changed by the capture: a NIC offload, a rewrite)",
+					       x->bad_icrc, sendings(x));
+			fb_num(b, "bad_icrc", (double)x->bad_icrc);
+			fb_share(b, x->bad_icrc, sendings(x));
+			for (unsigned k = 0; b->ff && k < MIN(b->ff->nicrc, QPT_FINDING_FRAMES); k++)
+				fb_frame(b, b->ff->icrc_frames[k]);
+			fb_icrc_time(b);
+			fb_end(b, out, x->bad_icrc);
+		}
 		if (x->r == &qpt_dir_rare_none && y->r == &qpt_dir_rare_none)
 			continue; /* each finding below counts something rare */
 		qpt_endpoint_addr(&c->ep[x->from], sa);
@@ -887,33 +978,24 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_end(b, out, y->r->rnr_naks);
 		}
 		if (x->r->ecn_ce || y->r->cnps) {
-			double share = pct(x->r->ecn_ce, x->packets);
+			double share = pct(x->r->ecn_ce, sendings(x));
 
 			fb_start(b, QPT_F_CONGESTION, c, d);
 			g_string_append_printf(b->t, "congestion on the way to %s: %" PRIu64
 					       " of %" PRIu64 " packets ECN-CE marked (", ra,
-					       x->r->ecn_ce, x->packets);
+					       x->r->ecn_ce, sendings(x));
 			pct_text(b->t, share);
 			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->r->cnps,
 					       plural(y->r->cnps, "CNP", "CNPs"), ra, sa);
 			if (share >= 10)
 				b->f.severity = QPT_SEV_WARN;
 			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
-			fb_num(b, "packets", (double)x->packets);
+			fb_num(b, "packets", (double)sendings(x));
+			fb_share(b, x->r->ecn_ce, sendings(x));
 			fb_num(b, "cnps", (double)y->r->cnps);
 			fb_frames_of(b, cf, d, QPT_VB_ECN_CE);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_CNP);
 			fb_end(b, out, x->r->ecn_ce + y->r->cnps);
-		}
-		if (x->r->bad_icrc) {
-			fb_start(b, QPT_F_BAD_ICRC, c, d);
-			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets with a bad "
-					       "ICRC: corrupted on the way to the capture point (or "
-					       "changed by the capture: a NIC offload, a rewrite)",
-					       x->r->bad_icrc, x->packets);
-			fb_num(b, "bad_icrc", (double)x->r->bad_icrc);
-			fb_frames_of(b, cf, d, QPT_VB_BAD_ICRC);
-			fb_end(b, out, x->r->bad_icrc);
 		}
 		if (x->r->duplicates && !b->copies_wide) {
 			fb_start(b, QPT_F_CAPTURE_COPIES, c, d);
@@ -1120,11 +1202,57 @@ static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_find
 				continue;
 			for (unsigned i = 0; i < src->n; i++)
 				frames_add(cache, now, (int)(src->e[i] & 1), fe_key(src->e[i]) >> 1,
-					   src->e[i] >> FK_BITS);
+					   src->e[i] >> FK_BITS, src->first_ns, src->last_ns);
 		}
 	}
 	cf = g_hash_table_lookup(cache, GINT_TO_POINTER(id));
 	return cf;
+}
+
+/* Bad ICRCs in many conversations: one finding about the capture.  When
+ * (nearly) every packet has one, the capture path strips, zeroes or
+ * rewrites ICRCs (a NIC that trims them, a mirror that cuts the frame):
+ * not corruption, and --no-crc is the answer. */
+static void icrc_wide(struct fb *b, GArray *out, struct csrc *convs)
+{
+	uint64_t n = 0, bad = 0, all = 0;
+	GString *ids = g_string_new(NULL);
+	const struct qpt_conv *c;
+
+	fb_start(b, QPT_F_BAD_ICRC, NULL, -1);
+	for (csrc_start(convs); (c = csrc_next(convs));) {
+		uint64_t k = c->dir[0]->bad_icrc + c->dir[1]->bad_icrc;
+
+		all += sendings(c->dir[0]) + sendings(c->dir[1]);
+		if (!k)
+			continue;
+		if (n < 8)
+			g_string_append_printf(ids, "%s%d", n ? ", " : "", c->id);
+		n++;
+		bad += k;
+	}
+	csrc_end(convs);
+	g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets (", bad, all);
+	pct_text(b->t, pct(bad, all));
+	g_string_append_printf(b->t, ") in %" PRIu64 " conversations with a bad ICRC", n);
+	if (bad >= all - all / 100) {
+		/* a capture artefact, not the network's: a note */
+		b->f.severity = QPT_SEV_NOTE;
+		g_string_append(b->t, ": every packet, so the capture path strips, zeroes or "
+				      "rewrites ICRCs (not corruption); run with --no-crc");
+	} else {
+		g_string_append_printf(b->t, ": corrupted on the way to the capture point; "
+				       "conversations %s%s", ids->str, n > 8 ? ", ..." : "");
+	}
+	fb_num(b, "bad_icrc", (double)bad);
+	fb_num(b, "packets", (double)all);
+	fb_num(b, "conversations", (double)n);
+	fb_share(b, bad, all);
+	for (unsigned k = 0; b->ff && k < MIN(b->ff->nicrc, QPT_FINDING_FRAMES); k++)
+		fb_frame(b, b->ff->icrc_frames[k]);
+	fb_icrc_time(b);
+	fb_end(b, out, bad);
+	g_string_free(ids, TRUE);
 }
 
 static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *attempts,
@@ -1132,8 +1260,8 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 {
 	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding));
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-	struct fb b = { .t = g_string_sized_new(640) };
-	guint one_way = 0, copies = 0;
+	struct fb b = { .t = g_string_sized_new(640), .ff = ff };
+	guint one_way = 0, copies = 0, icrc = 0;
 	const struct qpt_conv *c;
 
 	for (csrc_start(convs); one_way < 2 && (c = csrc_next(convs));)
@@ -1144,6 +1272,10 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 		copies += conv_copies(c) > 0;
 	csrc_end(convs);
 	b.copies_wide = copies > 1;
+	for (csrc_start(convs); icrc < 2 && (c = csrc_next(convs));)
+		icrc += c->dir[0]->bad_icrc + c->dir[1]->bad_icrc > 0;
+	csrc_end(convs);
+	b.icrc_wide = icrc > 1;
 	for (csrc_start(convs); (c = csrc_next(convs));)
 		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id), qpt_flow_options(fl));
 	csrc_end(convs);
@@ -1151,12 +1283,25 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 		one_way_wide(&b, out, convs);
 	if (b.copies_wide)
 		copies_wide(&b, out, convs, fl, ff, cache);
+	if (b.icrc_wide)
+		icrc_wide(&b, out, convs);
 	if (capture_wide)
 		totals_findings(&b, out, fl, attempts);
 	g_array_sort(out, finding_cmp);
 	g_string_free(b.t, TRUE);
 	g_hash_table_destroy(cache);
 	return out;
+}
+
+void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char *text,
+			      uint64_t weight)
+{
+	struct qpt_finding f = { .kind = kind, .severity = qpt_finding_kinds[kind].severity,
+				 .conv = -1, .dir = -1, .weight = weight, .pcp = -2 };
+
+	g_strlcpy(f.text, text, sizeof(f.text));
+	g_array_append_val(fs, f);
+	g_array_sort(fs, finding_cmp);
 }
 
 GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
@@ -1174,4 +1319,167 @@ GArray *qpt_findings_walk(struct qpt_flow *fl, qpt_conv_filter shown, void *data
 	struct csrc s = { .fl = fl, .shown = shown, .data = data };
 
 	return findings_of(fl, &s, attempts, capture_wide, ff);
+}
+
+/* ---- the roll-up ---------------------------------------------------------- */
+
+/* Adds addr to a group's hosts (counted in seen, addr -> count). */
+static void group_host(GHashTable *seen, const char *addr)
+{
+	gpointer n = g_hash_table_lookup(seen, addr);
+
+	g_hash_table_insert(seen, g_strdup(addr), GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
+}
+
+static gint host_cmp(gconstpointer pa, gconstpointer pb)
+{
+	const struct qpt_group_host *a = pa, *b = pb;
+
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	return strcmp(a->addr, b->addr);
+}
+
+/* The most named hosts of seen into top (QPT_GROUP_HOSTS), their number. */
+static uint32_t group_hosts(GHashTable *seen, struct qpt_group_host *top)
+{
+	GArray *all = g_array_new(FALSE, TRUE, sizeof(struct qpt_group_host));
+	GHashTableIter it;
+	gpointer k, v;
+	uint32_t n;
+
+	g_hash_table_iter_init(&it, seen);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		struct qpt_group_host h = { .n = GPOINTER_TO_UINT(v) };
+
+		g_strlcpy(h.addr, k, sizeof(h.addr));
+		g_array_append_val(all, h);
+	}
+	g_array_sort(all, host_cmp);
+	memset(top, 0, QPT_GROUP_HOSTS * sizeof(*top));
+	for (guint i = 0; i < all->len && i < QPT_GROUP_HOSTS; i++)
+		top[i] = g_array_index(all, struct qpt_group_host, i);
+	n = all->len;
+	g_array_free(all, TRUE);
+	return n;
+}
+
+struct member_key {
+	guint index;
+	struct qpt_rank_key rank;
+};
+
+static gint member_cmp(gconstpointer pa, gconstpointer pb)
+{
+	const struct member_key *a = pa, *b = pb;
+	int k = qpt_rank_key_cmp(&a->rank, &b->rank, true);
+
+	return k ? k : (a->index > b->index) - (a->index < b->index);
+}
+
+static gint group_cmp(gconstpointer pa, gconstpointer pb)
+{
+	const struct qpt_finding_group *a = pa, *b = pb;
+
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	if (a->kind != b->kind)
+		return (int)a->kind - (int)b->kind;
+	if (a->pcp != b->pcp)
+		return a->pcp - b->pcp;
+	/* two capture-wide ones of a kind: their first finding's order */
+	return (int)g_array_index(a->members, guint, 0) - (int)g_array_index(b->members, guint, 0);
+}
+
+GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs)
+{
+	GArray *groups = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding_group));
+	/* (kind, pcp) -> index into groups + 1 */
+	GHashTable *at = g_hash_table_new(g_direct_hash, g_direct_equal);
+
+	for (guint i = 0; i < fs->len; i++) {
+		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+		bool wide = f->conv < 0 || f->dir < 0;
+		gpointer key = GINT_TO_POINTER((int)f->kind << 8 | (f->pcp & 0xff));
+		guint gi = wide ? 0 : GPOINTER_TO_UINT(g_hash_table_lookup(at, key));
+		struct qpt_finding_group *g;
+
+		if (!gi) {
+			struct qpt_finding_group ng = {
+				.kind = f->kind, .severity = f->severity, .pcp = f->pcp,
+				.capture_wide = wide,
+				.members = g_array_new(FALSE, FALSE, sizeof(guint)),
+			};
+
+			g_array_append_val(groups, ng);
+			gi = groups->len;
+			if (!wide)
+				g_hash_table_insert(at, key, GUINT_TO_POINTER(gi));
+		}
+		g = &g_array_index(groups, struct qpt_finding_group, gi - 1);
+		g_array_append_val(g->members, i);
+		if (f->severity > g->severity)
+			g->severity = f->severity;
+		g->weight += f->weight;
+		g->part += f->part;
+		g->whole += f->whole;
+		if (f->has_time) {
+			if (!g->has_time || f->first_ns < g->first_ns)
+				g->first_ns = f->first_ns;
+			if (!g->has_time || f->last_ns > g->last_ns)
+				g->last_ns = f->last_ns;
+			g->has_time = true;
+		}
+	}
+	g_hash_table_destroy(at);
+	for (guint gi = 0; gi < groups->len; gi++) {
+		struct qpt_finding_group *g = &g_array_index(groups, struct qpt_finding_group, gi);
+		GHashTable *snd = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		GHashTable *rcv = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		GHashTable *convs = g_hash_table_new(g_direct_hash, g_direct_equal);
+		GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(struct member_key),
+						 g->members->len);
+
+		for (guint m = 0; m < g->members->len; m++) {
+			guint i = g_array_index(g->members, guint, m);
+			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+			const struct qpt_conv *c = f->conv >= 0 ? qpt_flow_conv(fl, f->conv) : NULL;
+			struct member_key k = { .index = i };
+
+			if (f->from[0])
+				group_host(snd, f->from);
+			if (f->to[0])
+				group_host(rcv, f->to);
+			if (f->conv >= 0)
+				g_hash_table_add(convs, GINT_TO_POINTER(f->conv));
+			if (c)
+				qpt_conv_rank_key(c, &k.rank);
+			else
+				k.rank.id = INT32_MAX;
+			g_array_append_val(keys, k);
+		}
+		g_array_sort(keys, member_cmp);
+		for (guint m = 0; m < keys->len; m++)
+			g_array_index(g->members, guint, m) = g_array_index(keys, struct member_key, m).index;
+		g->nsenders = group_hosts(snd, g->senders);
+		g->nreceivers = group_hosts(rcv, g->receivers);
+		g->nconvs = g_hash_table_size(convs);
+		g_array_free(keys, TRUE);
+		g_hash_table_destroy(snd);
+		g_hash_table_destroy(rcv);
+		g_hash_table_destroy(convs);
+	}
+	g_array_sort(groups, group_cmp);
+	return groups;
+}
+
+void qpt_findings_groups_free(GArray *groups)
+{
+	if (!groups)
+		return;
+	for (guint i = 0; i < groups->len; i++)
+		g_array_free(g_array_index(groups, struct qpt_finding_group, i).members, TRUE);
+	g_array_free(groups, TRUE);
 }

@@ -17,44 +17,98 @@
 
 #include "qpt_verdict.h"
 
-/* X(ID, key, severity, title) in no particular order: findings are sorted
- * by severity, then by how many packets they concern. */
+/* X(ID, key, severity, title, next step) in no particular order: findings
+ * are sorted by severity, then by how many packets they concern.  The next
+ * step is the one thing to check first, printed with the finding (text,
+ * JSON) and listed in the man page. */
 #define QPT_FINDINGS(X)                                                                  \
 	X(LOSS_BEFORE_TAP, "loss_before_capture", WARN,                                  \
-	  "packets lost between the sender and the capture point, then re-sent")         \
+	  "packets lost between the sender and the capture point, then re-sent",        \
+	  "read the discard and error counters (switch ports, the sender's NIC: ethtool -S) " \
+	  "on the path from the sending hosts to the capture point, and the PFC/ECN setting " \
+	  "of the RoCE priority on it")                                                   \
 	X(LOSS_AFTER_TAP, "loss_after_capture", WARN,                                    \
-	  "packets lost between the capture point and the receiver (NAKs, no PSN gap here)") \
+	  "packets lost between the capture point and the receiver (NAKs, no PSN gap here)", \
+	  "read the discard and error counters on the path from the capture point to the " \
+	  "receiving hosts (their switch ports; the NIC's rx_discards, out_of_buffer)")    \
 	X(TIMEOUTS, "timeouts", WARN,                                                     \
-	  "re-sent after a silence (ACK timeout) with no PSN gap or NAK here")           \
-	X(RESENDS, "resends", WARN, "re-sent with no PSN gap, NAK or silence seen here") \
+	  "re-sent after a silence (ACK timeout) with no PSN gap or NAK here",           \
+	  "read the receiver's NIC counters (out_of_sequence, local_ack_timeout_err, "     \
+	  "rx_discards) and the ports after the capture point, both ways (an ACK lost "    \
+	  "on the way back times out too)")                                               \
+	X(RESENDS, "resends", WARN, "re-sent with no PSN gap, NAK or silence seen here", \
+	  "capture nearer the receiver, or read its NIC counters (out_of_sequence, "      \
+	  "rx_discards): the NAKs that asked for these resends were not seen here")       \
 	X(UNRECOVERED_LOSS, "unrecovered_loss", WARN,                                    \
-	  "PSNs missing on a transport that does not re-send (UC, UD)")                  \
+	  "PSNs missing on a transport that does not re-send (UC, UD)",                  \
+	  "read the discard and error counters between the sender and the capture point; " \
+	  "UC and UD do not re-send: the application lost those messages")                \
 	X(CAPTURE_GAPS, "capture_gaps", NOTE,                                            \
-	  "PSNs missing from the capture, never NAKed or re-sent: the capture dropped them") \
-	X(ERROR_NAKS, "error_naks", ERROR, "error NAKs: requests the responder refused") \
-	X(RNR, "rnr", WARN, "receiver not ready (RNR NAKs): no receive posted in time")  \
-	X(CONGESTION, "congestion", NOTE, "congestion: ECN-CE marks and CNPs")            \
-	X(BAD_ICRC, "bad_icrc", ERROR, "packets with a bad ICRC (corrupted)")            \
+	  "PSNs missing from the capture, never NAKed or re-sent: the capture dropped them", \
+	  "check the capture path: the capturing NIC's drops (ethtool -S), the mirror "   \
+	  "session's drops, pcapng statistics; a larger buffer (-B), a filter or a snap length") \
+	X(ERROR_NAKS, "error_naks", ERROR, "error NAKs: requests the responder refused", \
+	  "check the responder's memory registrations and QP attributes (access flags, " \
+	  "R_Key, lengths) for the refused operations: an application error, not the network") \
+	X(RNR, "rnr", WARN, "receiver not ready (RNR NAKs): no receive posted in time",  \
+	  "post receive buffers earlier on the receiver (a deeper receive queue, an SRQ), " \
+	  "or raise its min_rnr_timer")                                                   \
+	X(CONGESTION, "congestion", NOTE, "congestion: ECN-CE marks and CNPs",            \
+	  "read the ECN marking thresholds and DCQCN settings of the RoCE priority on the " \
+	  "switches towards the receivers; look for an incast onto them")                 \
+	X(BAD_ICRC, "bad_icrc", ERROR, "packets with a bad ICRC (corrupted)",            \
+	  "read the FCS and symbol error counters of the links before the capture point " \
+	  "(cables, optics); when every ICRC is bad, the capture path strips or rewrites " \
+	  "them: run with --no-crc")                                                      \
 	X(CAPTURE_COPIES, "capture_copies", CHAT,                                        \
-	  "packets seen twice by the capture (not re-sent)")                             \
-	X(CM_FAILED, "cm_failed", WARN, "connection requests that made no connection")   \
+	  "packets seen twice by the capture (not re-sent)",                             \
+	  "nothing to fix: the capture sees packets twice (a mirror of both directions, " \
+	  "merged captures); the counts leave the copies out")                            \
+	X(CM_FAILED, "cm_failed", WARN, "connection requests that made no connection",   \
+	  "read the REJ reasons (qptrace events) and check the listener on the responder " \
+	  "(its service ID and port, the rdma_cm logs)")                                  \
 	X(TIME_BACKWARDS, "time_backwards", NOTE,                                        \
-	  "timestamps going backwards (clock step or unsorted merge)")                   \
-	X(MALFORMED, "malformed", WARN, "malformed RoCE/IB packets")                     \
-	X(UNTRACKED, "untracked", WARN, "packets not analysed: more QPs than --max-qps")  \
+	  "timestamps going backwards (clock step or unsorted merge)",                   \
+	  "merge the captures sorted by time (mergecap), or check the capture host's "   \
+	  "clock (PTP/NTP steps)")                                                        \
+	X(MALFORMED, "malformed", WARN, "malformed RoCE/IB packets",                     \
+	  "open the frames (qptrace events, qptrace packets -v): a snap length cutting " \
+	  "them, or a sender writing bad headers")                                        \
+	X(UNTRACKED, "untracked", WARN, "packets not analysed: more QPs than --max-qps", \
+	  "run again with a larger --max-qps, or without it")                            \
 	X(FRAGMENTED, "fragmented", WARN,                                                \
-	  "RoCEv2 packets fragmented by IP (an IP MTU below the RoCE MTU)")              \
+	  "RoCEv2 packets fragmented by IP (an IP MTU below the RoCE MTU)",              \
+	  "raise the IP MTU on the path above the RoCE MTU plus headers, or lower the RoCE MTU") \
 	X(PFC_PRIORITY_MISMATCH, "pfc_priority_mismatch", WARN,                          \
-	  "PFC pauses only on priorities without RoCE data, none on the RoCE priority")  \
+	  "PFC pauses only on priorities without RoCE data, none on the RoCE priority",  \
+	  "enable PFC on the RoCE priority on the hosts and the switch (mlnx_qos --pfc, " \
+	  "dcb pfc), and agree on which priority RoCE uses")                              \
 	X(PFC_STALLS, "pfc_stalls", NOTE,                                                \
-	  "RoCE conversations that stopped sending during a PFC/PAUSE pause")                  \
+	  "RoCE conversations that stopped sending during a PFC/PAUSE pause",            \
+	  "read the PFC pause counters of that priority (ethtool -S rx_prio*_pause, the " \
+	  "switch ports) to find the congested receiver behind the pauses")               \
 	X(CNP_PRIORITY, "cnp_priority", WARN,                                            \
-	  "CNPs on more than one DSCP or priority, or on another than expected")        \
-	X(ECN_NO_CNP, "ecn_no_cnp", WARN, "ECN-CE marks that no CNP answered")            \
+	  "CNPs on more than one DSCP or priority, or on another than expected",        \
+	  "set the same CNP DSCP and priority on every host (the NIC's cnp_dscp, "        \
+	  "cnp_802p_prio) as the switches expect")                                        \
+	X(ECN_NO_CNP, "ecn_no_cnp", WARN, "ECN-CE marks that no CNP answered",            \
+	  "enable ECN notification (DCQCN) on the receiving hosts' NICs for the marked "  \
+	  "priority")                                                                     \
 	X(MTU_MISMATCH, "mtu_mismatch", WARN,                                            \
-	  "payloads larger than the CM path MTU, or the two sides' MTUs differ")        \
+	  "payloads larger than the CM path MTU, or the two sides' MTUs differ",        \
+	  "set the same path MTU on both sides (rdma_cm, ibv_modify_qp path_mtu), no "   \
+	  "larger than the link's")                                                       \
+	X(FILTER_MATCHED_NOTHING, "filter_matched_nothing", WARN,                        \
+	  "the -f filter (BPF) matched no frame of the capture",                         \
+	  "-f sees the outer headers of a mirror or tunnel (ERSPAN, GRE, VXLAN): select " \
+	  "the inner hosts with --addr, or filter on the outer addresses")                \
+	X(ROCE_OTHER_PORT, "roce_other_port", WARN,                                       \
+	  "UDP datagrams that read as RoCEv2 on a port other than 4791, not decoded",     \
+	  "run again with -p PORT, the port named, to decode them as RoCEv2")            \
 	X(CAPTURE_INCOMPLETE, "capture_incomplete", WARN,                                \
-	  "the capture misses packets: a direction never seen, PSN gaps both ways that nothing re-sent, interface drops")
+	  "the capture misses packets: a direction never seen, PSN gaps both ways that nothing re-sent, interface drops", \
+	  "capture both directions (mirror ingress and egress, or both hosts) and check " \
+	  "the capture's drops (pcapng statistics, the capturing NIC's counters)")
 
 enum qpt_finding_kind {
 #define QPT_F_ENUM(id, ...) QPT_F_##id,
@@ -67,6 +121,7 @@ struct qpt_finding_info {
 	const char *key;
 	enum qpt_severity severity;
 	const char *title;
+	const char *next_step; /* what to check first */
 };
 extern const struct qpt_finding_info qpt_finding_kinds[QPT_F_COUNT];
 const char *qpt_severity_name(enum qpt_severity s); /* "error", "warning", ... */
@@ -87,8 +142,54 @@ struct qpt_finding {
 	uint64_t frames[QPT_FINDING_FRAMES]; /* where to look, in frame order */
 	unsigned nnumbers;
 	struct qpt_finding_number numbers[QPT_FINDING_NUMBERS];
+	/* when: the first and last event it counts (ns since the epoch) */
+	bool has_time;
+	int64_t first_ns, last_ns;
+	/* the share it states: part of whole packets (whole 0: none); whole
+	 * counts sendings, each packet seen once (capture copies left out) */
+	uint64_t part, whole;
+	/* where: the sending and receiving host of a conversation's finding
+	 * ("" for one about the capture), the 802.1Q priority of its data
+	 * (-1 untagged, -2 none or several) */
+	char from[QPT_ADDR_STRLEN], to[QPT_ADDR_STRLEN];
+	int16_t pcp;
 	char text[640];
 };
+
+/* The findings rolled up: those of one kind and one 802.1Q priority, from
+ * any number of conversations, as one group, with the hosts they point to
+ * and the worst of them first (qpt_rank.h's order); a finding about the
+ * capture as a whole is a group of its own.  Worst first, as findings. */
+#define QPT_GROUP_HOSTS 4
+struct qpt_group_host {
+	char addr[QPT_ADDR_STRLEN];
+	uint32_t n; /* findings that name it */
+};
+struct qpt_finding_group {
+	enum qpt_finding_kind kind;
+	enum qpt_severity severity; /* the worst of its findings */
+	int16_t pcp;
+	bool capture_wide; /* one finding about the capture */
+	uint64_t weight, part, whole;
+	bool has_time;
+	int64_t first_ns, last_ns;
+	uint32_t nconvs; /* distinct conversations */
+	/* distinct sending and receiving hosts, the most named first (at
+	 * most QPT_GROUP_HOSTS kept) */
+	uint32_t nsenders, nreceivers;
+	struct qpt_group_host senders[QPT_GROUP_HOSTS], receivers[QPT_GROUP_HOSTS];
+	GArray *members; /* guint indexes into the findings, worst first */
+};
+/* A finding about the capture that a front end makes (what the engine
+ * cannot see: the BPF filter, the frames it never decoded), added to fs in
+ * its place (worst first). */
+void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char *text,
+			      uint64_t weight);
+
+struct qpt_flow;
+/* fs: qpt_findings()' (kept as is); fl ranks the conversations. */
+GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs);
+void qpt_findings_groups_free(GArray *groups);
 
 /* Frames to name: the first few of each kind of event per conversation
  * and direction, gathered from the verdicts as the analysis goes. */

@@ -301,7 +301,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	if (p->bth.becn)
 		fl_dr(d)->becn++;
 	if (v->flags & QPT_V(BAD_ICRC))
-		fl_dr(d)->bad_icrc++;
+		d->bad_icrc++;
 	if (v->flags & QPT_V(MALFORMED))
 		fl_dr(d)->malformed++;
 	if (p->ip_version && p->ip_ecn == 3) {

@@ -136,7 +136,7 @@ struct qpt_dir_rare {
 	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
 		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
 	uint64_t naks[QPT_NAK_KINDS];
-	uint64_t cnps, ecn_ce, fecn, becn, bad_icrc, malformed;
+	uint64_t cnps, ecn_ce, fecn, becn, malformed;
 	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
 	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
 	uint64_t response_gaps, missing_responses; /* READ responses skipped */
@@ -200,6 +200,10 @@ struct qpt_dir {
 	struct qpt_opstat *opv;
 	uint64_t packets, payload_bytes, bytes;
 	uint64_t req_packets, resp_packets, acks, coalesced_acks;
+	/* packets whose ICRC was wrong: a counter of its own, not a rare
+	 * one (a capture path that zeroes every ICRC makes every direction
+	 * have them: a rare struct each cost 5x the memory of --no-crc) */
+	uint64_t bad_icrc;
 	struct qpt_dir_qos *qos; /* NULL until needed: read qpt_dir_qos() */
 	struct qpt_qos_inline qos_in;
 	/* never NULL in a conversation the engine made: its rare counters, or

@@ -549,6 +549,7 @@ static void lat_get(struct cold_r *r, const struct qpt_lat **lp, bool scalars_on
 #define DIR_U(X)                                                                \
 	X(from) X(to) X(op_mask) X(packets) X(payload_bytes) X(bytes)             \
 	X(req_packets) X(resp_packets) X(acks) X(coalesced_acks) X(psn_seen)      \
+	X(bad_icrc)                                                               \
 	X(psn_span) X(qos_in.max_payload_frame) X(qos_in.seg_frame)               \
 	X(qos_in.hist.in.len[0]) X(qos_in.hist.in.len[1]) X(qos_in.max_payload)   \
 	X(qos_in.seg_payload) X(qos_in.n[0]) X(qos_in.n[1]) X(qos_in.n[2])        \

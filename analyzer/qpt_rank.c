@@ -1,6 +1,7 @@
 /* qpt_rank.c - which conversations went worst (see qpt_rank.h) */
 #include "qpt_rank.h"
 
+#include "qpt_findings.h"
 #include "qpt_flow.h"
 
 uint64_t qpt_conv_trouble(const struct qpt_conv *c)
@@ -17,13 +18,33 @@ uint64_t qpt_conv_trouble(const struct qpt_conv *c)
 	return t;
 }
 
+void qpt_conv_rank_key(const struct qpt_conv *c, struct qpt_rank_key *k)
+{
+	*k = (struct qpt_rank_key){ .trouble = qpt_conv_trouble(c), .id = c->id };
+	for (int d = 0; d < 2; d++) {
+		k->time_lost_ns += qpt_dir_time_lost(c->dir[d]);
+		k->congestion += c->dir[d]->r->cnps + c->dir[d]->r->ecn_ce;
+	}
+}
+
+int qpt_rank_key_cmp(const struct qpt_rank_key *x, const struct qpt_rank_key *y, bool with_id)
+{
+	if (x->trouble != y->trouble)
+		return x->trouble < y->trouble ? 1 : -1;
+	if (x->time_lost_ns != y->time_lost_ns)
+		return x->time_lost_ns < y->time_lost_ns ? 1 : -1;
+	if (x->congestion != y->congestion)
+		return x->congestion < y->congestion ? 1 : -1;
+	if (!with_id)
+		return 0;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 gint qpt_conv_cmp_worst(gconstpointer a, gconstpointer b)
 {
-	const struct qpt_conv *x = *(const struct qpt_conv *const *)a;
-	const struct qpt_conv *y = *(const struct qpt_conv *const *)b;
-	uint64_t tx = qpt_conv_trouble(x), ty = qpt_conv_trouble(y);
+	struct qpt_rank_key x, y;
 
-	if (tx != ty)
-		return tx < ty ? 1 : -1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	qpt_conv_rank_key(*(const struct qpt_conv *const *)a, &x);
+	qpt_conv_rank_key(*(const struct qpt_conv *const *)b, &y);
+	return qpt_rank_key_cmp(&x, &y, true);
 }

@@ -235,7 +235,7 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false, rare)   \
 	X(fecn, "fecn", "FECN packets:", NULL, false, rare)                                      \
 	X(becn, "becn", "BECN packets:", NULL, false, rare)                                      \
-	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false, rare)                             \
+	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false, dir)                                 \
 	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false, rare)              \
 	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false, rare)  \
 	X(new_sequences, "new_sequences", "new PSN sequences:", NULL, false, rare)               \

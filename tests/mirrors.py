@@ -70,6 +70,10 @@ def no_pcp(s):
             for k in ("pcp", "ack_pcp", "cnp_pcp", "cnp_unexpected"):
                 d.pop(k, None)
     s["findings"] = [f for f in s["findings"] if f["kind"] != "cnp_priority"]
+    for f in s["findings"]:
+        f.pop("priority", None)
+    # the roll-up groups findings by priority: compared through the findings
+    s.pop("groups", None)
     return s
 
 
@@ -178,6 +182,7 @@ def no_ethernet(summ):
     summ = dict(summ)
     summ.pop("pfc", None)
     summ["findings"] = [f for f in summ.get("findings", []) if not f["kind"].startswith("pfc_")]
+    summ.pop("groups", None)
     return summ
 
 

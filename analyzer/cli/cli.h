@@ -92,6 +92,8 @@ gchar *qpt_input_label(const struct qpt_input *in);
  * frame, or an ISO 8601 date and time. */
 bool qpt_parse_time(const char *s, int64_t *ns, bool *relative);
 
+enum { QPT_TIME_REL, QPT_TIME_ABS, QPT_TIME_DELTA };
+
 struct opts {
 	gboolean verbose, json, quiet, no_crc;
 	gboolean long_report; /* summary -l: the tcptrace block per conversation */
@@ -116,7 +118,11 @@ struct opts {
 	gint count;	  /* -c N: stop after N frames (0: no limit) */
 	gchar *write_file; /* packets -w FILE: the frames shown, as a pcap */
 	gchar **read_files; /* -r FILE (repeatable), before the operands */
-	gint top;      /* plot: --top N */
+	gint top;      /* plot, summary: --top N */
+	gint fail_on;  /* summary --fail-on: exit 1 at a finding this severe (-1: never) */
+	gint time_mode; /* events --time: QPT_TIME_REL (default), _ABS, _DELTA */
+	gdouble interval; /* summary --interval S: a table per S seconds (0: none) */
+	gboolean timeline; /* plot --timeline: the --interval table as an SVG */
 	guint32 max_qps; /* --max-qps N: the engine's max_halves (0: no limit) */
 	guint32 cold_every; /* QPTRACE_COLD_EVERY: the engine's cold_every (0: its default) */
 	gint jobs;     /* -j N: analysis threads (summary, events, packets; 0: one) */
@@ -182,10 +188,31 @@ int cmd_summary(struct opts *o);
  * " conv" to the newline; conv: the id to show.  The monitor's too. */
 struct qpt_event;
 void qpt_event_words(GString *o, const struct qpt_event *ev, int32_t conv, bool json);
-/* summary's diagnosis (the findings, worst first): the text block, or the
- * JSON key ",\"findings\":[...]"; the monitor's too (report.c). */
-void qpt_text_findings(GString *o, GArray *fs);
-void qpt_json_findings(GString *o, GArray *fs);
+
+/* Every JSON document names its schema, docs/schema/<name>.json: "schema":
+ * "qptrace-summary-1".  The version goes up when a member is removed or
+ * changes meaning; new members may come within a version (README). */
+#define QPT_SCHEMA_BASE "qptrace-"
+#define QPT_SCHEMA_VERSION "1"
+
+/* The diagnosis as text, for summary and monitor: the findings rolled up
+ * (qpt_findings_groups()), a group a line with the conversations it names
+ * and the next step.  verbose: every group, every conversation, then every
+ * finding; else at most max_lines lines (0: no limit; the groups that do
+ * not fit are counted, "and N more groups (-v)") and top conversations a
+ * group (0: 5).  Returns the lines written. */
+struct qpt_diag_opts {
+	bool verbose;
+	int top;
+	unsigned max_lines;
+};
+guint qpt_diagnosis_text(GString *o, const GArray *fs, const GArray *groups,
+			 const struct qpt_diag_opts *d);
+/* The same as JSON members: ,"groups":[...],"findings":[...] */
+void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups);
+/* ns since the epoch in ISO 8601 UTC with microseconds:
+ * "2024-01-01T00:00:00.000001Z", or (date false) "00:00:00.000001". */
+void qpt_format_iso(GString *o, int64_t ns, bool date);
 /* --link-speed SPEED (summary): bits per second, "100G", "25G", "400Gb/s";
  * PFC/PAUSE quanta become pause times (report.c).  0: not given. */
 extern double qpt_link_bps;
@@ -232,6 +259,10 @@ bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN]);
 bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);
+/* plot --timeline: the files' interval table (summary --interval; without
+ * it, intervals that double until at most 512 cover the capture) drawn as
+ * an SVG into svg.  0, or 2 after a message (a file not read). */
+int qpt_timeline_svg(struct opts *o, GString *svg);
 
 /* Output of one decoded frame. */
 enum qpt_print_mode { QPT_PRINT_LINE, QPT_PRINT_VERBOSE, QPT_PRINT_JSON };

@@ -50,7 +50,7 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
  * Frames go through the same decoder and engine as `qptrace events`;
  * events are written as they happen (in `events`' words: qpt_event_words),
  * a line per active conversation every --interval seconds (the worst
- * first) and `summary`'s diagnosis (qpt_text_findings / qpt_json_findings),
+ * first) and `summary`'s diagnosis (qpt_diagnosis_text / qpt_diagnosis_json),
  * the final summary and diagnosis at the end (Ctrl-C, SIGTERM, --duration,
  * or the end of DIR without --follow).
  *
@@ -587,6 +587,9 @@ static void refresh(struct mon *m)
 	g_ptr_array_free(all, TRUE);
 }
 
+/* every JSON line names its schema (docs/schema/qptrace-monitor-1.json) */
+#define MON_SCHEMA "\"schema\":\"" QPT_SCHEMA_BASE "monitor-" QPT_SCHEMA_VERSION "\","
+
 static void event_line(struct mon *m, const struct qpt_event *ev);
 
 /* The end's events (of earlier frames), as they come: the engine's ids. */
@@ -659,7 +662,7 @@ static void event_line(struct mon *m, const struct qpt_event *ev)
 	int32_t conv = ev->conv >= 0 ? ev->conv + m->id_base : -1;
 
 	if (m->o->json) {
-		g_string_append_printf(o, "{\"type\":\"event\",\"frame\":%" PRIu64 ",\"time\":",
+		g_string_append_printf(o, "{" MON_SCHEMA "\"type\":\"event\",\"frame\":%" PRIu64 ",\"time\":",
 				       ev->frame);
 		qpt_format_epoch(o, ev->time_ns);
 	} else {
@@ -676,23 +679,27 @@ static void event_line(struct mon *m, const struct qpt_event *ev)
 }
 
 /* summary's diagnosis of the current engine (qpt_findings_walk, written by
- * qpt_text_findings / qpt_json_findings): every interval and at the end. */
+ * qpt_diagnosis_text / qpt_diagnosis_json): every interval and at the end. */
 static void diagnosis(struct mon *m, bool final)
 {
 	GPtrArray *att = qpt_flow_cm_attempts(m->fl);
 	GArray *fs = qpt_findings_walk(m->fl, NULL, NULL, att, true, m->ff);
+	GArray *groups = qpt_findings_groups(m->fl, fs);
 	int64_t t = now_ns(m);
 
 	if (m->o->json) {
-		g_string_append_printf(m->out, "{\"type\":\"%s\",\"time\":",
+		g_string_append_printf(m->out, "{" MON_SCHEMA "\"type\":\"%s\",\"time\":",
 				       final ? "final_diagnosis" : "diagnosis");
 		qpt_format_epoch(m->out, t);
-		qpt_json_findings(m->out, fs);
+		qpt_diagnosis_json(m->out, fs, groups);
 		g_string_append(m->out, "}\n");
 	} else {
+		struct qpt_diag_opts dopt = { .verbose = m->o->verbose, .top = m->o->top };
+
 		g_string_append(m->out, final ? "final " : "");
-		qpt_text_findings(m->out, fs);
+		qpt_diagnosis_text(m->out, fs, groups, &dopt);
 	}
+	qpt_findings_groups_free(groups);
 	g_array_free(fs, TRUE);
 	g_ptr_array_free(att, TRUE);
 }
@@ -755,7 +762,7 @@ static void conv_lines(struct mon *m, bool final)
 		/* summary's keys (a conversation object's "id", "endpoints",
 		 * "time_lost_us"), its units in text */
 		if (m->o->json) {
-			g_string_append_printf(m->out, "{\"type\":\"%s\",\"time\":", type);
+			g_string_append_printf(m->out, "{" MON_SCHEMA "\"type\":\"%s\",\"time\":", type);
 			qpt_format_epoch(m->out, t);
 			g_string_append_printf(m->out, ",\"id\":%d,\"transport\":\"%s\",\"endpoints\":[",
 					       e->id, e->transport);
@@ -800,7 +807,7 @@ static void conv_lines(struct mon *m, bool final)
 				m->now.untracked, m->o->max_qps);
 	if (m->o->json)
 		g_string_append_printf(m->out,
-			"{\"type\":\"%s_totals\",\"time\":%" PRId64 ".%06d,\"frames\":%" PRIu64
+			"{" MON_SCHEMA "\"type\":\"%s_totals\",\"time\":%" PRId64 ".%06d,\"frames\":%" PRIu64
 			",\"iba_packets\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"cut_by_capture\":%" PRIu64
 			",\"active_conversations\":%u,\"conversations\":%" PRIu64
 			",\"retransmitted_packets\":%" PRIu64 ",\"gbn_episodes\":%" PRIu64

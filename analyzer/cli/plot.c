@@ -541,6 +541,23 @@ int cmd_plot(struct opts *o)
 	GPtrArray *quiet;
 
 	qpt_flow_opts_from(o, &fo);
+	if (o->timeline) { /* the capture per interval, not a conversation */
+		GString *svg = g_string_new(NULL);
+
+		if (o->top > 0 || o->conv >= 0) {
+			g_printerr("qptrace plot: --timeline draws the whole capture: not with "
+				   "--conv or --top\n");
+			status = 2;
+		} else if (output_is_input(o, o->output)) {
+			status = 2;
+		} else {
+			status = qpt_timeline_svg(o, svg);
+			if (!status)
+				status = write_out(o->output ? o->output : "-", svg);
+		}
+		g_string_free(svg, TRUE);
+		goto out;
+	}
 	if (o->top < 0 || (o->top > 0 && o->conv >= 0)) {
 		g_printerr("qptrace plot: %s\n", o->top < 0 ? "--top needs N >= 1" :
 				   "give --conv ID or --top N, not both");

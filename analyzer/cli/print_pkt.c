@@ -661,7 +661,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 {
 	char a[64];
 
-	g_string_append(o, "{\"frame\":");
+	g_string_append(o, "{\"schema\":\"" QPT_SCHEMA_BASE "packets-" QPT_SCHEMA_VERSION
+			   "\",\"frame\":");
 	append_u64(o, f->number);
 	g_string_append(o, ",\"time\":");
 	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec); /* checked by the reader */
@@ -928,7 +929,8 @@ static void macc_json(GString *o, const struct qpt_frame *f, const struct qpt_pk
 	const struct qpt_macc *m = &pkt->macc;
 	char a[24];
 
-	g_string_append(o, "{\"frame\":");
+	g_string_append(o, "{\"schema\":\"" QPT_SCHEMA_BASE "packets-" QPT_SCHEMA_VERSION
+			   "\",\"frame\":");
 	append_u64(o, f->number);
 	g_string_append(o, ",\"time\":");
 	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec);

@@ -81,6 +81,51 @@ static GOptionEntry *entries_for(const struct opt_row *rows, size_t n, unsigned 
 	return (GOptionEntry *)(void *)g_array_free(a, FALSE);
 }
 
+/* The edit distance of a and b (insertions, deletions, substitutions,
+ * and a swap of two neighbours as one), for "did you mean". */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	unsigned *d, r;
+
+	if (na > 64 || nb > 64)
+		return 99;
+	d = g_new(unsigned, (na + 1) * (nb + 1));
+#define D(i, j) d[(i) * (nb + 1) + (j)]
+	for (size_t i = 0; i <= na; i++)
+		D(i, 0) = (unsigned)i;
+	for (size_t j = 0; j <= nb; j++)
+		D(0, j) = (unsigned)j;
+	for (size_t i = 1; i <= na; i++)
+		for (size_t j = 1; j <= nb; j++) {
+			unsigned v = MIN(D(i - 1, j) + 1, D(i, j - 1) + 1);
+
+			v = MIN(v, D(i - 1, j - 1) + (a[i - 1] != b[j - 1]));
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+				v = MIN(v, D(i - 2, j - 2) + 1);
+			D(i, j) = v;
+		}
+	r = D(na, nb);
+#undef D
+	g_free(d);
+	return r;
+}
+
+/* Whether a name is close enough to want for "did you mean": a prefix of
+ * it, or at most a third of its letters wrong. */
+static bool near(const char *typed, const char *want, unsigned *best)
+{
+	unsigned e = g_str_has_prefix(want, typed) && strlen(typed) >= 2 ? 1 : edit_distance(typed, want);
+
+	if (e > MAX(1u, (unsigned)strlen(want) / 3) || e >= *best)
+		return false;
+	*best = e;
+	return true;
+}
+
+/* The command closest to s, or NULL. */
+static const struct command *closest_command(const char *s);
+
 /* `qptrace verdicts`: the verdict table, as every front end shows it. */
 static int cmd_verdicts(struct opts *o)
 {
@@ -121,6 +166,52 @@ static void usage_description(GString *desc)
 	g_string_append(desc, "\nFILE is a pcap or pcapng capture, - for standard input.\n"
 			      "`qptrace help COMMAND` or `qptrace COMMAND --help` shows the "
 			      "options of that command.\n");
+}
+
+static const struct command *closest_command(const char *s)
+{
+	const struct command *c = NULL;
+	unsigned best = 99;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		if (near(s, commands[i].name, &best))
+			c = &commands[i];
+	return c;
+}
+
+/* An option GLib did not know: the one of this command's (or another
+ * command's) it is closest to. */
+static void unknown_option(const struct opt_row *rows, size_t n, const struct command *cmd,
+			   const char *message)
+{
+	const char *typed = strrchr(message, ' ');
+	const struct opt_row *best_row = NULL;
+	unsigned best = 99;
+	gchar *name;
+
+	if (!typed || strncmp(typed + 1, "--", 2))
+		return;
+	name = g_strndup(typed + 3, strcspn(typed + 3, "="));
+	for (int pass = 0; pass < 2 && !best_row; pass++)
+		for (size_t i = 0; i < n; i++) {
+			const GOptionEntry *e = &rows[i].e;
+
+			if (!e->long_name || !e->long_name[0] || !(pass || (rows[i].cmds & cmd->bit)))
+				continue;
+			if (near(name, e->long_name, &best))
+				best_row = &rows[i];
+		}
+	if (best_row && (best_row->cmds & cmd->bit)) {
+		g_printerr("qptrace %s: did you mean --%s?\n", cmd->name, best_row->e.long_name);
+	} else if (best_row) {
+		for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+			if (best_row->cmds & commands[i].bit) {
+				g_printerr("qptrace %s: --%s is an option of qptrace %s\n", cmd->name,
+					   best_row->e.long_name, commands[i].name);
+				break;
+			}
+	}
+	g_free(name);
 }
 
 static bool files_not_commands(const struct opts *o, const struct command *cmd)
@@ -299,6 +390,58 @@ static bool join_read_files(struct opts *o)
 	return o->files[0] != NULL;
 }
 
+/* --fail-on LEVEL: the least severe finding that makes summary exit 1. */
+static bool parse_fail_on(const struct command *cmd, const char *s, struct opts *o)
+{
+	static const struct { const char *name; enum qpt_severity sev; } levels[] = {
+		{ "note", QPT_SEV_NOTE }, { "warning", QPT_SEV_WARN }, { "error", QPT_SEV_ERROR },
+	};
+
+	o->fail_on = -1;
+	if (!s)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(levels); i++)
+		if (!strcmp(s, levels[i].name)) {
+			o->fail_on = (gint)levels[i].sev;
+			return true;
+		}
+	g_printerr("qptrace %s: bad --fail-on '%s': warning or error (or note)\n", cmd->name, s);
+	return false;
+}
+
+/* events --time abs|rel|delta */
+static bool parse_time_mode(const struct command *cmd, const char *s, struct opts *o)
+{
+	static const char *const modes[] = { [QPT_TIME_REL] = "rel", [QPT_TIME_ABS] = "abs",
+					     [QPT_TIME_DELTA] = "delta" };
+
+	o->time_mode = QPT_TIME_REL;
+	if (!s)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(modes); i++)
+		if (!strcmp(s, modes[i])) {
+			o->time_mode = (gint)i;
+			return true;
+		}
+	g_printerr("qptrace %s: bad --time '%s': abs, rel or delta\n", cmd->name, s);
+	return false;
+}
+
+static bool parse_top(const struct command *cmd, const struct opts *o)
+{
+	if (!(o->interval >= 0 && o->interval <= 1e6) ||
+	    (o->interval > 0 && o->interval < 1e-6)) {
+		g_printerr("qptrace %s: bad --interval %g: seconds, 0.000001 to 1000000\n",
+			   cmd->name, o->interval);
+		return false;
+	}
+	if (o->top >= 0)
+		return true;
+	g_printerr("qptrace %s: bad --top %d: a number of conversations, 1 or more\n",
+		   cmd->name, o->top);
+	return false;
+}
+
 /* --from after --to, when both are of the same kind, is an empty window. */
 static bool window_ok(const struct command *cmd, const struct opts *o)
 {
@@ -322,6 +465,7 @@ int main(int argc, char **argv)
 	gboolean version = FALSE;
 	gchar *conv_s = NULL, *qp_s = NULL, *count_s = NULL, *max_qps_s = NULL;
 	gchar *jobs_s = NULL, *cnp_dscp_s = NULL, *cnp_pcp_s = NULL, *ecn_window_s = NULL;
+	gchar *fail_on_s = NULL, *time_s = NULL;
 	const struct opt_row rows[] = {
 		{ C_PACKETS, { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose,
 			       "Print every header field", NULL } },
@@ -381,6 +525,16 @@ int main(int argc, char **argv)
 			    "Write to FILE (with --top: FILE-conv<ID>.svg each)", "FILE" } },
 		{ C_PLOT, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
 			    "Plot the N conversations with the most retransmissions", "N" } },
+		{ C_SUMMARY, { "top", 0, 0, G_OPTION_ARG_INT, &o.top,
+			       "Name the N worst conversations of each finding group and of the table (default 5 and 10; -v: all)", "N" } },
+		{ C_EVENTS, { "time", 't', 0, G_OPTION_ARG_STRING, &time_s,
+			      "Times as rel (seconds since the first frame, the default), abs (ISO 8601 UTC, as tcpdump -tttt) or delta (since the event before, as tcpdump -ttt)", "abs|rel|delta" } },
+		{ C_SUMMARY | C_PLOT, { "interval", 0, 0, G_OPTION_ARG_DOUBLE, &o.interval,
+			       "A table of the capture per S seconds: packets, re-sent, PSN gaps, NAKs, RNR NAKs, CNPs, ECN-CE, pauses (the events of each interval; plot: with --timeline)", "S" } },
+		{ C_PLOT, { "timeline", 0, 0, G_OPTION_ARG_NONE, &o.timeline,
+			    "Draw the whole capture per interval (--interval S, or at most 512 intervals): packets, and re-sent, PSN gaps, NAKs, RNR NAKs, CNPs, ECN-CE, pauses", NULL } },
+		{ C_SUMMARY, { "fail-on", 0, 0, G_OPTION_ARG_STRING, &fail_on_s,
+			       "Exit with status 1 when a finding is at LEVEL or worse (warning, error)", "LEVEL" } },
 		{ C_SUMMARY | C_EVENTS | C_PACKETS, { "jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs_s,
 					  "Analyse on N threads, the output the same as with 1 (default: the cores less 2, up to 16; 1 below 4 cores)", "N" } },
 		{ C_READ, { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
@@ -465,6 +619,12 @@ int main(int argc, char **argv)
 			g_printerr("qptrace help: no command '%s' (try qptrace --help)\n", argv[1]);
 			g_string_free(desc, TRUE);
 			return 2;
+		} else if (!g_file_test(argv[1], G_FILE_TEST_EXISTS) && closest_command(argv[1])) {
+			/* a mistyped command, not a file: nothing is read */
+			g_printerr("qptrace: no command or file '%s': did you mean qptrace %s?\n",
+				   argv[1], closest_command(argv[1])->name);
+			g_string_free(desc, TRUE);
+			return 2;
 		}
 	}
 	/* `qptrace --help`: the commands, not summary's options */
@@ -500,6 +660,8 @@ int main(int argc, char **argv)
 		status = 0;
 	} else if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
 		g_printerr("qptrace %s: %s\n", cmd->name, err->message);
+		if (g_error_matches(err, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
+			unknown_option(rows, G_N_ELEMENTS(rows), cmd, err->message);
 		g_error_free(err);
 		status = 2;
 	} else if (version) {
@@ -516,7 +678,9 @@ int main(int argc, char **argv)
 		   !parse_qpn(cmd, qp_s, &o.qp) || !window_ok(cmd, &o) ||
 		   !parse_count(cmd, count_s, &o.count) || !parse_jobs(cmd, jobs_s, &o.jobs) ||
 		   !parse_max_qps(cmd, max_qps_s, &o.max_qps) || !parse_cold_every(cmd, &o.cold_every) ||
-		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o)) {
+		   !parse_qos(cmd, cnp_dscp_s, cnp_pcp_s, ecn_window_s, &o) ||
+		   !parse_fail_on(cmd, fail_on_s, &o) || !parse_top(cmd, &o) ||
+		   !parse_time_mode(cmd, time_s, &o)) {
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
@@ -544,6 +708,8 @@ int main(int argc, char **argv)
 	g_free(cnp_dscp_s);
 	g_free(cnp_pcp_s);
 	g_free(ecn_window_s);
+	g_free(fail_on_s);
+	g_free(time_s);
 	g_strfreev(o.read_files);
 	g_free(o.write_file);
 	return status;

@@ -194,6 +194,10 @@ struct qpt_reader *qpt_reader_open(const char *file, const char *bpf, GError **e
 		if (why) /* the compressed stream failed before a capture header */
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s: %s",
 				    file, why);
+		else if (nmagic == 0 && comp == QPT_COMP_NONE) /* not libpcap's "tried to read 4 ..." */
+			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT,
+				    "%s: empty (0 bytes), not a capture: was it written to the end?",
+				    file);
 		else if (g_str_has_prefix(err, file) && err[strlen(file)] == ':')
 			g_set_error(error, QPT_READER_ERROR, QPT_READER_ERROR_FORMAT, "%s", err);
 		else

@@ -41,11 +41,31 @@ struct run {
 	char addr_text[QPT_ADDR_STRLEN];
 	struct qpt_findings_frames *ff; /* frames the findings name */
 	uint64_t nevents[QPT_VB_COUNT]; /* events shown, by kind */
+	/* the time of the first and last frame analysed */
+	bool have_span;
+	int64_t first_ns, last_ns;
+	/* the table: rows still to print (-1: all), rows left out */
+	long rows_left;
+	guint rows_hidden;
+	enum qpt_severity worst; /* of the findings (summary --fail-on) */
+	int64_t prev_event_ns;	 /* events --time delta: the event before */
+	bool any_event;
+	/* summary --interval: struct interval per interval from an.t0 */
+	GArray *intervals;
+	int64_t interval_ns;
+	bool interval_auto; /* plot --timeline: intervals double past 512 */
+	/* --from/--to: what the window holds (frames' first and last time,
+	 * packets, pauses, events as `events` prints them) */
+	GHashTable *roce_like; /* UDP port -> datagrams that read as RoCEv2 there */
+	struct interval *win;
+	bool win_span;
+	int64_t win_first, win_last;
+	bool any_finding;
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
  * on, named by file and frame in it when several files are merged. */
-static void event_out(const struct qpt_event *ev, const struct run *r,
+static void event_out(const struct qpt_event *ev, struct run *r,
 		      const struct qpt_frame *f)
 {
 	GString *o = r->out;
@@ -64,7 +84,8 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		}
 	}
 	if (r->o->json) {
-		qpt_appendf(o, "{\"frame\":%" PRIu64 ",\"time\":", ev->frame);
+		qpt_appendf(o, "{\"schema\":\"" QPT_SCHEMA_BASE "events-" QPT_SCHEMA_VERSION
+			    "\",\"frame\":%" PRIu64 ",\"time\":", ev->frame);
 		qpt_format_epoch(o, ev->time_ns);
 		if (f) {
 			g_string_append(o, ",\"file\":");
@@ -72,7 +93,21 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 			qpt_appendf(o, ",\"file_frame\":%" PRIu64, f->file_number);
 		}
 	} else {
-		qpt_appendf(o, "%.6f frame %" PRIu64, secs(ev->time_ns - r->an.t0), ev->frame);
+		switch (r->o->time_mode) {
+		case QPT_TIME_ABS:
+			qpt_format_iso(o, ev->time_ns, true);
+			break;
+		case QPT_TIME_DELTA: /* the first from the first frame, as tcpdump -ttt */
+			qpt_appendf(o, "%.6f",
+				    secs(ev->time_ns - (r->any_event ? r->prev_event_ns : r->an.t0)));
+			break;
+		default:
+			qpt_appendf(o, "%.6f", secs(ev->time_ns - r->an.t0));
+			break;
+		}
+		r->prev_event_ns = ev->time_ns;
+		r->any_event = true;
+		qpt_appendf(o, " frame %" PRIu64, ev->frame);
 		if (f)
 			qpt_appendf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
 	}
@@ -175,6 +210,67 @@ static bool conv_selected(const struct run *r, const struct qpt_conv *c)
 	return qpt_conv_matches(r->o, r->addr_text, c);
 }
 
+/* summary --interval: what an interval counts, the packets and pauses by
+ * frame time, the events (as `events` prints them) by their time. */
+struct interval {
+	uint64_t packets, pauses;
+	uint64_t ev[QPT_VB_COUNT];
+};
+
+/* Intervals twice as long: each the sum of two. */
+static void intervals_double(struct run *r)
+{
+	guint n = (r->intervals->len + 1) / 2;
+
+	for (guint i = 0; i < n; i++) {
+		struct interval *to = &g_array_index(r->intervals, struct interval, i);
+		const struct interval *a = &g_array_index(r->intervals, struct interval, 2 * i);
+		struct interval sum = *a;
+
+		if (2 * i + 1 < r->intervals->len) {
+			const struct interval *b = &g_array_index(r->intervals, struct interval, 2 * i + 1);
+
+			sum.packets += b->packets;
+			sum.pauses += b->pauses;
+			for (unsigned k = 0; k < QPT_VB_COUNT; k++)
+				sum.ev[k] += b->ev[k];
+		}
+		*to = sum;
+	}
+	g_array_set_size(r->intervals, n);
+	r->interval_ns *= 2;
+}
+
+static struct interval *interval_at(struct run *r, int64_t ns)
+{
+	int64_t k = (ns - r->an.t0) / r->interval_ns;
+
+	while (r->interval_auto && k >= 512 && r->interval_ns < INT64_MAX / 4) {
+		intervals_double(r);
+		k = (ns - r->an.t0) / r->interval_ns;
+	}
+	if (ns < r->an.t0 || k > (int64_t)G_MAXUINT32 - 1)
+		k = 0; /* before the first frame (time going back): the first */
+	if ((guint)k >= r->intervals->len)
+		g_array_set_size(r->intervals, (guint)k + 1);
+	return &g_array_index(r->intervals, struct interval, k);
+}
+
+/* An 802.3x PAUSE or PFC frame that pauses (an XOFF: a time > 0). */
+static bool is_pause(const struct qpt_pkt *pkt)
+{
+	const struct qpt_macc *m = &pkt->macc;
+
+	if (!(pkt->flags & QPT_HAS_MACC) || m->error)
+		return false;
+	if (m->opcode == QPT_MACC_PAUSE)
+		return m->quanta[0] > 0;
+	for (unsigned p = 0; m->opcode == QPT_MACC_PFC && p < 8; p++)
+		if ((m->cev & (1u << p)) && m->quanta[p])
+			return true;
+	return false;
+}
+
 /* Every analysed frame: the conversations the window shows; the events
  * (events command) of the frames it shows. */
 static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
@@ -182,8 +278,11 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 {
 	struct run *r = user;
 
-	(void)ns;
-	(void)pkt;
+	if (f->number && (!r->have_span || ns < r->first_ns))
+		r->first_ns = ns;
+	if (f->number && (!r->have_span || ns > r->last_ns))
+		r->last_ns = ns;
+	r->have_span |= f->number != 0; /* (the end's events come without a frame) */
 	if (r->several && f->number) {
 		struct recent *e = &r->recent[f->number % RECENT];
 
@@ -193,6 +292,40 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		qpt_findings_frames_add(r->ff, v);
 	if (!f->in_window)
 		return;
+	if (pkt && pkt->roce_like && r->roce_like) {
+		gpointer k = GUINT_TO_POINTER(pkt->udp_dport);
+
+		g_hash_table_insert(r->roce_like, k,
+				    GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(r->roce_like, k)) + 1));
+	}
+	if (pkt && f->number) { /* (the end's events come without a frame) */
+		bool iba = pkt->transport != QPT_TR_NONE, pause = is_pause(pkt);
+
+		if (r->intervals) {
+			struct interval *iv = interval_at(r, ns);
+
+			iv->packets += iba;
+			iv->pauses += pause;
+		}
+		if (r->win) {
+			r->win->packets += iba;
+			r->win->pauses += pause;
+			if (!r->win_span || ns < r->win_first)
+				r->win_first = ns;
+			if (!r->win_span || ns > r->win_last)
+				r->win_last = ns;
+			r->win_span = true;
+		}
+	}
+	if (r->intervals || r->win)
+		for (unsigned i = 0; i < v->nevents; i++)
+			if (conv_selected(r, v->ev[i].conv >= 0 ?
+						     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL)) {
+				if (r->intervals)
+					interval_at(r, v->ev[i].time_ns)->ev[v->ev[i].kind]++;
+				if (r->win)
+					r->win->ev[v->ev[i].kind]++;
+			}
 	if (v->conv >= 0 && r->seen) {
 		if ((guint)v->conv >= r->seen->len)
 			g_array_set_size(r->seen, (guint)v->conv + 1);
@@ -960,26 +1093,421 @@ static void text_pfc(GString *o, struct qpt_flow *fl)
 	g_string_append_c(o, '\n');
 }
 
-/* ---- summary: the diagnosis and one line per conversation ---------------- */
+/* ---- summary --interval -------------------------------------------------- */
 
-void qpt_text_findings(GString *o, GArray *fs)
+static void spill(struct run *r);
+static void json_time(GString *o, const char *key, int64_t ns);
+
+/* The table's columns: the events of a kind (as `events` names them). */
+static const struct {
+	unsigned kind;
+	const char *title;
+} interval_col[] = {
+	{ QPT_VB_RETRANSMISSION, "re-sent" }, { QPT_VB_PSN_GAP, "PSN gaps" },
+	{ QPT_VB_NAK, "NAKs" }, { QPT_VB_RNR_NAK, "RNR NAKs" }, { QPT_VB_CNP, "CNPs" },
+	{ QPT_VB_ECN_CE, "ECN-CE" },
+};
+
+static void interval_text(struct run *r)
 {
-	if (!fs->len) {
-		g_string_append(o, "diagnosis: nothing wrong found\n\n");
-		return;
-	}
-	qpt_appendf(o, "diagnosis (%u %s, worst first):\n", fs->len,
-			       fs->len == 1 ? "finding" : "findings");
-	for (guint i = 0; i < fs->len; i++) {
-		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+	GString *o = r->out;
+	char d[48];
 
-		qpt_appendf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
+	if (!r->intervals || !r->an.have_t0)
+		return;
+	qpt_appendf(o, "intervals of %s from ", qpt_format_duration(r->interval_ns, d, sizeof(d)));
+	qpt_format_iso(o, r->an.t0, true);
+	qpt_appendf(o, "%s:\n%12s %10s", r->window ? " (the window's frames and events)" : "",
+		    "start (s)", "packets");
+	for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
+		qpt_appendf(o, " %9s", interval_col[c].title);
+	qpt_appendf(o, " %9s\n", "pauses");
+	for (guint i = 0; i < r->intervals->len; i++) {
+		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+
+		qpt_appendf(o, "%12.6f %10" PRIu64, (double)i * (double)r->interval_ns / 1e9,
+			    iv->packets);
+		for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
+			qpt_appendf(o, " %9" PRIu64, iv->ev[interval_col[c].kind]);
+		qpt_appendf(o, " %9" PRIu64 "\n", iv->pauses);
+		spill(r);
 	}
 	g_string_append_c(o, '\n');
 }
 
-void qpt_json_findings(GString *o, GArray *fs)
+/* {kind: count} of the kinds that have any */
+static void json_event_counts(GString *o, const uint64_t ev[QPT_VB_COUNT])
 {
+	bool first = true;
+
+	g_string_append_c(o, '{');
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		if (!ev[k])
+			continue;
+		qpt_appendf(o, "%s\"%s\":%" PRIu64, first ? "" : ",", qpt_verdicts[k].key, ev[k]);
+		first = false;
+	}
+	g_string_append_c(o, '}');
+}
+
+static void interval_json(struct run *r)
+{
+	GString *o = r->out;
+
+	if (!r->intervals)
+		return;
+	qpt_appendf(o, ",\"intervals\":{\"seconds\":%.9g,\"start\":", (double)r->interval_ns / 1e9);
+	if (r->an.have_t0) {
+		g_string_append_c(o, '"');
+		qpt_format_iso(o, r->an.t0, true);
+		g_string_append_c(o, '"');
+	} else {
+		g_string_append(o, "null");
+	}
+	qpt_appendf(o, ",\"window\":%s,\"rows\":[", r->window ? "true" : "false");
+	for (guint i = 0; i < r->intervals->len; i++) {
+		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+
+		qpt_appendf(o, "%s{\"start_s\":%.9f,\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64
+			    ",\"events\":", i ? "," : "", (double)i * (double)r->interval_ns / 1e9,
+			    iv->packets, iv->pauses);
+		json_event_counts(o, iv->ev);
+		g_string_append_c(o, '}');
+		spill(r);
+	}
+	g_string_append(o, "]}");
+}
+
+/* --from/--to: the window's own counts; the rest of the summary is of the
+ * conversations with a frame in it, counted over the whole input. */
+static void window_text(struct run *r)
+{
+	GString *o = r->out;
+
+	if (!r->win)
+		return;
+	g_string_append(o, "window: ");
+	if (r->win_span) {
+		qpt_format_iso(o, r->win_first, true);
+		g_string_append(o, " to ");
+		qpt_format_iso(o, r->win_last, true);
+		g_string_append(o, ", ");
+	}
+	qpt_appendf(o, "%" PRIu64 " packets", r->win->packets);
+	for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
+		qpt_appendf(o, ", %" PRIu64 " %s", r->win->ev[interval_col[c].kind],
+			    interval_col[c].title);
+	qpt_appendf(o, ", %" PRIu64 " pauses in the window (--from/--to); the diagnosis and the "
+		       "table below are of the conversations with a frame in it, over the whole "
+		       "input\n", r->win->pauses);
+}
+
+static void window_json(struct run *r)
+{
+	GString *o = r->out;
+
+	if (!r->win)
+		return;
+	qpt_appendf(o, ",\"window\":{\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64,
+		    r->win->packets, r->win->pauses);
+	if (r->win_span) {
+		json_time(o, "first_frame", r->win_first);
+		json_time(o, "last_frame", r->win_last);
+	} else {
+		g_string_append(o, ",\"first_frame\":null,\"last_frame\":null");
+	}
+	g_string_append(o, ",\"events\":");
+	json_event_counts(o, r->win->ev);
+	g_string_append_c(o, '}');
+}
+
+/* ---- summary: the diagnosis and one line per conversation ---------------- */
+
+void qpt_format_iso(GString *o, int64_t ns, bool date)
+{
+	int64_t s = ns / 1000000000, us;
+	GDateTime *dt;
+	gchar *t;
+
+	if (ns % 1000000000 < 0)
+		s--;
+	us = (ns - s * 1000000000) / 1000;
+	dt = g_date_time_new_from_unix_utc(s);
+	if (!dt) { /* outside years 1 to 9999 */
+		qpt_format_epoch(o, ns);
+		return;
+	}
+	t = g_date_time_format(dt, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S");
+	qpt_appendf(o, "%s.%06" PRId64 "%s", t, us, date ? "Z" : "");
+	g_free(t);
+	g_date_time_unref(dt);
+}
+
+/* What the share of a kind's findings counts. */
+static const char *share_noun(enum qpt_finding_kind k)
+{
+	switch (k) {
+	case QPT_F_LOSS_BEFORE_TAP:
+	case QPT_F_LOSS_AFTER_TAP:
+	case QPT_F_TIMEOUTS:
+	case QPT_F_RESENDS: return "re-sent";
+	case QPT_F_UNRECOVERED_LOSS:
+	case QPT_F_CAPTURE_GAPS: return "missing";
+	case QPT_F_CONGESTION: return "ECN-CE marked";
+	case QPT_F_BAD_ICRC: return "with a bad ICRC";
+	default: return NULL;
+	}
+}
+
+/* What the weight of a kind without a share counts. */
+static const char *weight_noun(enum qpt_finding_kind k)
+{
+	switch (k) {
+	case QPT_F_ERROR_NAKS: return "requests refused with an error NAK";
+	case QPT_F_RNR: return "RNR NAKs";
+	case QPT_F_CAPTURE_COPIES: return "packets seen twice by the capture";
+	case QPT_F_ECN_NO_CNP: return "ECN-CE marks no CNP answered";
+	default: return NULL;
+	}
+}
+
+/* Where the packets of a kind went missing, for many conversations. */
+static const char *group_where(enum qpt_finding_kind k)
+{
+	switch (k) {
+	case QPT_F_LOSS_BEFORE_TAP:
+	case QPT_F_UNRECOVERED_LOSS:
+		return "lost between the senders and the capture point";
+	case QPT_F_LOSS_AFTER_TAP:
+		return "lost between the capture point and the receivers";
+	case QPT_F_TIMEOUTS:
+		return "lost after the capture point, or their ACKs on the way back";
+	case QPT_F_CAPTURE_GAPS: return "dropped by the capture, not the network";
+	default: return NULL;
+	}
+}
+
+static void share_text(GString *o, uint64_t part, uint64_t whole)
+{
+	double p = whole ? 100.0 * (double)part / (double)whole : 0;
+
+	qpt_appendf(o, "%" PRIu64 " of %" PRIu64 " packets (", part, whole);
+	if (p == 0 || p >= 9.95)
+		qpt_appendf(o, "%.0f %%)", p);
+	else if (p >= 0.095)
+		qpt_appendf(o, "%.*f %%)", p >= 0.995 ? 1 : 2, p);
+	else
+		qpt_appendf(o, "%.3f %%)", p);
+}
+
+static void hosts_text(GString *o, const struct qpt_group_host *h, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < QPT_GROUP_HOSTS; i++)
+		qpt_appendf(o, "%s%s (%u)", i ? ", " : "", h[i].addr, h[i].n);
+	if (n > QPT_GROUP_HOSTS)
+		qpt_appendf(o, " and %u more hosts", n - QPT_GROUP_HOSTS);
+}
+
+static void time_span_text(GString *o, bool has, int64_t first, int64_t last)
+{
+	if (!has)
+		return;
+	g_string_append(o, first == last ? "; at " : "; from ");
+	qpt_format_iso(o, first, false);
+	if (first != last) {
+		g_string_append(o, " to ");
+		qpt_format_iso(o, last, false);
+	}
+}
+
+/* One group: its line, the conversations it names, the next step. */
+static guint group_text(GString *o, const struct qpt_finding_group *g, const GArray *fs,
+			const struct qpt_diag_opts *d)
+{
+	const struct qpt_finding *f0 = &g_array_index(fs, struct qpt_finding,
+						       g_array_index(g->members, guint, 0));
+	const char *noun = share_noun(g->kind), *where = group_where(g->kind);
+	guint lines = 1, shown = 0, top = d->top > 0 ? (guint)d->top : 5;
+
+	qpt_appendf(o, "  %-7s ", qpt_severity_name(g->severity));
+	if (g->members->len == 1) {
+		g_string_append(o, f0->text);
+	} else {
+		qpt_appendf(o, "%s: %u %s", qpt_finding_kinds[g->kind].key, g->nconvs,
+			    g->nconvs == 1 ? "conversation" : "conversations");
+		if (g->nsenders) {
+			g_string_append(o, " from ");
+			hosts_text(o, g->senders, g->nsenders);
+		}
+		if (g->nreceivers) {
+			g_string_append(o, " to ");
+			hosts_text(o, g->receivers, g->nreceivers);
+		}
+		if (g->pcp >= 0)
+			qpt_appendf(o, ", priority %d", g->pcp);
+		else if (g->pcp == -1)
+			g_string_append(o, ", untagged");
+		if (noun && g->whole) {
+			g_string_append(o, ": ");
+			share_text(o, g->part, g->whole);
+			qpt_appendf(o, " %s", noun);
+		} else if (weight_noun(g->kind)) {
+			qpt_appendf(o, ": %" PRIu64 " %s", g->weight, weight_noun(g->kind));
+		} else {
+			qpt_appendf(o, ": %s", qpt_finding_kinds[g->kind].title);
+		}
+		if (where)
+			qpt_appendf(o, ", %s", where);
+	}
+	time_span_text(o, g->has_time, g->first_ns, g->last_ns);
+	g_string_append_c(o, '\n');
+	if (g->members->len > 1) {
+		/* each conversation once (its directions' findings are
+		 * neighbours: the members are ranked by conversation) */
+		g_string_append(o, g->nconvs == 1 ? "          conversation " :
+						    "          worst: conversations ");
+		for (guint m = 0; m < g->members->len;) {
+			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding,
+								      g_array_index(g->members, guint, m));
+			uint64_t part = 0;
+			int32_t id = f->conv;
+
+			for (; m < g->members->len; m++) {
+				f = &g_array_index(fs, struct qpt_finding,
+						   g_array_index(g->members, guint, m));
+				if (f->conv != id)
+					break;
+				part += f->part;
+			}
+			if (!d->verbose && shown == top)
+				continue; /* counted below */
+			qpt_appendf(o, "%s%d", shown ? ", " : "", id);
+			if (noun && g->whole)
+				qpt_appendf(o, " (%" PRIu64 "%s%s)", part, shown ? "" : " ",
+					    shown ? "" : noun);
+			shown++;
+		}
+		if (shown < g->nconvs)
+			qpt_appendf(o, " and %u more (-v)", g->nconvs - shown);
+		g_string_append_c(o, '\n');
+		lines++;
+	}
+	qpt_appendf(o, "          next: %s\n", qpt_finding_kinds[g->kind].next_step);
+	return lines + 1;
+}
+
+guint qpt_diagnosis_text(GString *o, const GArray *fs, const GArray *groups,
+			 const struct qpt_diag_opts *d)
+{
+	guint lines = 0, g = 0;
+
+	if (!fs->len) {
+		g_string_append(o, "diagnosis: nothing wrong found\n\n");
+		return 2;
+	}
+	qpt_appendf(o, "diagnosis (%u %s in %u %s, worst first):\n", fs->len,
+		    fs->len == 1 ? "finding" : "findings", groups->len,
+		    groups->len == 1 ? "group" : "groups");
+	lines++;
+	for (; g < groups->len; g++) {
+		const struct qpt_finding_group *gr =
+			&g_array_index(groups, struct qpt_finding_group, g);
+		guint need = 1 + (gr->members->len > 1) + 1;
+
+		/* the budget: room for this group and the line saying what is left */
+		if (!d->verbose && d->max_lines && g &&
+		    lines + need + (g + 1 < groups->len) > d->max_lines)
+			break;
+		lines += group_text(o, gr, fs, d);
+	}
+	if (g < groups->len) {
+		qpt_appendf(o, "  and %u more %s (-v)\n", groups->len - g,
+			    groups->len - g == 1 ? "group" : "groups");
+		lines++;
+	}
+	if (d->verbose && fs->len > groups->len) {
+		qpt_appendf(o, "every finding:\n");
+		lines++;
+		for (guint i = 0; i < fs->len; i++) {
+			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
+
+			qpt_appendf(o, "  %-7s %s\n", qpt_severity_name(f->severity), f->text);
+			lines++;
+		}
+	}
+	g_string_append_c(o, '\n');
+	return lines + 1;
+}
+
+static void json_time(GString *o, const char *key, int64_t ns)
+{
+	qpt_appendf(o, ",\"%s\":\"", key);
+	qpt_format_iso(o, ns, true);
+	g_string_append_c(o, '"');
+}
+
+static void json_when(GString *o, bool has, int64_t first, int64_t last)
+{
+	if (!has) {
+		g_string_append(o, ",\"first\":null,\"last\":null");
+		return;
+	}
+	json_time(o, "first", first);
+	json_time(o, "last", last);
+}
+
+static void json_share(GString *o, uint64_t part, uint64_t whole)
+{
+	if (!whole) {
+		g_string_append(o, ",\"share\":null");
+		return;
+	}
+	qpt_appendf(o, ",\"share\":{\"part\":%" PRIu64 ",\"whole\":%" PRIu64
+		    ",\"percent\":%.17g}", part, whole, 100.0 * (double)part / (double)whole);
+}
+
+static void json_pcp(GString *o, int pcp)
+{
+	if (pcp >= 0)
+		qpt_appendf(o, ",\"priority\":%d", pcp);
+	else
+		qpt_appendf(o, ",\"priority\":%s", pcp == -1 ? "\"untagged\"" : "null");
+}
+
+static void json_hosts(GString *o, const char *key, const struct qpt_group_host *h, uint32_t n)
+{
+	qpt_appendf(o, ",\"%s\":{\"count\":%u,\"top\":[", key, n);
+	for (uint32_t i = 0; i < n && i < QPT_GROUP_HOSTS; i++) {
+		g_string_append(o, i ? ",{\"host\":" : "{\"host\":");
+		qpt_json_escape(o, h[i].addr);
+		qpt_appendf(o, ",\"findings\":%u}", h[i].n);
+	}
+	g_string_append(o, "]}");
+}
+
+void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups)
+{
+	g_string_append(o, ",\"groups\":[");
+	for (guint i = 0; i < groups->len; i++) {
+		const struct qpt_finding_group *g = &g_array_index(groups, struct qpt_finding_group, i);
+
+		qpt_appendf(o, "%s{\"kind\":\"%s\",\"severity\":\"%s\",\"capture_wide\":%s"
+			    ",\"conversations\":%u", i ? "," : "", qpt_finding_kinds[g->kind].key,
+			    qpt_severity_name(g->severity), g->capture_wide ? "true" : "false",
+			    g->nconvs);
+		json_pcp(o, g->pcp);
+		json_hosts(o, "senders", g->senders, g->nsenders);
+		json_hosts(o, "receivers", g->receivers, g->nreceivers);
+		json_share(o, g->part, g->whole);
+		json_when(o, g->has_time, g->first_ns, g->last_ns);
+		g_string_append(o, ",\"findings\":[");
+		for (guint m = 0; m < g->members->len; m++)
+			qpt_appendf(o, "%s%u", m ? "," : "", g_array_index(g->members, guint, m));
+		g_string_append(o, "],\"next_step\":");
+		qpt_json_escape(o, qpt_finding_kinds[g->kind].next_step);
+		g_string_append_c(o, '}');
+	}
+	g_string_append_c(o, ']');
 	g_string_append(o, ",\"findings\":[");
 	for (guint i = 0; i < fs->len; i++) {
 		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
@@ -988,6 +1516,17 @@ void qpt_json_findings(GString *o, GArray *fs)
 				       i ? "," : "", qpt_finding_kinds[f->kind].key,
 				       qpt_severity_name(f->severity));
 		qpt_json_escape(o, f->text);
+		g_string_append(o, ",\"next_step\":");
+		qpt_json_escape(o, qpt_finding_kinds[f->kind].next_step);
+		json_when(o, f->has_time, f->first_ns, f->last_ns);
+		json_share(o, f->part, f->whole);
+		if (f->from[0]) {
+			g_string_append(o, ",\"from\":");
+			qpt_json_escape(o, f->from);
+			g_string_append(o, ",\"to\":");
+			qpt_json_escape(o, f->to);
+		}
+		json_pcp(o, f->pcp);
 		if (f->conv >= 0)
 			qpt_appendf(o, ",\"conv\":%d", f->conv);
 		else
@@ -1006,15 +1545,10 @@ void qpt_json_findings(GString *o, GArray *fs)
 	g_string_append_c(o, ']');
 }
 
-/* A table row: the conversation and its numbers, computed once. */
-/* What the ranking needs (the numbers are computed again to print a row:
- * a million conversations cost 32 bytes each here, not a copy each). */
-struct conv_row {
-	int32_t id;
-	uint64_t trouble;
-	int64_t time_lost_ns;
-	uint64_t congestion; /* CNPs + ECN-CE */
-};
+/* A table row: what the ranking needs (qpt_rank.h: the numbers are
+ * computed again to print a row: a million conversations cost 32 bytes
+ * each here, not a copy each). */
+#define conv_row qpt_rank_key
 
 /* Writes out what the report holds so far (a report of a million
  * conversations is not built whole in memory); a failed write is
@@ -1027,28 +1561,17 @@ static void spill(struct run *r)
 		g_string_truncate(r->out, 0); /* nobody reads it */
 }
 
-/* Worst first: the engine's ranking, then time lost, then congestion
- * (the keys only: 0 for two rows that tie). */
+/* Worst first: the engine's ranking (the keys only: 0 for two rows that
+ * tie). */
 static int conv_row_keys_cmp(const struct conv_row *x, const struct conv_row *y)
 {
-	if (x->trouble != y->trouble)
-		return x->trouble < y->trouble ? 1 : -1;
-	if (x->time_lost_ns != y->time_lost_ns)
-		return x->time_lost_ns < y->time_lost_ns ? 1 : -1;
-	if (x->congestion != y->congestion)
-		return x->congestion < y->congestion ? 1 : -1;
-	return 0;
+	return qpt_rank_key_cmp(x, y, false);
 }
 
 /* ... then the id. */
 static gint conv_row_cmp(gconstpointer a, gconstpointer b)
 {
-	const struct conv_row *x = a, *y = b;
-	int k = conv_row_keys_cmp(x, y);
-
-	if (k)
-		return k;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return qpt_rank_key_cmp(a, b, true);
 }
 
 static const struct {
@@ -1070,8 +1593,21 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 	GString *o = r->out;
 	struct qpt_conv_numbers n;
 	char cell[N_COL][128], e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
+	uint64_t resent_of = 0;
 
+	if (r->rows_left == 0) {
+		r->rows_hidden++;
+		return;
+	}
+	if (r->rows_left > 0)
+		r->rows_left--;
 	qpt_conv_numbers(c, &n);
+	/* the share of re-sent packets: of the sendings of the directions
+	 * that re-sent them (as the findings count it) */
+	for (int d = 0; d < 2; d++)
+		if (c->dir[d]->r->retransmitted_packets)
+			resent_of += c->dir[d]->packets - MIN(c->dir[d]->packets,
+							      c->dir[d]->r->duplicates);
 	g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
 	cell[1][0] = 0;
 	g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
@@ -1081,10 +1617,10 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 		qpt_format_rate(n.throughput_bps, cell[5], sizeof(cell[5]));
 	else
 		g_strlcpy(cell[5], "-", sizeof(cell[5]));
-	if (n.resent)
+	if (n.resent && resent_of)
 		g_snprintf(cell[6], sizeof(cell[6]), "%" PRIu64 " (%.*f %%)", n.resent,
-			   100.0 * (double)n.resent / (double)n.packets >= 9.95 ? 0 : 1,
-			   100.0 * (double)n.resent / (double)n.packets);
+			   100.0 * (double)n.resent / (double)resent_of >= 9.95 ? 0 : 1,
+			   100.0 * (double)n.resent / (double)resent_of);
 	else
 		g_strlcpy(cell[6], "0", sizeof(cell[6]));
 	g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
@@ -1125,12 +1661,7 @@ static bool shown_filter(const struct qpt_conv *c, void *r);
 
 static const struct conv_row *conv_row_of(const struct qpt_conv *c, struct conv_row *row)
 {
-	struct qpt_conv_numbers n;
-
-	qpt_conv_numbers(c, &n);
-	*row = (struct conv_row){ .id = c->id, .trouble = qpt_conv_trouble(c),
-				  .time_lost_ns = n.time_lost_ns,
-				  .congestion = n.cnps + n.ecn_ce };
+	qpt_conv_rank_key(c, row);
 	return row;
 }
 
@@ -1170,6 +1701,9 @@ static void text_conv_table(struct run *r, guint nshown)
 	qpt_conv_walk_end(&w);
 	for (; k < rows->len; k++)
 		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
+	if (r->rows_hidden)
+		qpt_appendf(o, "  and %u more %s (-v, --top N)\n", r->rows_hidden,
+			    r->rows_hidden == 1 ? "conversation" : "conversations");
 	g_string_append_c(o, '\n');
 	g_array_free(rows, TRUE);
 }
@@ -1221,6 +1755,43 @@ static bool shown_filter(const struct qpt_conv *c, void *r)
 	return shown_conv(r, c);
 }
 
+/* What only the front end sees: a filter that matched nothing, RoCEv2 on
+ * a port not decoded. */
+static void front_end_findings(struct run *r, GArray *fs)
+{
+	const struct qpt_totals *t = qpt_flow_totals(r->fl);
+	gpointer k, v, best_port = NULL;
+	size_t best = 0;
+	GHashTableIter it;
+	gchar *text;
+
+	if (r->o->filter && r->an.frames_read && !r->an.frames_matched) {
+		text = g_strdup_printf("the filter -f '%s' matched none of the %" PRIu64 " frames: "
+				       "in a mirror or tunnel (ERSPAN, GRE, VXLAN) -f sees the outer "
+				       "headers; --addr selects by the inner ones", r->o->filter,
+				       r->an.frames_read);
+		qpt_findings_add_capture(fs, QPT_F_FILTER_MATCHED_NOTHING, text, r->an.frames_read);
+		g_free(text);
+	}
+	g_hash_table_iter_init(&it, r->roce_like);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		if (GPOINTER_TO_SIZE(v) > best ||
+		    (GPOINTER_TO_SIZE(v) == best && GPOINTER_TO_UINT(k) < GPOINTER_TO_UINT(best_port))) {
+			best = GPOINTER_TO_SIZE(v);
+			best_port = k;
+		}
+	/* a few look-alikes among RoCE are chance; many, or RoCE only there, not */
+	if (best >= 8 && best > t->iba_packets) {
+		text = g_strdup_printf("%zu UDP datagrams to port %u read as RoCEv2 (a BTH, an "
+				       "ICRC's room), %" PRIu64 " RoCE/IB packets decoded: RoCEv2 on "
+				       "port %u? run with -p %u", best, GPOINTER_TO_UINT(best_port),
+				       t->iba_packets, GPOINTER_TO_UINT(best_port),
+				       GPOINTER_TO_UINT(best_port));
+		qpt_findings_add_capture(fs, QPT_F_ROCE_OTHER_PORT, text, best);
+		g_free(text);
+	}
+}
+
 static void summary_out(struct run *r, const char *file)
 {
 	bool everything = r->o->conv < 0 && r->o->qp < 0 && !r->o->addr;
@@ -1232,10 +1803,15 @@ static void summary_out(struct run *r, const char *file)
 	const struct qpt_totals *t = qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
+	/* the directions that re-sent packets, and their sendings (packets
+	 * less capture copies): the denominator of every share re-sent */
+	uint64_t resent_dirs = 0, all_dirs = 0, sendings_all = 0;
 	guint nconvs = 0, nshown = 0, njson = 0;
 	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
-	GArray *fs;
+	GArray *fs, *groups;
+	struct qpt_diag_opts dopt = { .verbose = r->o->verbose || r->o->long_report,
+				      .top = r->o->top };
 
 	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); nconvs++) {
 		nshown += shown_conv(r, c);
@@ -1245,6 +1821,11 @@ static void summary_out(struct run *r, const char *file)
 			const struct qpt_dir *x = c->dir[d];
 
 			rexmit += x->r->retransmitted_packets;
+			all_dirs += x->packets > 0;
+			if (x->r->retransmitted_packets) {
+				resent_dirs++;
+				sendings_all += x->packets - MIN(x->packets, x->r->duplicates);
+			}
 			gaps += x->r->psn_gaps;
 			rnr += x->r->rnr_naks;
 			gbn += x->r->gbn_episodes;
@@ -1257,9 +1838,26 @@ static void summary_out(struct run *r, const char *file)
 	qpt_conv_walk_end(&w);
 	/* the findings of what is shown; the capture's own with no selection */
 	fs = qpt_findings_walk(r->fl, shown_filter, r, att, everything, r->ff);
+	if (everything)
+		front_end_findings(r, fs);
+	groups = qpt_findings_groups(r->fl, fs);
+	for (guint i = 0; i < fs->len; i++) {
+		enum qpt_severity s = g_array_index(fs, struct qpt_finding, i).severity;
+
+		if (!r->any_finding || s > r->worst)
+			r->worst = s;
+		r->any_finding = true;
+	}
 	if (r->o->json) {
-		g_string_append(o, "{\"file\":");
+		g_string_append(o, "{\"schema\":\"" QPT_SCHEMA_BASE "summary-" QPT_SCHEMA_VERSION
+				   "\",\"file\":");
 		qpt_json_escape(o, file);
+		if (r->have_span) {
+			json_time(o, "first_frame", r->first_ns);
+			json_time(o, "last_frame", r->last_ns);
+		} else {
+			g_string_append(o, ",\"first_frame\":null,\"last_frame\":null");
+		}
 		if (r->an.interrupted)
 			qpt_appendf(o, ",\"interrupted\":true,\"frames_read\":%" PRIu64,
 					       r->an.frames_read);
@@ -1274,7 +1872,9 @@ static void summary_out(struct run *r, const char *file)
 		qpt_conv_walk_end(&w);
 		g_string_append_c(o, ']');
 		json_attempts(o, att);
-		qpt_json_findings(o, fs);
+		qpt_diagnosis_json(o, fs, groups);
+		interval_json(r);
+		window_json(r);
 		json_pfc(o, r->fl);
 		qpt_appendf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
@@ -1312,7 +1912,38 @@ static void summary_out(struct run *r, const char *file)
 	else if (r->an.count_reached)
 		qpt_appendf(o, "stopped after %d frames (-c): the results of those "
 				       "only\n\n", r->o->count);
-	qpt_text_findings(o, fs);
+	/* the capture as a whole first: when, how much, how much of it went wrong */
+	g_string_append(o, "capture: ");
+	if (r->have_span) {
+		char d[48];
+
+		qpt_format_iso(o, r->first_ns, true);
+		g_string_append(o, " to ");
+		qpt_format_iso(o, r->last_ns, true);
+		qpt_appendf(o, " (%s), ", qpt_format_duration(r->last_ns - r->first_ns, d, sizeof(d)));
+	}
+	if (r->o->filter)
+		qpt_appendf(o, "%" PRIu64 " of %" PRIu64 " frames matched -f, ", r->an.frames_matched,
+			    r->an.frames_read);
+	qpt_appendf(o, "%" PRIu64 " frames, %u %s", t->frames, nconvs,
+		    nconvs == 1 ? "conversation" : "conversations");
+	if (rexmit && sendings_all) {
+		qpt_appendf(o, "; %" PRIu64 " of %" PRIu64 " directions re-sent ", resent_dirs, all_dirs);
+		share_text(o, rexmit, sendings_all);
+	}
+	g_string_append_c(o, '\n');
+	window_text(r);
+	g_string_append_c(o, '\n');
+	/* at most 40 lines in all: 4 or 5 above, the diagnosis with its blank
+	 * line, the table (a title, its head, --top rows (10 by default), "and
+	 * N more", a blank line), the totals line and up to 3 notes */
+	dopt.max_lines = 40 - 1 - 4 - MIN(25u, 4u + (guint)(r->o->top > 0 ? r->o->top : 10)) - 4;
+	if (r->an.interrupted || r->an.count_reached)
+		dopt.max_lines -= 2;
+	if (r->win)
+		dopt.max_lines--;
+	qpt_diagnosis_text(o, fs, groups, &dopt);
+	r->rows_left = dopt.verbose ? -1 : r->o->top > 0 ? r->o->top : 10;
 	if (r->o->long_report) {
 		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 			text_conv(o, c, r->an.t0, r->o->verbose);
@@ -1322,8 +1953,11 @@ static void summary_out(struct run *r, const char *file)
 	} else {
 		text_conv_table(r, nshown);
 	}
-	text_attempts(o, att);
-	text_pfc(o, r->fl);
+	interval_text(r);
+	if (dopt.verbose) { /* the findings name them otherwise */
+		text_attempts(o, att);
+		text_pfc(o, r->fl);
+	}
 	qpt_appendf(o,
 			       "totals: %" PRIu64 " frames, %" PRIu64 " RoCE/IB (%" PRIu64
 			       " management, %" PRIu64 " malformed, %" PRIu64 " bad ICRC), ",
@@ -1375,6 +2009,7 @@ static void summary_out(struct run *r, const char *file)
 				       c->dir[1]->r->gbn_episodes);
 	}
 out:
+	qpt_findings_groups_free(groups);
 	g_array_free(fs, TRUE);
 	g_ptr_array_free(troubled, TRUE);
 	g_array_free(troubled_ids, TRUE);
@@ -1421,6 +2056,105 @@ void qpt_flow_opts_from(const struct opts *o, struct qpt_flow_opts *fo)
 	fo->cold_every = o->cold_every;
 }
 
+/* ---- plot --timeline ------------------------------------------------------ */
+
+static GString *timeline_out; /* set by qpt_timeline_svg() for run_one() */
+static int run_one(struct opts *o, gchar **files, bool events);
+
+/* One panel: the series of each column, as polylines over the intervals. */
+static void timeline_panel(GString *svg, const struct run *r, double top, double height,
+			   const char *title, bool packets)
+{
+	static const char *const colour[] = { "#d62728", "#ff7f0e", "#9467bd", "#8c564b",
+					      "#2ca02c", "#17becf", "#7f7f7f" };
+	const double left = 70, width = 820;
+	guint n = r->intervals->len;
+	unsigned nser = packets ? 1 : G_N_ELEMENTS(interval_col) + 1;
+	uint64_t max = 1;
+
+	for (guint i = 0; i < n; i++) {
+		const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+
+		for (unsigned s = 0; s < nser; s++) {
+			uint64_t v = packets ? iv->packets : s < G_N_ELEMENTS(interval_col) ?
+				iv->ev[interval_col[s].kind] : iv->pauses;
+
+			max = MAX(max, v);
+		}
+	}
+	qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"13\">%s (per interval; "
+		    "at most %" PRIu64 ")</text>\n", left, top - 6, title, max);
+	qpt_appendf(svg, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
+		    "fill=\"none\" stroke=\"#999\"/>\n", left, top, width, height);
+	qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">"
+		    "%" PRIu64 "</text>\n", left - 4, top + 10, max);
+	qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">0"
+		    "</text>\n", left - 4, top + height);
+	for (unsigned s = 0; s < nser; s++) {
+		const char *name = packets ? "packets" : s < G_N_ELEMENTS(interval_col) ?
+			interval_col[s].title : "pauses";
+
+		qpt_appendf(svg, "<polyline class=\"series\" data-series=\"%s\" fill=\"none\" "
+			    "stroke=\"%s\" points=\"", name, packets ? "#1f77b4" : colour[s]);
+		for (guint i = 0; i < n; i++) {
+			const struct interval *iv = &g_array_index(r->intervals, struct interval, i);
+			uint64_t v = packets ? iv->packets : s < G_N_ELEMENTS(interval_col) ?
+				iv->ev[interval_col[s].kind] : iv->pauses;
+
+			qpt_appendf(svg, "%s%.1f,%.1f", i ? " " : "",
+				    left + width * ((double)i + 0.5) / (double)MAX(n, 1u),
+				    top + height - height * (double)v / (double)max);
+		}
+		g_string_append(svg, "\"/>\n");
+		if (!packets)
+			qpt_appendf(svg, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">"
+				    "%s</text>\n", left + 8 + 100 * s, top + height + 16, colour[s], name);
+	}
+}
+
+static void timeline_render(struct run *r, GString *svg)
+{
+	char d[48];
+
+	g_string_append(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"920\" "
+			     "height=\"470\" font-family=\"sans-serif\">\n"
+			     "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+	/* the file name as XML text: quotes and the like escaped */
+	g_string_append(svg, "<text x=\"70\" y=\"20\" font-size=\"14\">");
+	for (const char *c = r->an.label ? r->an.label : ""; *c; c++) {
+		if (*c == '<')
+			g_string_append(svg, "&lt;");
+		else if (*c == '>')
+			g_string_append(svg, "&gt;");
+		else if (*c == '&')
+			g_string_append(svg, "&amp;");
+		else
+			g_string_append_c(svg, *c);
+	}
+	qpt_appendf(svg, ": %u intervals of %s from ", r->intervals->len,
+		    qpt_format_duration(r->interval_ns, d, sizeof(d)));
+	if (r->an.have_t0)
+		qpt_format_iso(svg, r->an.t0, true);
+	g_string_append(svg, "</text>\n");
+	qpt_appendf(svg, "<desc data-interval-ns=\"%" PRId64 "\" data-intervals=\"%u\"/>\n",
+		    r->interval_ns, r->intervals->len);
+	timeline_panel(svg, r, 50, 150, "RoCE/IB packets", true);
+	timeline_panel(svg, r, 240, 180, "re-sent, PSN gaps, NAKs, RNR NAKs, CNPs, ECN-CE, pauses",
+		       false);
+	g_string_append(svg, "</svg>\n");
+}
+
+int qpt_timeline_svg(struct opts *o, GString *svg)
+{
+	int status;
+
+	timeline_out = svg;
+	status = run_one(o, o->files, false);
+	timeline_out = NULL;
+	return status;
+}
+
 /* One analysis over the files as a single timeline. */
 static int run_one(struct opts *o, gchar **files, bool events)
 {
@@ -1440,10 +2174,21 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	}
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
-	if (r.window) /* (only for a window: a flag per conversation) */
+	if (r.window) { /* (only for a window: a flag per conversation) */
 		r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
-	if (!events)
+		r.win = g_new0(struct interval, 1);
+	}
+	if (!events) {
 		r.ff = qpt_findings_frames_new();
+		r.roce_like = g_hash_table_new(g_direct_hash, g_direct_equal);
+	}
+	if (!events && (o->interval > 0 || timeline_out)) {
+		r.intervals = g_array_new(FALSE, TRUE, sizeof(struct interval));
+		r.interval_ns = MAX((int64_t)1, (int64_t)llround(o->interval * 1e9));
+		r.interval_auto = !(o->interval > 0);
+		if (r.interval_auto)
+			r.interval_ns = 1000; /* 1 µs, doubled as the capture goes on */
+	}
 	r.an.window_selects = true; /* analyse everything, show the window */
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
 	/* no frame follows: the halves go before the results thaw the
@@ -1459,7 +2204,9 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		status = 2;
 	}
 	/* A capture without frames still gets its (empty) summary. */
-	if (r.an.opened && !events && !r.write_failed)
+	if (r.an.opened && !events && !r.write_failed && timeline_out)
+		timeline_render(&r, timeline_out);
+	else if (r.an.opened && !events && !r.write_failed)
 		summary_out(&r, r.an.label);
 	if (r.write_failed || qpt_write_out(r.out, "standard output"))
 		status = 2;
@@ -1483,6 +2230,9 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	}
 	if (r.an.interrupted && !status)
 		status = 130; /* as a shell reports SIGINT: the results are partial */
+	/* --fail-on: 1 for a finding that bad, unless something else went wrong */
+	if (!status && !events && o->fail_on >= 0 && r.any_finding && (gint)r.worst >= o->fail_on)
+		status = 1;
 	g_string_free(r.out, TRUE);
 	qpt_flow_free(r.fl);
 	g_free(r.an.label);
@@ -1491,6 +2241,11 @@ static int run_one(struct opts *o, gchar **files, bool events)
 		g_array_free(r.seen_final, TRUE);
 	}
 	qpt_findings_frames_free(r.ff);
+	if (r.intervals)
+		g_array_free(r.intervals, TRUE);
+	g_free(r.win);
+	if (r.roce_like)
+		g_hash_table_destroy(r.roce_like);
 	return status;
 }
 

@@ -176,9 +176,20 @@ def check(qptrace, cap, tmp):
     # is made to: no window is the whole of it).
     if any(x > y for x, y in zip(times, times[1:])):
         return errs
-    if summary(qptrace, ["--from", ts(first, -1), "--to", ts(last, 1), cap]) != whole:
+    def windowed(args):
+        """The summary with a window, less its window member (the window's
+        own counts: for a window around everything, the whole file's
+        RoCE/IB packets)."""
+        out = summary(qptrace, args)
+        for o in out:
+            w = o.pop("window", None)
+            if w is None or w["packets"] != o["totals"]["iba_packets"]:
+                errs.append(f"{args}: window {w} against {o['totals']['iba_packets']} packets")
+        return out
+
+    if windowed(["--from", ts(first, -1), "--to", ts(last, 1), cap]) != whole:
         errs.append("a window around the whole capture differs from the file")
-    if summary(qptrace, ["--from", "+0", cap]) != whole:
+    if windowed(["--from", "+0", cap]) != whole:
         errs.append("--from +0 differs from the file")
     # A window ending at the first half's last frame shows what the whole
     # file's analysis says of the conversations with a frame up to there:

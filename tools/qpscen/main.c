@@ -12,7 +12,8 @@ static gint64 opt_packets = 1000000;
 static gint opt_qps = 16;
 static gdouble opt_loss = 0.001, opt_cnp = 0.0;
 static gint opt_msg = 4096, opt_mtu = 1024;
-static gboolean opt_one_way, opt_same_hosts;
+static gboolean opt_one_way, opt_same_hosts, opt_bad_icrc;
+static gint opt_senders, opt_lossy = -1;
 static gchar *opt_seeds, *opt_timing;
 
 static GOptionEntry entries[] = {
@@ -29,6 +30,9 @@ static GOptionEntry entries[] = {
     { "mtu", 0, 0, G_OPTION_ARG_INT, &opt_mtu, "bench: path MTU (default 1024)", "BYTES" },
     { "one-way", 0, 0, G_OPTION_ARG_NONE, &opt_one_way, "bench: requests only (no ACKs, NAKs or CNPs): a capture of one direction; with --msg-size 0 and --packets = --qps, one packet per QPN", NULL },
     { "same-hosts", 0, 0, G_OPTION_ARG_NONE, &opt_same_hosts, "bench: every QP pair between the same two hosts (10.1.0.1 and 10.2.0.2; distinct QPNs), as in a cluster of two servers", NULL },
+    { "senders", 0, 0, G_OPTION_ARG_INT, &opt_senders, "bench: the QPs' requesters are N hosts, 10.1.0.1 .. 10.1.0.N (QP i on host i mod N), their responders 10.2.0.1 .. 10.2.0.N", "N" },
+    { "lossy", 0, 0, G_OPTION_ARG_INT, &opt_lossy, "bench with --senders: only the first K senders lose packets (--loss), the others none", "K" },
+    { "bad-icrc", 0, 0, G_OPTION_ARG_NONE, &opt_bad_icrc, "bench: every packet with a wrong ICRC (a capture path that rewrites or zeroes it)", NULL },
     { "seeds", 0, 0, G_OPTION_ARG_STRING, &opt_seeds, "random: the seeds, A-B or N", "A-B" },
     { "timing", 0, 0, G_OPTION_ARG_STRING, &opt_timing, "random: hw (default: us, NIC speed) or rxe (ms, soft RoCE)", "hw|rxe" },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
@@ -110,6 +114,7 @@ static void bench_ack(ctx_t *c, bqp_t *q, const path_t *path, uint64_t *t, uint8
     p.aeth_syn = syn;
     p.aeth_msn = q->msn & PSN_MASK;
     p.ipid = (uint16_t)(c->nframes + 1);
+    p.bad_icrc = opt_bad_icrc;
     *t += 300;
     emit(c, *t, &p, q->cv, 1, 0, 0);
 }
@@ -131,6 +136,7 @@ static void bench_data(ctx_t *c, bqp_t *q, const path_t *path, uint64_t *t, uint
     p.reth_rkey = 0x1234;
     p.reth_len = len;
     p.ipid = (uint16_t)(c->nframes + 1);
+    p.bad_icrc = opt_bad_icrc;
     if (ce)
         p.tclass = (uint8_t)(path->dscp << 2 | 3);
     *t += 100 + p.paylen / 4;
@@ -144,6 +150,7 @@ static void bench_data(ctx_t *c, bqp_t *q, const path_t *path, uint64_t *t, uint
         n2.becn = 1;
         n2.tclass = 48 << 2;
         n2.ipid = (uint16_t)(c->nframes + 1);
+        n2.bad_icrc = opt_bad_icrc;
         *t += 200;
         emit(c, *t, &n2, q->cv, 1, 0, 0);
     }
@@ -153,7 +160,8 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
 {
     /* QPNs 0x10000 + i stay within 24 bits */
     if (opt_qps < 1 || opt_qps > 0xff0000 || opt_mtu < 256 || opt_mtu > 4096 || opt_msg < 0 ||
-        opt_msg > 1 << 24 || opt_packets < 1) {
+        opt_msg > 1 << 24 || opt_packets < 1 || opt_senders < 0 || opt_senders > 254 ||
+        (opt_lossy >= 0 && !opt_senders) || opt_lossy > opt_senders) {
         fprintf(stderr, "qpscen bench: bad parameters\n");
         return 2;
     }
@@ -163,7 +171,11 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
     path_t path = { LT_ETH, NET_IP4, 0, { 0, 0 }, 26, 2 };
     bqp_t *qs = g_new0(bqp_t, (gsize)opt_qps);
     for (int i = 0; i < opt_qps; i++) {
-        if (opt_same_hosts) {
+        if (opt_senders) {
+            int h = i % opt_senders;
+            ep_v4(&qs[i].a, 10, 1, 0, (uint8_t)(1 + h), 0x000100u + (uint32_t)i);
+            ep_v4(&qs[i].b, 10, 2, 0, (uint8_t)(1 + h), 0x010000u + (uint32_t)i);
+        } else if (opt_same_hosts) {
             ep_v4(&qs[i].a, 10, 1, 0, 1, 0x000100u + (uint32_t)i);
             ep_v4(&qs[i].b, 10, 2, 0, 2, 0x010000u + (uint32_t)i);
         } else {
@@ -183,8 +195,13 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
         bqp_t *q = &qs[m % (uint64_t)opt_qps];
         uint32_t mp = q->psn;
         int lost = -1;
+        /* --lossy K: the QPs of the other senders lose nothing (the
+         * draws are made all the same: the lossy ones lose what they
+         * would without it) */
+        int may_lose = !opt_senders || opt_lossy < 0 ||
+                       (int)((m % (uint64_t)opt_qps) % (uint64_t)opt_senders) < opt_lossy;
         for (uint32_t k = 0; k < n; k++) {
-            if (lost < 0 && opt_loss > 0 && g_rand_double(c->rng) < opt_loss) {
+            if (lost < 0 && opt_loss > 0 && g_rand_double(c->rng) < opt_loss && may_lose) {
                 lost = (int)k;       /* lost before the capture point */
                 t += 100 + mtu / 4;
                 continue;
@@ -212,9 +229,14 @@ static int run_bench(const char *out, const char *manifest, guint32 seed)
     }
     g_free(qs);
     char desc[256];
-    g_snprintf(desc, sizeof desc, "bench: %d RC QPs, WRITE %u B, MTU %u, loss %g, cnp-rate %g%s%s",
+    char senders[64] = "";
+    if (opt_senders)
+        g_snprintf(senders, sizeof senders, ", %d senders (%d lossy)", opt_senders,
+                   opt_lossy < 0 ? opt_senders : opt_lossy);
+    g_snprintf(desc, sizeof desc, "bench: %d RC QPs, WRITE %u B, MTU %u, loss %g, cnp-rate %g%s%s%s%s",
                opt_qps, len, mtu, opt_loss, opt_cnp, opt_one_way ? ", requests only" : "",
-               opt_same_hosts ? ", all between two hosts" : "");
+               opt_same_hosts ? ", all between two hosts" : "", senders,
+               opt_bad_icrc ? ", every ICRC wrong" : "");
     return ctx_finish(c, manifest, desc, seed) ? 1 : 0;
 }
 
@@ -228,7 +250,8 @@ int main(int argc, char **argv)
         "  qpscen NAME -o OUT.pcap [-m MANIFEST.json] [--seed N]\n"
         "  qpscen all -d DIR\n"
         "  qpscen random --seeds A-B [--timing hw|rxe] -d DIR\n"
-        "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R] [--one-way] [--same-hosts]\n");
+        "  qpscen bench -o OUT.pcap --packets N --qps Q --loss P [--cnp-rate R] [--one-way] [--same-hosts]\n"
+        "               [--senders N [--lossy K]] [--bad-icrc]\n");
     if (!g_option_context_parse(oc, &argc, &argv, &err)) {
         fprintf(stderr, "qpscen: %s\n", err->message);
         g_error_free(err);
