@@ -80,9 +80,9 @@ def main():
             monj = [json.loads(l) for l in run([qptrace, "monitor", "-r", d, "--interval", "0",
                                                 "--idle", "0", "--json"]).splitlines()]
             evj = [json.loads(l) for l in run([qptrace, "events", "--json", cap]).splitlines()]
-            mj = [{k: v for k, v in x.items() if k not in ("type", "time")}
+            mj = [{k: v for k, v in x.items() if k not in ("type", "time", "schema")}
                   for x in monj if x.get("type") == "event"]
-            ej = [{k: v for k, v in x.items() if k != "time"} for x in evj]
+            ej = [{k: v for k, v in x.items() if k not in ("time", "schema")} for x in evj]
             check(mj == ej, f"{name}: {len(mj)} JSON events = events --json's {len(ej)}")
             sj = json.loads(run([qptrace, "summary", "--json", cap]))
             fd = [x for x in monj if x.get("type") == "final_diagnosis"]
