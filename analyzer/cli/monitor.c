@@ -258,7 +258,7 @@ static void dir_values(const struct qpt_dir *x, uint64_t v[MV_N])
 	v[MV_RNR_RETRIES] = x->r->rnr_retries;
 	v[MV_TIMEOUTS] = x->r->timeouts;
 	v[MV_OOO] = x->r->out_of_order;
-	v[MV_BAD_ICRC] = x->r->bad_icrc;
+	v[MV_BAD_ICRC] = x->bad_icrc;
 	v[MV_CNPS] = x->r->cnps;
 	v[MV_ECN_CE] = x->r->ecn_ce;
 	v[MV_CE_NO_CNP] = x->r->ce_without_cnp;
