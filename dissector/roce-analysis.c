@@ -445,7 +445,7 @@ void roce_analysis_register(void)
 		{ &hf_an_duplicate_frame, { "Duplicate of frame", "roce.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, NULL, HFILL } },
 		{ &hf_an_gbn_trigger, { "Go-back-N trigger", "roce.analysis.gbn_trigger", FT_UINT8, BASE_DEC, QPT_VALS(qpt_trigger_names), 0, "What started the go-back-N episode (as `qptrace summary` episodes[].trigger)", HFILL } },
 		{ &hf_an_gbn_trigger_frame, { "Triggered by frame", "roce.analysis.gbn_trigger_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
-		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK/response answers", HFILL } },
+		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK answers: an ACK RTT sample of qptrace summary (none on NAKs, READ responses, atomic ACKs or ACKs of resent requests)", HFILL } },
 		{ &hf_an_acks_frame, { "This is an ACK/response to frame", "roce.analysis.acks_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0, NULL, HFILL } },
 		{ &hf_an_acked_by, { "Acknowledged by frame", "roce.analysis.acked_by", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0, NULL, HFILL } },
 		{ &hf_an_read_response_to, { "READ response to frame", "roce.analysis.read_response_to", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0, NULL, HFILL } },
@@ -596,7 +596,9 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	fi->nak_frame = (guint32)v.nak_frame;
 	fi->acks_frame = (guint32)v.acks_frame;
 	fi->read_request_frame = (guint32)v.read_request_frame;
-	fi->ack_rtt_ns = v.ack_rtt_ns;
+	/* the RTT of the ACKs the engine counts (summary's RTT), not a NAK's
+	 * or a READ response's: one meaning per number */
+	fi->ack_rtt_ns = qpt_rtt_sample(&v, pkt) ? v.ack_rtt_ns : -1;
 	fi->msg_first_frame = (guint32)v.msg_first_frame;
 	fi->msg_len = v.msg_len;
 	fi->msg_packets = v.msg_packets;

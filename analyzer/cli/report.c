@@ -108,10 +108,7 @@ static void event_out(const struct qpt_event *ev, const struct run *r,
 		qpt_appendf(o, " (%s frame %" PRIu64 ")", f->file, f->file_number);
 	qpt_appendf(o, " conv %d %s PSN %u", ev->conv, vi->key, ev->psn);
 	if (ev->original_frame)
-		qpt_appendf(o, " (%s frame %" PRIu64 ")",
-				       ev->kind == QPT_VB_GBN_START || ev->kind == QPT_VB_TIMEOUT_RESEND ?
-					       "trigger" : ev->kind == QPT_VB_CM_REJECT ? "REQ" :
-					       ev->kind == QPT_VB_RNR_RETRY ? "RNR NAK" : "original",
+		qpt_appendf(o, " (%s frame %" PRIu64 ")", qpt_event_link_name(ev->kind),
 				       ev->original_frame);
 	if (vi->count_key)
 		qpt_appendf(o, " %s %u", vi->count_key, ev->count);
