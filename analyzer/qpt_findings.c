@@ -52,6 +52,19 @@ char *qpt_format_duration_us(double us, char *buf, size_t len)
 	return buf;
 }
 
+char *qpt_format_rtt_p50_p99(const struct qpt_conv_numbers *n, char *buf, size_t len)
+{
+	char p50[24], p99[24];
+
+	if (n->rtt_p50_us < 0) {
+		g_strlcpy(buf, "-", len);
+		return buf;
+	}
+	g_snprintf(buf, (gulong)len, "%s/%s", qpt_format_duration_us(n->rtt_p50_us, p50, sizeof(p50)),
+		   qpt_format_duration_us(n->rtt_p99_us, p99, sizeof(p99)));
+	return buf;
+}
+
 char *qpt_format_duration(int64_t ns, char *buf, size_t len)
 {
 	return qpt_format_duration_us((double)ns / 1000.0, buf, len);

@@ -377,8 +377,8 @@ static int hf_an_retrans_frame = -1, hf_an_psn_gap_first = -1,
 	   hf_an_gbn_trigger_frame = -1, hf_an_ack_rtt = -1, hf_an_acks_frame = -1,
 	   hf_an_acked_by = -1, hf_an_read_response_to = -1, hf_msg_length = -1,
 	   hf_msg_packets = -1, hf_msg_first_frame = -1, hf_msg_op = -1;
-static int hf_an = -1; /* the subtree's name; the subtree itself is a text item */
-static gint ett_an = -1;
+static int hf_an = -1, hf_an_flags = -1; /* the subtree; its verdicts (as tcp.analysis.flags) */
+static gint ett_an = -1, ett_an_flags = -1;
 
 /* One field and one expert info per verdict kind, from its table row. */
 static int hf_verdict[QPT_VB_COUNT];
@@ -439,7 +439,8 @@ void roce_analysis_register(void)
 	static hf_register_info hf[] = {
 		{ &hf_stream, { "Stream index", "roce.stream", FT_UINT32, BASE_DEC, NULL, 0, "qptrace conversation id (as in `qptrace summary`)", HFILL } },
 		{ &hf_dir, { "Direction", "roce.direction", FT_UINT8, BASE_DEC, NULL, 0, "0: a->b, 1: b->a (as in `qptrace summary`)", HFILL } },
-		{ &hf_an, { "Sequence analysis", "roce.analysis", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },
+		{ &hf_an, { "Sequence analysis (qptrace)", "roce.analysis", FT_NONE, BASE_NONE, NULL, 0, "On every frame the analysis says something of (a verdict, a link, a message)", HFILL } },
+		{ &hf_an_flags, { "Analysis flags", "roce.analysis.flags", FT_NONE, BASE_NONE, NULL, 0, "On every frame with a verdict (as tcp.analysis.flags): the roce.analysis.<verdict> fields under it", HFILL } },
 		{ &hf_an_retrans_frame, { "Retransmitted frame", "roce.analysis.retransmitted_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, "First transmission of this PSN", HFILL } },
 		{ &hf_an_psn_gap_first, { "First missing PSN", "roce.analysis.psn_gap.first", FT_UINT24, BASE_DEC, NULL, 0, NULL, HFILL } },
 		{ &hf_an_duplicate_frame, { "Duplicate of frame", "roce.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, NULL, HFILL } },
@@ -454,7 +455,7 @@ void roce_analysis_register(void)
 		{ &hf_msg_packets, { "Message packets", "roce.message.packets", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL } },
 		{ &hf_msg_first_frame, { "Message first frame", "roce.message.first_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
 	};
-	static gint *ett[] = { &ett_an };
+	static gint *ett[] = { &ett_an, &ett_an_flags };
 	hf_register_info *vhf = g_new0(hf_register_info, QPT_VB_COUNT);
 	ei_register_info *vei = g_new0(ei_register_info, QPT_VB_COUNT);
 	int nei = 0;
@@ -702,7 +703,7 @@ static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
 void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			proto_item *top, const roce_frame_t *fi)
 {
-	proto_tree *at;
+	proto_tree *at, *ft = NULL;
 	proto_item *it;
 
 	if (fi->conv >= 0) {
@@ -714,22 +715,28 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (!fi->flags && !fi->acks_frame && !fi->acked_by && !fi->read_request_frame &&
 	    !fi->msg_first_frame)
 		return;
-	at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_an, &it, "Sequence analysis (qptrace)");
+	it = proto_tree_add_item(tree, hf_an, tvb, 0, 0, ENC_NA);
 	proto_item_set_generated(it);
+	at = proto_item_add_subtree(it, ett_an);
+	if (fi->flags) {
+		it = proto_tree_add_item(at, hf_an_flags, tvb, 0, 0, ENC_NA);
+		proto_item_set_generated(it);
+		ft = proto_item_add_subtree(it, ett_an_flags);
+	}
 
 	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
 
 		if (!(fi->flags & (1u << k)))
 			continue;
-		it = roce_add_gen(at, hf_verdict[k], tvb, verdict_value(fi, k));
+		it = roce_add_gen(ft, hf_verdict[k], tvb, verdict_value(fi, k));
 		if (!decode_group(vi->group))
 			expert_add_info(pinfo, it, &ei_verdict[k]);
 		if (vi->info[0]) {
 			col_append_str(pinfo->cinfo, COL_INFO, vi->info);
 			proto_item_append_text(top, "%s", vi->info);
 		}
-		show_details(at, tvb, fi, k);
+		show_details(ft, tvb, fi, k);
 	}
 	if (fi->acks_frame) {
 		roce_add_gen(at, hf_an_acks_frame, tvb, fi->acks_frame);

@@ -11,7 +11,7 @@
  * (qpt_counters[], the rows with a column title), so a new counter is one
  * row there; after them come the columns the counters do not hold as one
  * number (messages, NAKs of every code, the time the go-back-N episodes
- * lost, the ACK RTT median).
+ * lost) and the conversation's RTT p50/p99 as qptrace summary's table.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "qpt_ulp.h"
 #include "qpt_verdict.h"
@@ -368,7 +369,7 @@ static void qp_columns(void)
 	qp_add_col(QP_MESSAGES, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Messages", "%s");
 	qp_add_col(QP_NAKS, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "NAKs", "%s");
 	qp_add_col(QP_TIME_LOST, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "GBN time lost us", "%s");
-	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "ACK RTT us", "%s");
+	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT p50/p99", "%s");
 }
 
 static guint64 dir_messages(const struct qpt_dir *d)
@@ -406,14 +407,6 @@ static void fmt_time_lost(const struct qpt_dir *d, char *buf, size_t len)
 			ns += e->end_ns - e->start_ns;
 	}
 	g_snprintf(buf, (gulong)len, "%.1f", (double)ns / 1000.0);
-}
-
-static void fmt_rtt(const struct qpt_lat *l, char *buf, size_t len)
-{
-	if (l->n)
-		g_snprintf(buf, (gulong)len, "%.3f", qpt_lat_percentile(l, 50));
-	else
-		g_strlcpy(buf, "-", len);
 }
 
 static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean b_side)
@@ -470,11 +463,13 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 			fmt_time_lost(b, x[1], sizeof(x[1]));
 			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
 			break;
-		case QP_RTT:
-			fmt_rtt(a->ack_rtt, x[0], sizeof(x[0]));
-			fmt_rtt(b->ack_rtt, x[1], sizeof(x[1]));
-			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
+		case QP_RTT: { /* the conversation's, as qptrace summary's table */
+			struct qpt_conv_numbers n;
+
+			qpt_conv_numbers(c, &n);
+			qpt_format_rtt_p50_p99(&n, s, QP_CELL);
 			break;
+		}
 		}
 	}
 }
@@ -515,7 +510,7 @@ static void qp_draw(void *tapdata _U_)
 
 	printf("==================================================================================\n");
 	printf("RoCE QP conversations (qptrace engine)\n");
-	printf("Values are a->b/b->a; RTT is the ACK RTT median in microseconds.\n");
+	printf("Values are a->b/b->a; RTT p50/p99 is the conversation's ACK RTT, as in qptrace summary.\n");
 	if (qp_filter)
 		printf("Filter: %s (conversations with a packet it matches)\n", qp_filter);
 	if (!roce_flow()) {
