@@ -185,52 +185,81 @@ static void roce_et_note(const address *a, guint32 qpn, gint32 stream)
 	g_hash_table_add(set, GINT_TO_POINTER(stream + 1));
 }
 
+/* The endpoints each stream was first tapped with, per table (conversation,
+ * endpoint), kept while the table is filled: one pass (tshark without -2)
+ * taps a stream's first frames before the engine has paired its two
+ * directions (the QPN of its requester comes with the first ACK), and a
+ * row per stream needs the same endpoints on every frame: the row keeps the
+ * words of its first frame ("QP ?" where the QPN was not known yet; two
+ * passes, and Wireshark's dialogs, tap once the file is read, with every
+ * QPN known).  Emptied when the table is (a new file, a retap). */
+typedef struct {
+	char text[2][QPT_ENDPOINT_QP_STRLEN];
+	guint32 qpn[2];
+} roce_ct_first_t;
+static GHashTable *roce_ct_first[2]; /* stream -> roce_ct_first_t (a->b order) */
+
 static void roce_et_init(void)
 {
 	if (roce_et_streams)
 		g_hash_table_remove_all(roce_et_streams);
+	for (int i = 0; i < 2; i++)
+		if (roce_ct_first[i])
+			g_hash_table_remove_all(roce_ct_first[i]);
 }
 
-/* The two endpoints of a tapped frame's stream, sender first: RoCEv2's IP
- * addresses (the frame has that IP layer), else the engine's address text
- * (in text: the addresses point into the struct); the QPNs as ports. */
+/* The two endpoints of a tapped frame's stream, sender first, as text with
+ * their QPNs, the words of qptrace summary ("10.0.0.1 QP 0x000011", "QP ?"
+ * for one not known yet): TShark's text tables (-z conv,roce, -z
+ * endpoints,roce) print ports only for TCP, UDP and SCTP, so the QPNs are
+ * in the addresses (the addresses point into the struct); the QPNs are
+ * the ports too (the dialogs' Port columns). */
 typedef struct {
 	address src, dst;
 	guint32 sport, dport;
 	gint32 stream;
-	char text[2][QPT_ADDR_STRLEN];
+	char text[2][QPT_ENDPOINT_QP_STRLEN];
 } roce_ct_ends_t;
 
 /* The endpoints of the frame a conversation or endpoint tap was given
  * (data, a roce_frame_t); FALSE when the frame has no stream. */
-static gboolean roce_ct_endpoints(packet_info *pinfo, const void *data, roce_ct_ends_t *ends)
+static gboolean roce_ct_endpoints(const void *data, conv_hash_t *hash, int table,
+				  roce_ct_ends_t *ends)
 {
 	const roce_frame_t *fi = (const roce_frame_t *)data;
 	const struct qpt_conv *c;
-	const struct qpt_endpoint *e[2];
+	roce_ct_first_t *first;
+	gpointer key;
 
 	if (!fi || fi->conv < 0 || fi->dir < 0 || fi->dir > 1 || !roce_flow())
 		return FALSE;
 	ends->stream = roce_conv_id(fi->conv);
-	c = qpt_flow_conv(roce_flow(), ends->stream);
-	if (!c)
-		return FALSE;
-	e[0] = &c->ep[fi->dir];
-	e[1] = &c->ep[1 - fi->dir];
-	for (int i = 0; i < 2; i++) {
-		address *a = i ? &ends->dst : &ends->src;
-
-		if (e[i]->family == 4 && proto_is_frame_protocol(pinfo->layers, "ip")) {
-			set_address(a, AT_IPv4, 4, e[i]->addr + 12);
-		} else if (e[i]->family == 6 && proto_is_frame_protocol(pinfo->layers, "ipv6")) {
-			set_address(a, AT_IPv6, 16, e[i]->addr);
-		} else {
-			qpt_endpoint_addr(e[i], ends->text[i]);
-			set_address(a, AT_STRINGZ, (int)strlen(ends->text[i]) + 1, ends->text[i]);
+	key = GINT_TO_POINTER(ends->stream);
+	if (!roce_ct_first[table])
+		roce_ct_first[table] = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	if (!hash->conv_array || !hash->conv_array->len)
+		g_hash_table_remove_all(roce_ct_first[table]); /* an empty table: a new fill */
+	first = (roce_ct_first_t *)g_hash_table_lookup(roce_ct_first[table], key);
+	if (!first) {
+		c = qpt_flow_conv(roce_flow(), ends->stream);
+		if (!c)
+			return FALSE;
+		first = g_new(roce_ct_first_t, 1);
+		for (int i = 0; i < 2; i++) {
+			qpt_format_endpoint_qp(&c->ep[i], first->text[i]);
+			first->qpn[i] = c->ep[i].qpn_known || i ? c->ep[i].qpn : 0;
 		}
+		g_hash_table_insert(roce_ct_first[table], key, first);
 	}
-	ends->sport = e[0]->qpn;
-	ends->dport = e[1]->qpn;
+	for (int i = 0; i < 2; i++) {
+		int e = i ? 1 - fi->dir : fi->dir;
+
+		g_strlcpy(ends->text[i], first->text[e], sizeof(ends->text[i]));
+		set_address(i ? &ends->dst : &ends->src, AT_STRINGZ, (int)strlen(ends->text[i]) + 1,
+			    ends->text[i]);
+	}
+	ends->sport = first->qpn[fi->dir];
+	ends->dport = first->qpn[1 - fi->dir];
 	return TRUE;
 }
 
@@ -239,7 +268,7 @@ static tap_packet_status roce_conv_packet(void *pct, packet_info *pinfo, epan_di
 {
 	roce_ct_ends_t t;
 
-	if (!roce_ct_endpoints(pinfo, data, &t))
+	if (!roce_ct_endpoints(data, (conv_hash_t *)pct, 0, &t))
 		return TAP_PACKET_DONT_REDRAW;
 	add_conversation_table_data_with_conv_id((conv_hash_t *)pct, &t.src, &t.dst, t.sport,
 						 t.dport, (conv_id_t)t.stream, 1,
@@ -255,7 +284,7 @@ static tap_packet_status roce_endpoint_packet(void *pit, packet_info *pinfo,
 	conv_hash_t *hash = (conv_hash_t *)pit;
 	roce_ct_ends_t t;
 
-	if (!roce_ct_endpoints(pinfo, data, &t))
+	if (!roce_ct_endpoints(data, hash, 1, &t))
 		return TAP_PACKET_DONT_REDRAW;
 	roce_et_note(&t.src, t.sport, t.stream);
 	roce_et_note(&t.dst, t.dport, t.stream);

@@ -285,11 +285,7 @@ int qpt_tmp_guard(const char *path);
 void qpt_tmp_unguard(int slot);
 void qpt_tmp_remove_all(void);
 
-/* An endpoint with its QP: "10.0.0.1 QP 0x000011", "LID 5 QP ?" (the
- * address as qpt_endpoint_addr() writes it).  Returns buf. */
-struct qpt_endpoint;
-#define QPT_ENDPOINT_QP_STRLEN 96
-char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
+/* qpt_format_endpoint_qp(): qpt_verdict.h */
 
 /* Nanoseconds since the epoch as seconds with six decimals, the sign in
  * front of the whole ("-0.000001", never "-1.999999"). */

@@ -1005,6 +1005,52 @@ def io_stat_frames(env, cap, filters):
     return frames, ""
 
 
+def endpoint_qp(e):
+    """An endpoint of summary --json in summary's text words."""
+    return f"{e['addr']} QP " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
+
+
+CONV_TEXT_ROW = re.compile(r"^(\S.*? QP (?:0x[0-9a-f]{6}|\?)) +<-> (\S.*? QP (?:0x[0-9a-f]{6}|\?)) +\d")
+
+
+def check_conv_text(env, qptrace, caps):
+    """tshark's text tables (-z conv,roce): the rows name both ends with
+    their QPNs as qptrace summary does (TShark prints no ports for RoCE);
+    with -2 every row is a conversation of summary, with its endpoints;
+    in one pass each conversation is one row as well (the endpoints as
+    known at its first frame: a requester's QPN comes with the first ACK,
+    "QP ?" until then)."""
+    for cap, label in caps:
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        want = sorted(tuple(sorted(endpoint_qp(e) for e in c["endpoints"]))
+                      for c in json.loads(out)["conversations"]
+                      if sum(d["packets"] for d in c["directions"]))
+        for extra, what in ((["-2"], "two passes"), ([], "one pass")):
+            rc, out, err = env.tshark(extra + ["-q", "-z", "conv,roce", "-r", cap])
+            rows = [m.groups() for m in map(CONV_TEXT_ROW.match, out.splitlines()) if m]
+            got = sorted(tuple(sorted(r)) for r in rows)
+            if extra:
+                good = got == want
+            else:  # as many rows, each a conversation, a "QP ?" standing for its QPN
+                def end_ok(e, w):
+                    return e == w or (e.endswith(" QP ?") and e[:-5] == w.split(" QP ")[0])
+
+                left = list(want)
+                for r in got:
+                    w = next((w for w in left if any(end_ok(r[0], w[i]) and end_ok(r[1], w[1 - i])
+                                                     for i in (0, 1))), None)
+                    if w is None:
+                        break
+                    left.remove(w)
+                good = not left and len(got) == len(want)
+            if rc != 0 or not good:
+                fail(f"{label}: -z conv,roce ({what})", f"rows {got[:3]}, summary {want[:3]} "
+                     f"({len(got)} rows, {len(want)} conversations) {err.strip()[-200:]}")
+            else:
+                ok(f"{label}: -z conv,roce ({what}): {len(got)} rows, one per conversation, "
+                   f"each end with its QPN as qptrace summary")
+
+
 CONV_FILTER = re.compile(r"^roce\.stream==(\d+) && (?:(ip|ipv6)\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")"
                          r" && roce\.stream==\1 && (?:\2\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")$")
 
@@ -1059,7 +1105,7 @@ def check_conv_table(env, qptrace, caps, probe):
                 fail(f"{label}: Conversations > RoCE", f"conversation {cid}: row {r}, qptrace {bool(c)}")
                 bad += 1
                 continue
-            eps = [e["addr"] for e in c["endpoints"]]
+            eps = [endpoint_qp(e) for e in c["endpoints"]]
             pk = [d["packets"] for d in c["directions"]]
             i = eps.index(r["saddr"]) if r["saddr"] in eps and eps[0] != eps[1] else 0
             if ({r["saddr"], r["daddr"]} != set(eps) or
@@ -1613,6 +1659,9 @@ def main():
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
             check_conv_table(env, a.qptrace, caps, multi)
+            check_conv_text(env, a.qptrace, [(c, l) for c, l in caps if l in (
+                "made/multi_qp.pcap", "made/cm_full.pcap", "made/clean_write.pcap",
+                "public/linlinw5_rping.pcap")])
         else:
             fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
 
