@@ -60,42 +60,24 @@ static gchar *roce_conv_filter(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
  * for A<->B (the direction entries use the source and destination names),
  * the ports only for TCP, UDP, SCTP and NCP, NAME being what the table's
  * get_filter_type callback returns for the row.  The callback is given the
- * row, so NAME carries the row's stream: "roce.stream==N && ip.addr", and
- * the dialog's Apply as Filter gives
- *   roce.stream==N && ip.addr==A && roce.stream==N && ip.addr==B
- * i.e. the packets of roce.stream N (the address tests hold on every one of
- * them).  The addresses are the endpoints' IP addresses for RoCEv2 (ip.* /
- * ipv6.*), the ports their QPNs (shown in the Port columns, not used in the
- * filter), conv_id the stream.  RoCEv1 and native InfiniBand endpoints
- * (GID, LID) have no field that holds either endpoint: their rows show the
- * engine's address text and their NAME is "roce.stream==N &&
- * !string(roce.stream)", whose comparison with that text is always false,
- * so the filter is roce.stream==N again.  The names are interned (rows of
- * every file share them; their number is that of the streams seen). */
+ * row, so NAME carries the row's stream.  The addresses are text, each
+ * endpoint with its QPN (roce_ct_endpoints()), which no field holds: NAME
+ * is "roce.stream==N && !string(roce.stream)", whose comparison with that
+ * text is always false, and the dialog's Apply as Filter gives
+ *   roce.stream==N && !string(roce.stream)=="A" && roce.stream==N && ...
+ * i.e. the packets of roce.stream N.  The ports are the QPNs (shown in the
+ * Port columns, not used in the filter), conv_id the stream.  The names
+ * are interned (rows of every file share them; their number is that of the
+ * streams seen). */
 
-enum { ROCE_CT_IPV4, ROCE_CT_IPV6, ROCE_CT_OTHER };
-
-static int roce_ct_family(const address *a)
+static const char *roce_ct_name(conv_filter_type_e ft, const char *stream_test)
 {
-	return a->type == AT_IPv4 ? ROCE_CT_IPV4 : a->type == AT_IPv6 ? ROCE_CT_IPV6 : ROCE_CT_OTHER;
-}
-
-static const char *roce_ct_name(int family, conv_filter_type_e ft, const char *stream_test)
-{
-	static const char *const names[2][3] = {
-		{ "ip.src", "ip.dst", "ip.addr" },
-		{ "ipv6.src", "ipv6.dst", "ipv6.addr" },
-	};
 	const char *name;
 	char *s;
 
 	if (ft != CONV_FT_SRC_ADDRESS && ft != CONV_FT_DST_ADDRESS && ft != CONV_FT_ANY_ADDRESS)
 		return CONV_FILTER_INVALID; /* ports: not asked for (not TCP/UDP/SCTP/NCP) */
-	if (family == ROCE_CT_OTHER)
-		name = "!string(roce.stream)";
-	else
-		name = names[family][ft == CONV_FT_SRC_ADDRESS ? 0 : ft == CONV_FT_DST_ADDRESS ? 1 : 2];
-	s = g_strdup_printf("%s && %s", stream_test, name);
+	s = g_strdup_printf("%s && !string(roce.stream)", stream_test);
 	name = g_intern_string(s);
 	g_free(s);
 	return name;
@@ -106,7 +88,7 @@ static const char *roce_ct_filter_type(conv_item_t *item, conv_filter_type_e ft)
 	char test[40];
 
 	g_snprintf(test, sizeof(test), "roce.stream==%u", (unsigned)item->conv_id);
-	return roce_ct_name(roce_ct_family(&item->src_address), ft, test);
+	return roce_ct_name(ft, test);
 }
 
 static ct_dissector_info_t roce_ct_info = { &roce_ct_filter_type };
@@ -159,7 +141,7 @@ static const char *roce_et_filter_type(endpoint_item_t *item, conv_filter_type_e
 				       g_array_index(ids, gint, i));
 	if (ids->len > 1)
 		g_string_append_c(test, ')');
-	name = roce_ct_name(roce_ct_family(&item->myaddress), ft, test->str);
+	name = roce_ct_name(ft, test->str);
 	g_string_free(test, TRUE);
 	g_array_free(ids, TRUE);
 	return name;
