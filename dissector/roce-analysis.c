@@ -445,7 +445,7 @@ void roce_analysis_register(void)
 		{ &hf_an_psn_gap_first, { "First missing PSN", "roce.analysis.psn_gap.first", FT_UINT24, BASE_DEC, NULL, 0, NULL, HFILL } },
 		{ &hf_an_duplicate_frame, { "Duplicate of frame", "roce.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, NULL, HFILL } },
 		{ &hf_an_gbn_trigger, { "Go-back-N trigger", "roce.analysis.gbn_trigger", FT_UINT8, BASE_DEC, QPT_VALS(qpt_trigger_names), 0, "What started the go-back-N episode (as `qptrace summary` episodes[].trigger)", HFILL } },
-		{ &hf_an_gbn_trigger_frame, { "Triggered by frame", "roce.analysis.gbn_trigger_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
+		{ &hf_an_gbn_trigger_frame, { "Triggered by frame", "roce.analysis.gbn_trigger_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, "The trigger frame qptrace events names: of a go-back-N episode or a timeout resend (the NAK, the frame before the silence, the resend itself when nothing captured started it), of a resend after an RNR NAK (that NAK)", HFILL } },
 		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK answers: an ACK RTT sample of qptrace summary (none on NAKs, READ responses, atomic ACKs or ACKs of resent requests)", HFILL } },
 		{ &hf_an_acks_frame, { "This is an ACK/response to frame", "roce.analysis.acks_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0, NULL, HFILL } },
 		{ &hf_an_acked_by, { "Acknowledged by frame", "roce.analysis.acked_by", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0, NULL, HFILL } },
@@ -540,6 +540,7 @@ static void apply_event(roce_frame_t *fi, const struct qpt_event *e)
 			fi->trigger = (guint8)t;
 		break;
 	case QPT_VB_RNR_RETRY:
+	case QPT_VB_TIMEOUT_RESEND: /* its episode's trigger (set by GBN_START too) */
 		if (e->original_frame)
 			fi->nak_frame = (guint32)e->original_frame;
 		break;
@@ -621,9 +622,15 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	for (unsigned i = 0; i < v.nevents; i++) {
 		const struct qpt_event *e = &v.ev[i];
 
-		if (e->kind < QPT_VB_COUNT && (!e->frame || e->frame == pinfo->num) &&
-		    qpt_verdicts[e->kind].value != QPT_VAL_FLAG)
+		if (e->kind >= QPT_VB_COUNT || (e->frame && e->frame != pinfo->num))
+			continue;
+		if (qpt_verdicts[e->kind].value != QPT_VAL_FLAG)
 			set_value(fi, e->kind, event_value(e));
+		/* the trigger frame events and packets -v name (the NAK, the
+		 * frame before a silence, the resend itself, the RNR NAK) */
+		if ((e->kind == QPT_VB_GBN_START || e->kind == QPT_VB_TIMEOUT_RESEND ||
+		     e->kind == QPT_VB_RNR_RETRY) && e->original_frame)
+			fi->nak_frame = (guint32)e->original_frame;
 	}
 	apply_revisions(pinfo, &v);
 	if (fi->acks_frame && fi->acks_frame != pinfo->num) {
@@ -693,6 +700,11 @@ static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
 		proto_item_append_text(it, ": %s",
 				       qpt_name_of(qpt_trigger_descr, fi->trigger, "?"));
 		if (fi->nak_frame)
+			roce_add_gen(at, hf_an_gbn_trigger_frame, tvb, fi->nak_frame);
+		break;
+	case QPT_VB_TIMEOUT_RESEND:
+	case QPT_VB_RNR_RETRY:
+		if (fi->nak_frame && !(fi->flags & QPT_V(GBN_START)))
 			roce_add_gen(at, hf_an_gbn_trigger_frame, tvb, fi->nak_frame);
 		break;
 	default:

@@ -807,6 +807,9 @@ def check_findings(env, qptrace, made):
                 fail(f"{label}: -z expert row of finding {k}", f"{hits} (want [{cnt}])")
 
 
+TRIGGER_KINDS = ("gbn_episode", "timeout_resend", "rnr_retry")
+TRIGGER_TEXT = re.compile(r"\b(?:gbn_episode|timeout_resend) \(trigger frame (\d+)\)|"
+                          r"\brnr_retry \(RNR NAK frame (\d+)\)")
 SEVERITY_PI = {"chat": PI_SEVERITY["CHAT"], "note": PI_SEVERITY["NOTE"],
                "warning": PI_SEVERITY["WARN"], "error": PI_SEVERITY["ERROR"]}
 
@@ -833,8 +836,9 @@ def check_one_meaning(env, qptrace, caps):
     ERF files: Wireshark times them with the ERF record's own timestamp,
     qptrace with libpcap's microseconds; their RTT values are not compared."""
     kind_of = finding_titles()
-    fields = ["roce.stream", "roce.direction", "roce.analysis.ack_rtt", "roce.analysis.flags"]
-    totals = {"captures": 0, "rtt": 0, "flags": 0, "findings": 0}
+    fields = ["roce.stream", "roce.direction", "roce.analysis.ack_rtt", "roce.analysis.flags",
+              "roce.analysis.gbn_trigger_frame"]
+    totals = {"captures": 0, "rtt": 0, "flags": 0, "findings": 0, "triggers": 0}
     hostile = []
     for cap, label in caps:
         rc, out = run_qptrace(qptrace, ["packets", "--json", cap])
@@ -911,8 +915,31 @@ def check_one_meaning(env, qptrace, caps):
         # the catch-all flag on the frames events names
         rc, out = run_qptrace(qptrace, ["events", "--json", cap])
         plugin_kinds = {v["key"] for v in VERDICTS if v["in_plugin"]}
-        ev_frames = {json.loads(line)["frame"] for line in out.splitlines()
-                     if line.startswith("{") and json.loads(line)["kind"] in plugin_kinds}
+        evs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        ev_frames = {e["frame"] for e in evs if e["kind"] in plugin_kinds}
+        # the trigger frame: events, packets -v and the plugin name the same
+        trig_ev = {}
+        for e in evs:
+            if e["kind"] in TRIGGER_KINDS and e.get("original_frame"):
+                trig_ev.setdefault(e["frame"], set()).add(e["original_frame"])
+        rc, out = run_qptrace(qptrace, ["packets", "-v", cap])
+        trig_v, frame = {}, None
+        for line in out.splitlines():
+            if line[:1].isdigit():
+                frame = int(line.split()[0])
+            elif line.startswith("  analysis:"):
+                for m in TRIGGER_TEXT.finditer(line):
+                    trig_v.setdefault(frame, set()).add(int(m.group(1) or m.group(2)))
+        trig_plugin = {n: parse_num(r["roce.analysis.gbn_trigger_frame"].split("|")[0])
+                       for n, r in rows.items() if r["roce.analysis.gbn_trigger_frame"]}
+        if trig_v != trig_ev:
+            bad.append(f"packets -v trigger frames {sorted(trig_v.items())[:3]}, "
+                       f"events {sorted(trig_ev.items())[:3]}")
+        wrong = [n for n in set(trig_ev) | set(trig_plugin) if trig_plugin.get(n) not in trig_ev.get(n, ())]
+        if wrong:
+            bad.append("gbn_trigger_frame (frame, plugin, events) " +
+                       str([(n, trig_plugin.get(n), trig_ev.get(n)) for n in sorted(wrong)[:3]]))
+        totals["triggers"] += len(trig_ev)
         flagged = {n for n, r in rows.items() if r["roce.analysis.flags"]}
         if flagged != ev_frames:
             bad.append(f"roce.analysis.flags: plugin-only {sorted(flagged - ev_frames)[:5]}, "
@@ -931,7 +958,8 @@ def check_one_meaning(env, qptrace, caps):
             fail(f"{label}: one meaning", "; ".join(bad[:3]))
     ok(f"one meaning on {totals['captures']} captures: {totals['rtt']} ack_rtt samples as packets "
        f"--json and summary's histograms, {totals['flags']} frames with roce.analysis.flags as events, "
-       f"{totals['findings']} finding expert infos with summary's severity")
+       f"{totals['findings']} finding expert infos with summary's severity, the trigger frames of "
+       f"{totals['triggers']} frames as events and packets -v name them")
     if hostile:
         skip("one meaning on captures/hostile", f"{len(hostile)} whose lying headers Wireshark "
              "reads otherwise (another BTH at the frame named): " + ", ".join(hostile))
