@@ -54,6 +54,19 @@ char *qpt_format_duration_us(double us, char *buf, size_t len)
 	return buf;
 }
 
+char *qpt_format_rtt_p50_p99(const struct qpt_conv_numbers *n, char *buf, size_t len)
+{
+	char p50[24], p99[24];
+
+	if (n->rtt_p50_us < 0) {
+		g_strlcpy(buf, "-", len);
+		return buf;
+	}
+	g_snprintf(buf, (gulong)len, "%s/%s", qpt_format_duration_us(n->rtt_p50_us, p50, sizeof(p50)),
+		   qpt_format_duration_us(n->rtt_p99_us, p99, sizeof(p99)));
+	return buf;
+}
+
 char *qpt_format_duration(int64_t ns, char *buf, size_t len)
 {
 	return qpt_format_duration_us((double)ns / 1000.0, buf, len);
@@ -282,19 +295,6 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 
 /* ---- building findings --------------------------------------------------- */
 
-/* "10.0.0.1 QP 0x000011", as the CLI writes endpoints */
-static const char *qpt_endpoint_qp_text(const struct qpt_endpoint *e, char *buf, size_t len)
-{
-	char a[QPT_ADDR_STRLEN];
-
-	qpt_endpoint_addr(e, a);
-	if (e->qpn_known)
-		snprintf(buf, len, "%s QP 0x%06x", a, e->qpn);
-	else
-		snprintf(buf, len, "%s QP ?", a);
-	return buf;
-}
-
 struct fb {
 	struct qpt_finding f;
 	GString *t;
@@ -323,7 +323,7 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 		b->cf = NULL;
 	g_string_truncate(b->t, 0);
 	if (c && dir >= 0) {
-		char s[QPT_ADDR_STRLEN + 24], r[QPT_ADDR_STRLEN + 24];
+		char s[QPT_ENDPOINT_QP_STRLEN], r[QPT_ENDPOINT_QP_STRLEN];
 		const struct qpt_dir *x = c->dir[dir];
 		int top = -2;
 
@@ -335,8 +335,8 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 			b->f.pcp = (int16_t)top;
 
 		g_string_append_printf(b->t, "conversation %d, %s -> %s: ", c->id,
-				       qpt_endpoint_qp_text(&c->ep[x->from], s, sizeof(s)),
-				       qpt_endpoint_qp_text(&c->ep[x->to], r, sizeof(r)));
+				       qpt_format_endpoint_qp(&c->ep[x->from], s),
+				       qpt_format_endpoint_qp(&c->ep[x->to], r));
 	} else if (c) {
 		g_string_append_printf(b->t, "conversation %d: ", c->id);
 	}

@@ -32,6 +32,12 @@ double qpt_lat_percentile(const struct qpt_lat *l, double p);
 extern const struct qpt_lat qpt_lat_none; /* no sample, never written */
 /* The samples in bin i (0 .. QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES - 1). */
 uint32_t qpt_lat_bin(const struct qpt_lat *l, unsigned i);
+/* Whether the RTT of verdict v (v->ack_rtt_ns) of packet p is a sample of
+ * the engine's ACK RTT (struct qpt_dir ack_rtt, summary's "RTT"): that of
+ * a plain ACK.  A NAK's, a READ response's or an atomic ACK's ack_rtt_ns
+ * times the answer only; it is no sample (the plugin's roce.analysis.ack_rtt
+ * is on the samples alone). */
+bool qpt_rtt_sample(const struct qpt_verdict *v, const struct qpt_pkt *p);
 
 struct qpt_opstat {
 	uint64_t count, bytes, packets;

@@ -7,6 +7,7 @@
 #define LAT_MIN_US 0.01
 
 #include "qpt_flow_int.h"
+#include "qpt_opcode.h"
 
 /* The bin of a sample of us (>= 0). */
 static unsigned lat_bin_of(double us)
@@ -119,4 +120,15 @@ void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s)
 	d->max_us = d->n ? MAX(d->max_us, s->max_us) : s->max_us;
 	d->n += s->n;
 	d->sum_us += s->sum_us;
+}
+
+/* As ack_requests() in qpt_flow_seq.c counts them: a sample of a packet of
+ * an ACK opcode that is no NAK (an RNR NAK has no RTT), timed from a
+ * request not resent (Karn), not before it. */
+bool qpt_rtt_sample(const struct qpt_verdict *v, const struct qpt_pkt *p)
+{
+	if (v->ack_rtt_ns < 0 || !(p->flags & QPT_HAS_BTH) ||
+	    !(qpt_opcodes[p->bth.opcode].flags & QPT_O_ACK))
+		return false;
+	return !(p->flags & QPT_H_AETH) || p->aeth.kind != QPT_AETH_NAK;
 }

@@ -198,6 +198,18 @@ char *qpt_endpoint_addr(const struct qpt_endpoint *e, char buf[QPT_ADDR_STRLEN])
 	return qpt_addr_format(e->addr, e->family, buf);
 }
 
+char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN])
+{
+	char a[QPT_ADDR_STRLEN];
+
+	qpt_endpoint_addr(e, a);
+	if (e->qpn_known)
+		g_snprintf(buf, QPT_ENDPOINT_QP_STRLEN, "%s QP 0x%06x", a, e->qpn);
+	else
+		g_snprintf(buf, QPT_ENDPOINT_QP_STRLEN, "%s QP ?", a);
+	return buf;
+}
+
 /* ---- upper-layer protocols --------------------------------------------- */
 
 /* The upper layer a connection carries, by the port of its RDMA-CM service

@@ -305,6 +305,10 @@ struct qpt_endpoint {
 /* "10.0.0.1" (IPv4, or an IPv4-mapped GID), "fe80::1" (IPv6/GID),
  * "LID 5".  Returns buf. */
 char *qpt_endpoint_addr(const struct qpt_endpoint *e, char buf[QPT_ADDR_STRLEN]);
+/* An endpoint with its QP: "10.0.0.1 QP 0x000011", "LID 5 QP ?" (the
+ * address as qpt_endpoint_addr() writes it).  Returns buf. */
+#define QPT_ENDPOINT_QP_STRLEN 96
+char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
 /* An address of 16 bytes in the family's form, as above. */
 char *qpt_addr_format(const uint8_t addr[16], uint8_t family, char buf[QPT_ADDR_STRLEN]);
 

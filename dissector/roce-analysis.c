@@ -377,8 +377,8 @@ static int hf_an_retrans_frame = -1, hf_an_psn_gap_first = -1,
 	   hf_an_gbn_trigger_frame = -1, hf_an_ack_rtt = -1, hf_an_acks_frame = -1,
 	   hf_an_acked_by = -1, hf_an_read_response_to = -1, hf_msg_length = -1,
 	   hf_msg_packets = -1, hf_msg_first_frame = -1, hf_msg_op = -1;
-static int hf_an = -1; /* the subtree's name; the subtree itself is a text item */
-static gint ett_an = -1;
+static int hf_an = -1, hf_an_flags = -1; /* the subtree; its verdicts (as tcp.analysis.flags) */
+static gint ett_an = -1, ett_an_flags = -1;
 
 /* One field and one expert info per verdict kind, from its table row. */
 static int hf_verdict[QPT_VB_COUNT];
@@ -439,13 +439,14 @@ void roce_analysis_register(void)
 	static hf_register_info hf[] = {
 		{ &hf_stream, { "Stream index", "roce.stream", FT_UINT32, BASE_DEC, NULL, 0, "qptrace conversation id (as in `qptrace summary`)", HFILL } },
 		{ &hf_dir, { "Direction", "roce.direction", FT_UINT8, BASE_DEC, NULL, 0, "0: a->b, 1: b->a (as in `qptrace summary`)", HFILL } },
-		{ &hf_an, { "Sequence analysis", "roce.analysis", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },
+		{ &hf_an, { "Sequence analysis (qptrace)", "roce.analysis", FT_NONE, BASE_NONE, NULL, 0, "On every frame the analysis says something of (a verdict, a link, a message)", HFILL } },
+		{ &hf_an_flags, { "Analysis flags", "roce.analysis.flags", FT_NONE, BASE_NONE, NULL, 0, "On every frame with a verdict (as tcp.analysis.flags): the roce.analysis.<verdict> fields under it", HFILL } },
 		{ &hf_an_retrans_frame, { "Retransmitted frame", "roce.analysis.retransmitted_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, "First transmission of this PSN", HFILL } },
 		{ &hf_an_psn_gap_first, { "First missing PSN", "roce.analysis.psn_gap.first", FT_UINT24, BASE_DEC, NULL, 0, NULL, HFILL } },
 		{ &hf_an_duplicate_frame, { "Duplicate of frame", "roce.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0, NULL, HFILL } },
 		{ &hf_an_gbn_trigger, { "Go-back-N trigger", "roce.analysis.gbn_trigger", FT_UINT8, BASE_DEC, QPT_VALS(qpt_trigger_names), 0, "What started the go-back-N episode (as `qptrace summary` episodes[].trigger)", HFILL } },
-		{ &hf_an_gbn_trigger_frame, { "Triggered by frame", "roce.analysis.gbn_trigger_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
-		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK/response answers", HFILL } },
+		{ &hf_an_gbn_trigger_frame, { "Triggered by frame", "roce.analysis.gbn_trigger_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, "The trigger frame qptrace events names: of a go-back-N episode or a timeout resend (the NAK, the frame before the silence, the resend itself when nothing captured started it), of a resend after an RNR NAK (that NAK)", HFILL } },
+		{ &hf_an_ack_rtt, { "ACK RTT", "roce.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0, "Time since the request this ACK answers: an ACK RTT sample of qptrace summary (none on NAKs, READ responses, atomic ACKs or ACKs of resent requests)", HFILL } },
 		{ &hf_an_acks_frame, { "This is an ACK/response to frame", "roce.analysis.acks_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0, NULL, HFILL } },
 		{ &hf_an_acked_by, { "Acknowledged by frame", "roce.analysis.acked_by", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0, NULL, HFILL } },
 		{ &hf_an_read_response_to, { "READ response to frame", "roce.analysis.read_response_to", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0, NULL, HFILL } },
@@ -454,7 +455,7 @@ void roce_analysis_register(void)
 		{ &hf_msg_packets, { "Message packets", "roce.message.packets", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL } },
 		{ &hf_msg_first_frame, { "Message first frame", "roce.message.first_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
 	};
-	static gint *ett[] = { &ett_an };
+	static gint *ett[] = { &ett_an, &ett_an_flags };
 	hf_register_info *vhf = g_new0(hf_register_info, QPT_VB_COUNT);
 	ei_register_info *vei = g_new0(ei_register_info, QPT_VB_COUNT);
 	int nei = 0;
@@ -539,6 +540,7 @@ static void apply_event(roce_frame_t *fi, const struct qpt_event *e)
 			fi->trigger = (guint8)t;
 		break;
 	case QPT_VB_RNR_RETRY:
+	case QPT_VB_TIMEOUT_RESEND: /* its episode's trigger (set by GBN_START too) */
 		if (e->original_frame)
 			fi->nak_frame = (guint32)e->original_frame;
 		break;
@@ -596,7 +598,9 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	fi->nak_frame = (guint32)v.nak_frame;
 	fi->acks_frame = (guint32)v.acks_frame;
 	fi->read_request_frame = (guint32)v.read_request_frame;
-	fi->ack_rtt_ns = v.ack_rtt_ns;
+	/* the RTT of the ACKs the engine counts (summary's RTT), not a NAK's
+	 * or a READ response's: one meaning per number */
+	fi->ack_rtt_ns = qpt_rtt_sample(&v, pkt) ? v.ack_rtt_ns : -1;
 	fi->msg_first_frame = (guint32)v.msg_first_frame;
 	fi->msg_len = v.msg_len;
 	fi->msg_packets = v.msg_packets;
@@ -618,9 +622,15 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	for (unsigned i = 0; i < v.nevents; i++) {
 		const struct qpt_event *e = &v.ev[i];
 
-		if (e->kind < QPT_VB_COUNT && (!e->frame || e->frame == pinfo->num) &&
-		    qpt_verdicts[e->kind].value != QPT_VAL_FLAG)
+		if (e->kind >= QPT_VB_COUNT || (e->frame && e->frame != pinfo->num))
+			continue;
+		if (qpt_verdicts[e->kind].value != QPT_VAL_FLAG)
 			set_value(fi, e->kind, event_value(e));
+		/* the trigger frame events and packets -v name (the NAK, the
+		 * frame before a silence, the resend itself, the RNR NAK) */
+		if ((e->kind == QPT_VB_GBN_START || e->kind == QPT_VB_TIMEOUT_RESEND ||
+		     e->kind == QPT_VB_RNR_RETRY) && e->original_frame)
+			fi->nak_frame = (guint32)e->original_frame;
 	}
 	apply_revisions(pinfo, &v);
 	if (fi->acks_frame && fi->acks_frame != pinfo->num) {
@@ -692,6 +702,11 @@ static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
 		if (fi->nak_frame)
 			roce_add_gen(at, hf_an_gbn_trigger_frame, tvb, fi->nak_frame);
 		break;
+	case QPT_VB_TIMEOUT_RESEND:
+	case QPT_VB_RNR_RETRY:
+		if (fi->nak_frame && !(fi->flags & QPT_V(GBN_START)))
+			roce_add_gen(at, hf_an_gbn_trigger_frame, tvb, fi->nak_frame);
+		break;
 	default:
 		break;
 	}
@@ -700,7 +715,7 @@ static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
 void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			proto_item *top, const roce_frame_t *fi)
 {
-	proto_tree *at;
+	proto_tree *at, *ft = NULL;
 	proto_item *it;
 
 	if (fi->conv >= 0) {
@@ -712,22 +727,28 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (!fi->flags && !fi->acks_frame && !fi->acked_by && !fi->read_request_frame &&
 	    !fi->msg_first_frame)
 		return;
-	at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_an, &it, "Sequence analysis (qptrace)");
+	it = proto_tree_add_item(tree, hf_an, tvb, 0, 0, ENC_NA);
 	proto_item_set_generated(it);
+	at = proto_item_add_subtree(it, ett_an);
+	if (fi->flags) {
+		it = proto_tree_add_item(at, hf_an_flags, tvb, 0, 0, ENC_NA);
+		proto_item_set_generated(it);
+		ft = proto_item_add_subtree(it, ett_an_flags);
+	}
 
 	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
 
 		if (!(fi->flags & (1u << k)))
 			continue;
-		it = roce_add_gen(at, hf_verdict[k], tvb, verdict_value(fi, k));
+		it = roce_add_gen(ft, hf_verdict[k], tvb, verdict_value(fi, k));
 		if (!decode_group(vi->group))
 			expert_add_info(pinfo, it, &ei_verdict[k]);
 		if (vi->info[0]) {
 			col_append_str(pinfo->cinfo, COL_INFO, vi->info);
 			proto_item_append_text(top, "%s", vi->info);
 		}
-		show_details(at, tvb, fi, k);
+		show_details(ft, tvb, fi, k);
 	}
 	if (fi->acks_frame) {
 		roce_add_gen(at, hf_an_acks_frame, tvb, fi->acks_frame);

@@ -26,7 +26,11 @@
 
 static int hf_finding = -1, hf_finding_kind = -1;
 static gint ett_finding = -1;
-static expert_field ei_finding[QPT_F_COUNT];
+/* one expert info per kind and severity: a finding's severity is the one
+ * summary gives it (the row's, raised when it is large), not the kind's;
+ * roce.finding.<kind> at the row's, roce.finding.<kind>.<severity> else */
+#define N_SEV (QPT_SEV_ERROR + 1)
+static expert_field ei_finding[QPT_F_COUNT][N_SEV];
 static struct qpt_findings_frames *frames; /* the events' frames, first pass */
 static GArray *findings;		   /* struct qpt_finding, after it */
 static GHashTable *by_frame;		   /* frame -> GArray of guint: indexes */
@@ -103,7 +107,7 @@ void roce_show_findings(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
 		proto_item_set_generated(it);
 		proto_item_set_generated(proto_tree_add_string(st, hf_finding_kind, tvb, 0, 0,
 							       qpt_finding_kinds[f->kind].key));
-		expert_add_info(pinfo, it, &ei_finding[f->kind]);
+		expert_add_info(pinfo, it, &ei_finding[f->kind][MIN((unsigned)f->severity, N_SEV - 1u)]);
 	}
 }
 
@@ -114,21 +118,24 @@ void roce_findings_register(void)
 		{ &hf_finding_kind, { "Finding kind", "roce.finding.kind", FT_STRING, BASE_NONE, NULL, 0, "As `qptrace summary --json` findings[].kind", HFILL } },
 	};
 	static gint *ett[] = { &ett_finding };
-	ei_register_info *ei = g_new0(ei_register_info, QPT_F_COUNT);
+	ei_register_info *ei = g_new0(ei_register_info, QPT_F_COUNT * N_SEV);
 	expert_module_t *em;
 
 	for (unsigned k = 0; k < QPT_F_COUNT; k++) {
 		const struct qpt_finding_info *fk = &qpt_finding_kinds[k];
 
-		ei_finding[k] = (expert_field)EI_INIT;
-		ei[k] = (ei_register_info){ &ei_finding[k], {
-			g_strdup_printf("roce.finding.%s", fk->key), PI_PROTOCOL,
-			roce_pi_severity(fk->severity), fk->title, EXPFILL } };
+		for (unsigned sv = 0; sv < N_SEV; sv++) {
+			ei_finding[k][sv] = (expert_field)EI_INIT;
+			ei[k * N_SEV + sv] = (ei_register_info){ &ei_finding[k][sv], {
+				sv == fk->severity ? g_strdup_printf("roce.finding.%s", fk->key) :
+				g_strdup_printf("roce.finding.%s.%s", fk->key, qpt_severity_name(sv)),
+				PI_PROTOCOL, roce_pi_severity(sv), fk->title, EXPFILL } };
+		}
 	}
 	proto_register_field_array(proto_roce, hf, array_length(hf));
 	proto_register_subtree_array(ett, array_length(ett));
 	em = expert_register_protocol(proto_roce);
-	expert_register_field_array(em, ei, QPT_F_COUNT);
+	expert_register_field_array(em, ei, QPT_F_COUNT * N_SEV);
 	register_init_routine(findings_init);
 	register_cleanup_routine(clear);
 	register_postseq_cleanup_routine(findings_postseq);

@@ -11,7 +11,7 @@
  * (qpt_counters[], the rows with a column title), so a new counter is one
  * row there; after them come the columns the counters do not hold as one
  * number (messages, NAKs of every code, the time the go-back-N episodes
- * lost, the ACK RTT median).
+ * lost) and the conversation's RTT p50/p99 as qptrace summary's table.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "qpt_ulp.h"
 #include "qpt_verdict.h"
@@ -59,42 +60,24 @@ static gchar *roce_conv_filter(packet_info *pinfo QPT_WS_CONV_FILTER_UDATA)
  * for A<->B (the direction entries use the source and destination names),
  * the ports only for TCP, UDP, SCTP and NCP, NAME being what the table's
  * get_filter_type callback returns for the row.  The callback is given the
- * row, so NAME carries the row's stream: "roce.stream==N && ip.addr", and
- * the dialog's Apply as Filter gives
- *   roce.stream==N && ip.addr==A && roce.stream==N && ip.addr==B
- * i.e. the packets of roce.stream N (the address tests hold on every one of
- * them).  The addresses are the endpoints' IP addresses for RoCEv2 (ip.* /
- * ipv6.*), the ports their QPNs (shown in the Port columns, not used in the
- * filter), conv_id the stream.  RoCEv1 and native InfiniBand endpoints
- * (GID, LID) have no field that holds either endpoint: their rows show the
- * engine's address text and their NAME is "roce.stream==N &&
- * !string(roce.stream)", whose comparison with that text is always false,
- * so the filter is roce.stream==N again.  The names are interned (rows of
- * every file share them; their number is that of the streams seen). */
+ * row, so NAME carries the row's stream.  The addresses are text, each
+ * endpoint with its QPN (roce_ct_endpoints()), which no field holds: NAME
+ * is "roce.stream==N && !string(roce.stream)", whose comparison with that
+ * text is always false, and the dialog's Apply as Filter gives
+ *   roce.stream==N && !string(roce.stream)=="A" && roce.stream==N && ...
+ * i.e. the packets of roce.stream N.  The ports are the QPNs (shown in the
+ * Port columns, not used in the filter), conv_id the stream.  The names
+ * are interned (rows of every file share them; their number is that of the
+ * streams seen). */
 
-enum { ROCE_CT_IPV4, ROCE_CT_IPV6, ROCE_CT_OTHER };
-
-static int roce_ct_family(const address *a)
+static const char *roce_ct_name(conv_filter_type_e ft, const char *stream_test)
 {
-	return a->type == AT_IPv4 ? ROCE_CT_IPV4 : a->type == AT_IPv6 ? ROCE_CT_IPV6 : ROCE_CT_OTHER;
-}
-
-static const char *roce_ct_name(int family, conv_filter_type_e ft, const char *stream_test)
-{
-	static const char *const names[2][3] = {
-		{ "ip.src", "ip.dst", "ip.addr" },
-		{ "ipv6.src", "ipv6.dst", "ipv6.addr" },
-	};
 	const char *name;
 	char *s;
 
 	if (ft != CONV_FT_SRC_ADDRESS && ft != CONV_FT_DST_ADDRESS && ft != CONV_FT_ANY_ADDRESS)
 		return CONV_FILTER_INVALID; /* ports: not asked for (not TCP/UDP/SCTP/NCP) */
-	if (family == ROCE_CT_OTHER)
-		name = "!string(roce.stream)";
-	else
-		name = names[family][ft == CONV_FT_SRC_ADDRESS ? 0 : ft == CONV_FT_DST_ADDRESS ? 1 : 2];
-	s = g_strdup_printf("%s && %s", stream_test, name);
+	s = g_strdup_printf("%s && !string(roce.stream)", stream_test);
 	name = g_intern_string(s);
 	g_free(s);
 	return name;
@@ -105,7 +88,7 @@ static const char *roce_ct_filter_type(conv_item_t *item, conv_filter_type_e ft)
 	char test[40];
 
 	g_snprintf(test, sizeof(test), "roce.stream==%u", (unsigned)item->conv_id);
-	return roce_ct_name(roce_ct_family(&item->src_address), ft, test);
+	return roce_ct_name(ft, test);
 }
 
 static ct_dissector_info_t roce_ct_info = { &roce_ct_filter_type };
@@ -158,7 +141,7 @@ static const char *roce_et_filter_type(endpoint_item_t *item, conv_filter_type_e
 				       g_array_index(ids, gint, i));
 	if (ids->len > 1)
 		g_string_append_c(test, ')');
-	name = roce_ct_name(roce_ct_family(&item->myaddress), ft, test->str);
+	name = roce_ct_name(ft, test->str);
 	g_string_free(test, TRUE);
 	g_array_free(ids, TRUE);
 	return name;
@@ -184,52 +167,81 @@ static void roce_et_note(const address *a, guint32 qpn, gint32 stream)
 	g_hash_table_add(set, GINT_TO_POINTER(stream + 1));
 }
 
+/* The endpoints each stream was first tapped with, per table (conversation,
+ * endpoint), kept while the table is filled: one pass (tshark without -2)
+ * taps a stream's first frames before the engine has paired its two
+ * directions (the QPN of its requester comes with the first ACK), and a
+ * row per stream needs the same endpoints on every frame: the row keeps the
+ * words of its first frame ("QP ?" where the QPN was not known yet; two
+ * passes, and Wireshark's dialogs, tap once the file is read, with every
+ * QPN known).  Emptied when the table is (a new file, a retap). */
+typedef struct {
+	char text[2][QPT_ENDPOINT_QP_STRLEN];
+	guint32 qpn[2];
+} roce_ct_first_t;
+static GHashTable *roce_ct_first[2]; /* stream -> roce_ct_first_t (a->b order) */
+
 static void roce_et_init(void)
 {
 	if (roce_et_streams)
 		g_hash_table_remove_all(roce_et_streams);
+	for (int i = 0; i < 2; i++)
+		if (roce_ct_first[i])
+			g_hash_table_remove_all(roce_ct_first[i]);
 }
 
-/* The two endpoints of a tapped frame's stream, sender first: RoCEv2's IP
- * addresses (the frame has that IP layer), else the engine's address text
- * (in text: the addresses point into the struct); the QPNs as ports. */
+/* The two endpoints of a tapped frame's stream, sender first, as text with
+ * their QPNs, the words of qptrace summary ("10.0.0.1 QP 0x000011", "QP ?"
+ * for one not known yet): TShark's text tables (-z conv,roce, -z
+ * endpoints,roce) print ports only for TCP, UDP and SCTP, so the QPNs are
+ * in the addresses (the addresses point into the struct); the QPNs are
+ * the ports too (the dialogs' Port columns). */
 typedef struct {
 	address src, dst;
 	guint32 sport, dport;
 	gint32 stream;
-	char text[2][QPT_ADDR_STRLEN];
+	char text[2][QPT_ENDPOINT_QP_STRLEN];
 } roce_ct_ends_t;
 
 /* The endpoints of the frame a conversation or endpoint tap was given
  * (data, a roce_frame_t); FALSE when the frame has no stream. */
-static gboolean roce_ct_endpoints(packet_info *pinfo, const void *data, roce_ct_ends_t *ends)
+static gboolean roce_ct_endpoints(const void *data, conv_hash_t *hash, int table,
+				  roce_ct_ends_t *ends)
 {
 	const roce_frame_t *fi = (const roce_frame_t *)data;
 	const struct qpt_conv *c;
-	const struct qpt_endpoint *e[2];
+	roce_ct_first_t *first;
+	gpointer key;
 
 	if (!fi || fi->conv < 0 || fi->dir < 0 || fi->dir > 1 || !roce_flow())
 		return FALSE;
 	ends->stream = roce_conv_id(fi->conv);
-	c = qpt_flow_conv(roce_flow(), ends->stream);
-	if (!c)
-		return FALSE;
-	e[0] = &c->ep[fi->dir];
-	e[1] = &c->ep[1 - fi->dir];
-	for (int i = 0; i < 2; i++) {
-		address *a = i ? &ends->dst : &ends->src;
-
-		if (e[i]->family == 4 && proto_is_frame_protocol(pinfo->layers, "ip")) {
-			set_address(a, AT_IPv4, 4, e[i]->addr + 12);
-		} else if (e[i]->family == 6 && proto_is_frame_protocol(pinfo->layers, "ipv6")) {
-			set_address(a, AT_IPv6, 16, e[i]->addr);
-		} else {
-			qpt_endpoint_addr(e[i], ends->text[i]);
-			set_address(a, AT_STRINGZ, (int)strlen(ends->text[i]) + 1, ends->text[i]);
+	key = GINT_TO_POINTER(ends->stream);
+	if (!roce_ct_first[table])
+		roce_ct_first[table] = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	if (!hash->conv_array || !hash->conv_array->len)
+		g_hash_table_remove_all(roce_ct_first[table]); /* an empty table: a new fill */
+	first = (roce_ct_first_t *)g_hash_table_lookup(roce_ct_first[table], key);
+	if (!first) {
+		c = qpt_flow_conv(roce_flow(), ends->stream);
+		if (!c)
+			return FALSE;
+		first = g_new(roce_ct_first_t, 1);
+		for (int i = 0; i < 2; i++) {
+			qpt_format_endpoint_qp(&c->ep[i], first->text[i]);
+			first->qpn[i] = c->ep[i].qpn_known || i ? c->ep[i].qpn : 0;
 		}
+		g_hash_table_insert(roce_ct_first[table], key, first);
 	}
-	ends->sport = e[0]->qpn;
-	ends->dport = e[1]->qpn;
+	for (int i = 0; i < 2; i++) {
+		int e = i ? 1 - fi->dir : fi->dir;
+
+		g_strlcpy(ends->text[i], first->text[e], sizeof(ends->text[i]));
+		set_address(i ? &ends->dst : &ends->src, AT_STRINGZ, (int)strlen(ends->text[i]) + 1,
+			    ends->text[i]);
+	}
+	ends->sport = first->qpn[fi->dir];
+	ends->dport = first->qpn[1 - fi->dir];
 	return TRUE;
 }
 
@@ -238,7 +250,7 @@ static tap_packet_status roce_conv_packet(void *pct, packet_info *pinfo, epan_di
 {
 	roce_ct_ends_t t;
 
-	if (!roce_ct_endpoints(pinfo, data, &t))
+	if (!roce_ct_endpoints(data, (conv_hash_t *)pct, 0, &t))
 		return TAP_PACKET_DONT_REDRAW;
 	add_conversation_table_data_with_conv_id((conv_hash_t *)pct, &t.src, &t.dst, t.sport,
 						 t.dport, (conv_id_t)t.stream, 1,
@@ -254,7 +266,7 @@ static tap_packet_status roce_endpoint_packet(void *pit, packet_info *pinfo,
 	conv_hash_t *hash = (conv_hash_t *)pit;
 	roce_ct_ends_t t;
 
-	if (!roce_ct_endpoints(pinfo, data, &t))
+	if (!roce_ct_endpoints(data, hash, 1, &t))
 		return TAP_PACKET_DONT_REDRAW;
 	roce_et_note(&t.src, t.sport, t.stream);
 	roce_et_note(&t.dst, t.dport, t.stream);
@@ -368,7 +380,7 @@ static void qp_columns(void)
 	qp_add_col(QP_MESSAGES, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Messages", "%s");
 	qp_add_col(QP_NAKS, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "NAKs", "%s");
 	qp_add_col(QP_TIME_LOST, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "GBN time lost us", "%s");
-	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "ACK RTT us", "%s");
+	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT p50/p99", "%s");
 }
 
 static guint64 dir_messages(const struct qpt_dir *d)
@@ -406,14 +418,6 @@ static void fmt_time_lost(const struct qpt_dir *d, char *buf, size_t len)
 			ns += e->end_ns - e->start_ns;
 	}
 	g_snprintf(buf, (gulong)len, "%.1f", (double)ns / 1000.0);
-}
-
-static void fmt_rtt(const struct qpt_lat *l, char *buf, size_t len)
-{
-	if (l->n)
-		g_snprintf(buf, (gulong)len, "%.3f", qpt_lat_percentile(l, 50));
-	else
-		g_strlcpy(buf, "-", len);
 }
 
 static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean b_side)
@@ -470,11 +474,13 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 			fmt_time_lost(b, x[1], sizeof(x[1]));
 			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
 			break;
-		case QP_RTT:
-			fmt_rtt(a->ack_rtt, x[0], sizeof(x[0]));
-			fmt_rtt(b->ack_rtt, x[1], sizeof(x[1]));
-			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
+		case QP_RTT: { /* the conversation's, as qptrace summary's table */
+			struct qpt_conv_numbers n;
+
+			qpt_conv_numbers(c, &n);
+			qpt_format_rtt_p50_p99(&n, s, QP_CELL);
 			break;
+		}
 		}
 	}
 }
@@ -515,7 +521,7 @@ static void qp_draw(void *tapdata _U_)
 
 	printf("==================================================================================\n");
 	printf("RoCE QP conversations (qptrace engine)\n");
-	printf("Values are a->b/b->a; RTT is the ACK RTT median in microseconds.\n");
+	printf("Values are a->b/b->a; RTT p50/p99 is the conversation's ACK RTT, as in qptrace summary.\n");
 	if (qp_filter)
 		printf("Filter: %s (conversations with a packet it matches)\n", qp_filter);
 	if (!roce_flow()) {

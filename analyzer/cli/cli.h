@@ -270,9 +270,13 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 		   const struct qpt_pkt *pkt, enum qpt_print_mode mode,
 		   double t0);
 /* The same with the analysis' verdict v (may be NULL): the Info column's
- * tags in text, conv, dir and the verdict kinds in JSON. */
+ * tags in text, conv, dir, the verdict kinds and the ACK RTT sample in
+ * JSON; -v names each verdict's linked frame as events does. */
 void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_pkt *pkt,
 		     enum qpt_print_mode mode, double t0, const struct qpt_verdict *v);
+/* What an event's original_frame is to events of kind: "trigger" (go-back-N,
+ * timeout resend), "REQ" (REJ), "RNR NAK" (RNR retry), else "original". */
+const char *qpt_event_link_name(unsigned kind);
 /* Address of the IBA packet's source/destination: IP, GID or LID. */
 void qpt_format_addr(const struct qpt_pkt *pkt, bool src, char *buf, size_t len);
 void qpt_json_escape(GString *out, const char *s);
@@ -325,11 +329,7 @@ int qpt_tmp_guard(const char *path);
 void qpt_tmp_unguard(int slot);
 void qpt_tmp_remove_all(void);
 
-/* An endpoint with its QP: "10.0.0.1 QP 0x000011", "LID 5 QP ?" (the
- * address as qpt_endpoint_addr() writes it).  Returns buf. */
-struct qpt_endpoint;
-#define QPT_ENDPOINT_QP_STRLEN 96
-char *qpt_format_endpoint_qp(const struct qpt_endpoint *e, char buf[QPT_ENDPOINT_QP_STRLEN]);
+/* qpt_format_endpoint_qp(): qpt_verdict.h */
 
 /* Nanoseconds since the epoch as seconds with six decimals, the sign in
  * front of the whole ("-0.000001", never "-1.999999"). */

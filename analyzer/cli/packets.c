@@ -180,6 +180,9 @@ static void pend_revise(struct pk *k, const struct qpt_verdict *v)
 
 			if (e->f.number == ev->frame) {
 				e->v.flags |= 1u << ev->kind;
+				/* its links too (-v names the trigger frame) */
+				if (e->v.nevents < QPT_MAX_EVENTS)
+					e->v.ev[e->v.nevents++] = *ev;
 				break;
 			}
 		}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "qpt_flow.h"
 #include "qpt_mad.h"
 
 void qpt_appendf(GString *out, const char *fmt, ...)
@@ -1001,6 +1002,22 @@ void qpt_format_epoch(GString *out, int64_t ns)
 			       m / 1000000000u, (unsigned)(m % 1000000000u / 1000u));
 }
 
+const char *qpt_event_link_name(unsigned kind)
+{
+	return kind == QPT_VB_GBN_START || kind == QPT_VB_TIMEOUT_RESEND ? "trigger" :
+	       kind == QPT_VB_CM_REJECT ? "REQ" :
+	       kind == QPT_VB_RNR_RETRY ? "RNR NAK" : "original";
+}
+
+/* The frame v's own event of kind links to (its original_frame), 0 none. */
+static uint64_t own_link(const struct qpt_verdict *v, unsigned kind)
+{
+	for (unsigned i = 0; i < v->nevents; i++)
+		if (v->ev[i].kind == kind && (!v->ev[i].frame || v->ev[i].frame == v->frame))
+			return v->ev[i].original_frame;
+	return 0;
+}
+
 /* Wireshark's Info column tags of the verdict, in the table's order. */
 static void info_tags(GString *o, const struct qpt_verdict *v)
 {
@@ -1028,6 +1045,9 @@ void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_p
 			g_string_append(out, ",\"conv\":null");
 		if (v->dir >= 0)
 			g_string_append_printf(out, ",\"dir\":%d", v->dir);
+		if (qpt_rtt_sample(v, pkt))
+			g_string_append_printf(out, ",\"ack_rtt_us\":%.3f",
+					       (double)v->ack_rtt_ns / 1000.0);
 		g_string_append(out, ",\"verdicts\":[");
 		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 			if (!(v->flags & (1u << k)))
@@ -1057,12 +1077,14 @@ void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_p
 		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 			if (!(v->flags & (1u << k)))
 				continue;
+			uint64_t link = own_link(v, k);
+
 			g_string_append_printf(out, "%s%s", first ? "; " : ", ", qpt_verdicts[k].key);
+			if (link)
+				g_string_append_printf(out, " (%s frame %" G_GUINT64_FORMAT ")",
+						       qpt_event_link_name(k), link);
 			first = false;
 		}
-		if (v->original_frame)
-			g_string_append_printf(out, " (original frame %" G_GUINT64_FORMAT ")",
-					       v->original_frame);
 		g_string_append_c(out, '\n');
 	}
 }

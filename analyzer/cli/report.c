@@ -154,10 +154,7 @@ void qpt_event_words(GString *o, const struct qpt_event *ev, int32_t conv, bool 
 	}
 	qpt_appendf(o, " conv %d %s PSN %u", conv, vi->key, ev->psn);
 	if (ev->original_frame)
-		qpt_appendf(o, " (%s frame %" PRIu64 ")",
-				       ev->kind == QPT_VB_GBN_START || ev->kind == QPT_VB_TIMEOUT_RESEND ?
-					       "trigger" : ev->kind == QPT_VB_CM_REJECT ? "REQ" :
-					       ev->kind == QPT_VB_RNR_RETRY ? "RNR NAK" : "original",
+		qpt_appendf(o, " (%s frame %" PRIu64 ")", qpt_event_link_name(ev->kind),
 				       ev->original_frame);
 	if (vi->count_key)
 		qpt_appendf(o, " %s %u", vi->count_key, ev->count);
@@ -1629,15 +1626,7 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 	else
 		g_strlcpy(cell[8], "-", sizeof(cell[8]));
 	g_snprintf(cell[9], sizeof(cell[9]), "%" PRIu64, n.cnps);
-	if (n.rtt_p50_us >= 0) {
-		char p50[24], p99[24];
-
-		g_snprintf(cell[10], sizeof(cell[10]), "%s/%s",
-			   qpt_format_duration_us(n.rtt_p50_us, p50, sizeof(p50)),
-			   qpt_format_duration_us(n.rtt_p99_us, p99, sizeof(p99)));
-	} else {
-		g_strlcpy(cell[10], "-", sizeof(cell[10]));
-	}
+	qpt_format_rtt_p50_p99(&n, cell[10], sizeof(cell[10]));
 	cell[11][0] = 0;
 	g_snprintf(cell[12], sizeof(cell[12]), "%s <-> %s",
 		   qpt_format_endpoint_qp(&c->ep[0], e0), qpt_format_endpoint_qp(&c->ep[1], e1));

@@ -445,7 +445,7 @@ def qp_columns():
     conversation's and the aggregates'."""
     return (["Conv", "Svc", "ULP", "A (addr QP)", "B (addr QP)"] +
             [c["column"] for c in COUNTERS if c["column"]] +
-            ["Messages", "NAKs", "GBN time lost us", "ACK RTT us"])
+            ["Messages", "NAKs", "GBN time lost us", "RTT p50/p99"])
 
 
 def parse_qp(out):
@@ -468,10 +468,21 @@ def parse_qp(out):
     return titles, rows
 
 
+SUMMARY_RTT = re.compile(r"^\s*(\d+) .*\s(\S+ [µm]?s/\S+ [µm]?s|-)  \S.* <-> ")
+
+
+def summary_text_rtt(qptrace, cap):
+    """{conv: its "RTT p50/p99" cell} of qptrace summary's text table."""
+    rc, out = run_qptrace(qptrace, ["summary", cap])
+    return {int(m.group(1)): m.group(2) for m in map(SUMMARY_RTT.match, out.splitlines()) if m}
+
+
 def summary_rows(qptrace, cap):
-    """What -z roce,qp should say, from qptrace summary --json."""
+    """What -z roce,qp should say, from qptrace summary --json (the RTT
+    cell from its text table: the same words)."""
     rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
     s = json.loads(out)
+    rtt_cells = summary_text_rtt(qptrace, cap)
     by_column = {c["column"]: c["key"] for c in COUNTERS if c["column"]}
     rows = {}
     for c in s["conversations"]:
@@ -479,6 +490,9 @@ def summary_rows(qptrace, cap):
         for title, e in (("A (addr QP)", c["endpoints"][0]), ("B (addr QP)", c["endpoints"][1])):
             r[title] = f"{e['addr']} " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
         for title in qp_columns()[5:]:
+            if title == "RTT p50/p99":
+                r[title] = rtt_cells.get(c["id"], "(not in summary's table)")
+                continue
             vals = []
             for d in c["directions"]:
                 if title in by_column:
@@ -490,8 +504,6 @@ def summary_rows(qptrace, cap):
                 elif title == "GBN time lost us":
                     eps = d.get("episodes") or []
                     v = f"{sum(e['time_lost_us'] for e in eps):.1f}" if eps else "-"
-                else:
-                    v = "-" if d["ack_rtt_us"] is None else f"{d['ack_rtt_us']['p50']:.3f}"
                 vals.append(str(v))
             r[title] = "/".join(vals)
         rows[c["id"]] = r
@@ -515,7 +527,7 @@ def check_stats(env, qptrace, cap, label):
         # so times differ in the sub-microsecond digits.  Compare the rest.
         for rows in (got, exp):
             for r in rows.values():
-                r["ACK RTT us"] = r["GBN time lost us"] = "(ERF)"
+                r["RTT p50/p99"] = r["GBN time lost us"] = "(ERF)"
         note = ", times not compared: ERF timestamps"
     rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
     frags = json.loads(out).get("totals", {}).get("fragmented_roce_packets", 0) if out else 0
@@ -795,6 +807,164 @@ def check_findings(env, qptrace, made):
                 fail(f"{label}: -z expert row of finding {k}", f"{hits} (want [{cnt}])")
 
 
+TRIGGER_KINDS = ("gbn_episode", "timeout_resend", "rnr_retry")
+TRIGGER_TEXT = re.compile(r"\b(?:gbn_episode|timeout_resend) \(trigger frame (\d+)\)|"
+                          r"\brnr_retry \(RNR NAK frame (\d+)\)")
+SEVERITY_PI = {"chat": PI_SEVERITY["CHAT"], "note": PI_SEVERITY["NOTE"],
+               "warning": PI_SEVERITY["WARN"], "error": PI_SEVERITY["ERROR"]}
+
+
+def finding_titles():
+    """{expert text: finding kind} of analyzer/qpt_findings.h."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analyzer",
+                           "qpt_findings.h")) as f:
+        return {r[3]: r[1] for r in macro_rows(f.read(), "QPT_FINDINGS")}
+
+
+def check_one_meaning(env, qptrace, caps):
+    """One meaning per number (issue 34), on every capture under captures/,
+    frame by frame, in two passes:
+      * roce.analysis.ack_rtt on exactly the frames `qptrace packets --json`
+        gives an ack_rtt_us, with that value; and per conversation and
+        requester direction those values are the samples of `qptrace
+        summary --json` ack_rtt_us (n, min, mean, max: the engine's own
+        histogram, counted where it decides a sample);
+      * roce.analysis.flags on exactly the frames `qptrace events --json`
+        names (the plugin's kinds);
+      * each finding's expert info on the frames summary --json names, with
+        the severity summary gives that finding (not the kind's).
+    ERF files: Wireshark times them with the ERF record's own timestamp,
+    qptrace with libpcap's microseconds; their RTT values are not compared."""
+    kind_of = finding_titles()
+    fields = ["roce.stream", "roce.direction", "roce.analysis.ack_rtt", "roce.analysis.flags",
+              "roce.analysis.gbn_trigger_frame"]
+    totals = {"captures": 0, "rtt": 0, "flags": 0, "findings": 0, "triggers": 0}
+    hostile = []
+    for cap, label in caps:
+        rc, out = run_qptrace(qptrace, ["packets", "--json", cap])
+        recs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        if not recs:
+            continue  # nothing qptrace decodes (empty, not a capture, ...)
+        rows = tshark_all(env, cap, fields + ["roce", "roce.bth.opcode", "roce.bth.psn"])
+        if rows is None:
+            skip(f"{label}: one meaning", "tshark cannot read it")
+            continue
+        # the same packets given to the engine by both: else (headers that
+        # lie about lengths, ERF records: captures/hostile) Wireshark cuts or
+        # drops packets otherwise than libpcap does, and the plugin's
+        # engine is fed other packets (tests/hostile.py checks qptrace there)
+        fed = {n: (parse_num(r["roce.bth.opcode"].split("|")[0]), parse_num(r["roce.bth.psn"].split("|")[0]))
+               for n, r in rows.items() if r["roce"]}
+        for r in recs:
+            if r.get("transport") == "MAC-control":
+                fed.pop(r["frame"], None)  # PFC/PAUSE: roce.pfc, no IBA packet
+        cli_fed = {r["frame"]: (r["bth"]["opcode"], r["bth"]["psn"]) if "bth" in r else (None, None)
+                   for r in recs if r.get("transport") != "MAC-control"}
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        summ = json.loads(out)
+        if fed != cli_fed:
+            first = min(n for n in set(fed) | set(cli_fed) if fed.get(n) != cli_fed.get(n))
+            if label.startswith("hostile" + os.sep):
+                hostile.append(f"{os.path.basename(label)} (frame {first})")
+            elif summ["totals"].get("fragmented_roce_packets"):
+                # as for -z roce,qp: qptrace names the IP fragments,
+                # Wireshark reassembles them and the plugin analyses the packet
+                skip(f"{label}: one meaning", f"frame {first}: an IPv4-fragmented RoCEv2 packet "
+                     "Wireshark reassembles (qptrace names the fragments)")
+            else:
+                fail(f"{label}: one meaning", f"frame {first}: tshark BTH {fed.get(first)}, "
+                     f"qptrace {cli_fed.get(first)}")
+            continue
+        totals["captures"] += 1
+        erf = linktype(cap) == 197
+        bad = []
+        # RTT, frame by frame
+        cli_rtt = {r["frame"]: r["ack_rtt_us"] for r in recs if "ack_rtt_us" in r}
+        got_rtt = {n: float(r["roce.analysis.ack_rtt"]) * 1e6 for n, r in rows.items()
+                   if r["roce.analysis.ack_rtt"]}
+        if set(got_rtt) != set(cli_rtt):
+            bad.append(f"ack_rtt frames: plugin-only {sorted(set(got_rtt) - set(cli_rtt))[:5]}, "
+                       f"packets-only {sorted(set(cli_rtt) - set(got_rtt))[:5]}")
+        elif not erf:
+            off = [(n, got_rtt[n], cli_rtt[n]) for n in sorted(got_rtt)
+                   if abs(got_rtt[n] - cli_rtt[n]) > 0.0006]
+            if off:
+                bad.append(f"ack_rtt values (frame, plugin us, packets us) {off[:3]}")
+        # ... and they are summary's samples: the RTT of an ACK of direction
+        # d is a sample of the requester's direction 1 - d
+        samples = {}
+        for n, us in got_rtt.items():
+            r = rows[n]
+            key = (parse_num(r["roce.stream"]), 1 - parse_num(r["roce.direction"]))
+            samples.setdefault(key, []).append(us)
+        want = {(c["id"], i): d["ack_rtt_us"] for c in summ["conversations"]
+                for i, d in enumerate(c["directions"]) if d.get("ack_rtt_us")}
+        if set(samples) != set(want):
+            bad.append(f"directions with RTT samples: plugin {sorted(samples)[:4]}, "
+                       f"summary {sorted(want)[:4]}")
+        else:
+            for key, v in sorted(samples.items()):
+                w = want[key]
+                if len(v) != w["n"]:
+                    bad.append(f"conv {key[0]} dir {key[1]}: {len(v)} ack_rtt, summary n {w['n']}")
+                elif not erf and (abs(min(v) - w["min"]) > 0.0006 or abs(max(v) - w["max"]) > 0.0006
+                                  or abs(sum(v) / len(v) - w["mean"]) > 0.0006):
+                    bad.append(f"conv {key[0]} dir {key[1]}: min/mean/max {min(v):.3f}/"
+                               f"{sum(v) / len(v):.3f}/{max(v):.3f}, summary {w}")
+        totals["rtt"] += len(got_rtt)
+        # the catch-all flag on the frames events names
+        rc, out = run_qptrace(qptrace, ["events", "--json", cap])
+        plugin_kinds = {v["key"] for v in VERDICTS if v["in_plugin"]}
+        evs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        ev_frames = {e["frame"] for e in evs if e["kind"] in plugin_kinds}
+        # the trigger frame: events, packets -v and the plugin name the same
+        trig_ev = {}
+        for e in evs:
+            if e["kind"] in TRIGGER_KINDS and e.get("original_frame"):
+                trig_ev.setdefault(e["frame"], set()).add(e["original_frame"])
+        rc, out = run_qptrace(qptrace, ["packets", "-v", cap])
+        trig_v, frame = {}, None
+        for line in out.splitlines():
+            if line[:1].isdigit():
+                frame = int(line.split()[0])
+            elif line.startswith("  analysis:"):
+                for m in TRIGGER_TEXT.finditer(line):
+                    trig_v.setdefault(frame, set()).add(int(m.group(1) or m.group(2)))
+        trig_plugin = {n: parse_num(r["roce.analysis.gbn_trigger_frame"].split("|")[0])
+                       for n, r in rows.items() if r["roce.analysis.gbn_trigger_frame"]}
+        if trig_v != trig_ev:
+            bad.append(f"packets -v trigger frames {sorted(trig_v.items())[:3]}, "
+                       f"events {sorted(trig_ev.items())[:3]}")
+        wrong = [n for n in set(trig_ev) | set(trig_plugin) if trig_plugin.get(n) not in trig_ev.get(n, ())]
+        if wrong:
+            bad.append("gbn_trigger_frame (frame, plugin, events) " +
+                       str([(n, trig_plugin.get(n), trig_ev.get(n)) for n in sorted(wrong)[:3]]))
+        totals["triggers"] += len(trig_ev)
+        flagged = {n for n, r in rows.items() if r["roce.analysis.flags"]}
+        if flagged != ev_frames:
+            bad.append(f"roce.analysis.flags: plugin-only {sorted(flagged - ev_frames)[:5]}, "
+                       f"events-only {sorted(ev_frames - flagged)[:5]}")
+        totals["flags"] += len(flagged)
+        # the findings' severities
+        want_f = {(n, f["kind"], SEVERITY_PI[f["severity"]]) for f in summ["findings"]
+                  for n in f["frames"]}
+        got_f = {(n, kind_of[m], int(sv, 0)) for n, r in rows.items() for m, g, sv in r["experts"]
+                 if m in kind_of}
+        if got_f != want_f:
+            bad.append(f"finding (frame, kind, severity): plugin-only {sorted(got_f - want_f)[:3]}, "
+                       f"summary-only {sorted(want_f - got_f)[:3]}")
+        totals["findings"] += len(want_f)
+        if bad:
+            fail(f"{label}: one meaning", "; ".join(bad[:3]))
+    ok(f"one meaning on {totals['captures']} captures: {totals['rtt']} ack_rtt samples as packets "
+       f"--json and summary's histograms, {totals['flags']} frames with roce.analysis.flags as events, "
+       f"{totals['findings']} finding expert infos with summary's severity, the trigger frames of "
+       f"{totals['triggers']} frames as events and packets -v name them")
+    if hostile:
+        skip("one meaning on captures/hostile", f"{len(hostile)} whose lying headers Wireshark "
+             "reads otherwise (another BTH at the frame named): " + ", ".join(hostile))
+
+
 def check_gbn_trigger(env, qptrace, made, values):
     """roce.analysis.gbn_trigger on each episode's first resent frame names
     the trigger of qptrace summary --json (episodes[].trigger); its value
@@ -880,6 +1050,52 @@ def io_stat_frames(env, cap, filters):
     return frames, ""
 
 
+def endpoint_qp(e):
+    """An endpoint of summary --json in summary's text words."""
+    return f"{e['addr']} QP " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
+
+
+CONV_TEXT_ROW = re.compile(r"^(\S.*? QP (?:0x[0-9a-f]{6}|\?)) +<-> (\S.*? QP (?:0x[0-9a-f]{6}|\?)) +\d")
+
+
+def check_conv_text(env, qptrace, caps):
+    """tshark's text tables (-z conv,roce): the rows name both ends with
+    their QPNs as qptrace summary does (TShark prints no ports for RoCE);
+    with -2 every row is a conversation of summary, with its endpoints;
+    in one pass each conversation is one row as well (the endpoints as
+    known at its first frame: a requester's QPN comes with the first ACK,
+    "QP ?" until then)."""
+    for cap, label in caps:
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        want = sorted(tuple(sorted(endpoint_qp(e) for e in c["endpoints"]))
+                      for c in json.loads(out)["conversations"]
+                      if sum(d["packets"] for d in c["directions"]))
+        for extra, what in ((["-2"], "two passes"), ([], "one pass")):
+            rc, out, err = env.tshark(extra + ["-q", "-z", "conv,roce", "-r", cap])
+            rows = [m.groups() for m in map(CONV_TEXT_ROW.match, out.splitlines()) if m]
+            got = sorted(tuple(sorted(r)) for r in rows)
+            if extra:
+                good = got == want
+            else:  # as many rows, each a conversation, a "QP ?" standing for its QPN
+                def end_ok(e, w):
+                    return e == w or (e.endswith(" QP ?") and e[:-5] == w.split(" QP ")[0])
+
+                left = list(want)
+                for r in got:
+                    w = next((w for w in left if any(end_ok(r[0], w[i]) and end_ok(r[1], w[1 - i])
+                                                     for i in (0, 1))), None)
+                    if w is None:
+                        break
+                    left.remove(w)
+                good = not left and len(got) == len(want)
+            if rc != 0 or not good:
+                fail(f"{label}: -z conv,roce ({what})", f"rows {got[:3]}, summary {want[:3]} "
+                     f"({len(got)} rows, {len(want)} conversations) {err.strip()[-200:]}")
+            else:
+                ok(f"{label}: -z conv,roce ({what}): {len(got)} rows, one per conversation, "
+                   f"each end with its QPN as qptrace summary")
+
+
 CONV_FILTER = re.compile(r"^roce\.stream==(\d+) && (?:(ip|ipv6)\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")"
                          r" && roce\.stream==\1 && (?:\2\.addr==(\S+)|!string\(roce\.stream\)==\"([^\"]*)\")$")
 
@@ -934,7 +1150,7 @@ def check_conv_table(env, qptrace, caps, probe):
                 fail(f"{label}: Conversations > RoCE", f"conversation {cid}: row {r}, qptrace {bool(c)}")
                 bad += 1
                 continue
-            eps = [e["addr"] for e in c["endpoints"]]
+            eps = [endpoint_qp(e) for e in c["endpoints"]]
             pk = [d["packets"] for d in c["directions"]]
             i = eps.index(r["saddr"]) if r["saddr"] in eps and eps[0] != eps[1] else 0
             if ({r["saddr"], r["daddr"]} != set(eps) or
@@ -1488,6 +1704,9 @@ def main():
         if multi:
             check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
             check_conv_table(env, a.qptrace, caps, multi)
+            check_conv_text(env, a.qptrace, [(c, l) for c, l in caps if l in (
+                "made/multi_qp.pcap", "made/cm_full.pcap", "made/clean_write.pcap",
+                "public/linlinw5_rping.pcap")])
         else:
             fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
 
@@ -1504,6 +1723,8 @@ def main():
         env.fix_owner()
         check_two_pass_random(env, bare, rs, rsm)
         if a.captures:
+            check_one_meaning(env, a.qptrace, [(c, os.path.relpath(c, a.captures))
+                                               for c in all_captures(a.captures)])
             check_ulp_captures(env, bare, a.captures, a.qptrace)
             check_superset(env, bare, a.captures)
     finally:
