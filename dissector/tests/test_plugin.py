@@ -473,7 +473,7 @@ SUMMARY_RTT = re.compile(r"^\s*(\d+) .*\s(\S+ [µm]?s/\S+ [µm]?s|-)  \S.* <-> "
 
 def summary_text_rtt(qptrace, cap):
     """{conv: its "RTT p50/p99" cell} of qptrace summary's text table."""
-    rc, out = run_qptrace(qptrace, ["summary", cap])
+    rc, out = run_qptrace(qptrace, ["summary", "--top", "1000000", cap])  # every row
     return {int(m.group(1)): m.group(2) for m in map(SUMMARY_RTT.match, out.splitlines()) if m}
 
 
