@@ -174,6 +174,7 @@ struct half_rec {
 	int64_t nak_ns, rnr_ns;
 	uint32_t nak_psn, rnr_psn, rnr_timer;
 	bool nak_covered; /* the go-back under way resent nak_psn since */
+	bool nak_below; /* a go-back from below nak_psn began since the NAK */
 	uint32_t episode_top; /* highest PSN sent before the episode */
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */

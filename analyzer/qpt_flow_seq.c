@@ -372,9 +372,13 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 	 * retransmit timer's go-back; a pause inside a go-back that then
 	 * goes on past what was acknowledged is none (a software sender or
 	 * a loaded capture host stalls). */
-	/* a jump to the PSN of a NAK on its way (one a READ re-issue left
-	 * pending): that NAK's go-back, nested in this one */
-	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next)
+	/* a jump to the PSN of a NAK on its way (one a READ re-issue, or a
+	 * go-back from below its PSN, left pending): that NAK's go-back,
+	 * nested in this one; after a go-back from below, the jump must skip
+	 * more than one PSN (one resend lost before the capture point is
+	 * the likelier reading of a single PSN skipped) */
+	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
+	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2))
 		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
@@ -400,10 +404,12 @@ static bool rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns
 	       ns - rc->rnr_ns > 2 * timer + fl->o.timeout_gap_ns;
 }
 
-/* Whether a resend at psn is the retry of the pending RNR NAK: at its PSN,
- * or from above it once its timer has passed (the retry's first packets
- * lost before the capture point; sooner, it is what the requester sent
- * before the RNR NAK reached it), and not one its timer long missed. */
+/* Whether a resend at psn is the retry of the pending RNR NAK: at its PSN
+ * or above it (the retry's first packets lost before the capture point),
+ * once half its timer has passed (a requester waits the timer, rxe_comp.c
+ * and IBA 9.7.5.2.8: sooner, it is what the requester sent before the RNR
+ * NAK reached it, or a go-back of another cause), and not one its timer
+ * long missed. */
 static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, int64_t ns,
 			 int64_t silence)
 {
@@ -411,7 +417,7 @@ static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn
 	int32_t above = qpt_psn_diff(psn, rc->rnr_psn);
 	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
 
-	if (above < 0 || (above > 0 && ns - rc->rnr_ns < timer / 2))
+	if (above < 0 || ns - rc->rnr_ns < timer / 2)
 		return false;
 	return !rnr_nak_missed(fl, h, ns, silence);
 }
@@ -448,10 +454,13 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	uint32_t psn = p->bth.psn;
 	int32_t above = h->nak_pending ? qpt_psn_diff(psn, rc->nak_psn) : -1;
 	/* (a READ re-issued inside its range is its own go-back, whatever
-	 * NAK is on its way: that NAK's go-back may come after it) */
+	 * NAK is on its way: that NAK's go-back may come after it; a resend
+	 * at the PSN of a NAK that a go-back under way resent already, after
+	 * a silence, is the timer's) */
 	bool nak = !(v->flags & QPT_V(READ_RETRY)) &&
-		   (above == 0 || (above > 0 && !rc->nak_covered && silence < fl->o.timeout_gap_ns &&
-				   qpt_psn_diff(h->expected, psn) > 0));
+		   ((above == 0 && !(rc->nak_covered && silence >= fl->o.timeout_gap_ns)) ||
+		    (above > 0 && !rc->nak_covered && silence < fl->o.timeout_gap_ns &&
+		     qpt_psn_diff(h->expected, psn) > 0));
 	struct qpt_episode e = { .first_resent_frame = frame, .from_psn = psn };
 
 	/* the sender went back here: the repeats after this frame of what it
@@ -493,9 +502,12 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 				 qpt_psn_diff(h->acked, rc->episode_top) < 65536;
 	if (rc->episode_resent_top)
 		rc->episode_top = request_end(h, p);
-	/* a READ re-issued while a NAK was on its way: the NAK's own go-back
+	/* a READ re-issued, or a resend from below the NAK's PSN with no
+	 * silence (a go-back of another cause, a READ re-issue whose READ the
+	 * capture missed), while a NAK was on its way: the NAK's own go-back
 	 * may still come (the NAK stays pending) */
-	if (e.trigger != QPT_TRIGGER_READ_RETRY)
+	rc->nak_below = e.trigger == QPT_TRIGGER_RESEND && above < 0 && h->nak_pending;
+	if (e.trigger != QPT_TRIGGER_READ_RETRY && !rc->nak_below)
 		h->nak_pending = false;
 	fl_dr(d)->gbn_episodes++;
 	v->trigger = e.trigger;
@@ -730,6 +742,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	} else if (episode_goes_on(fl, h, psn, silence, rr)) {
 		if (!h->in_episode)
 			episode_reopen(h);
+		/* a go-back under way resends the RNR NAK's PSN before its
+		 * timer: the requester did not wait for it, no retry of its
+		 * own follows */
+		if (h->rnr_pending && psn == fl_rec(h)->rnr_psn)
+			h->rnr_pending = false;
 		/* the go-back resends the PSN of a NAK on its way (a READ
 		 * re-issue left it pending): that NAK's own go-back, if it
 		 * comes, starts at its PSN again, not above it */
@@ -868,7 +885,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR &&
 			    (!t->nak_pending || fl_rec(t)->nak_covered)) {
 				t->nak_pending = true;
-				fl_rec(t)->nak_covered = false;
+				fl_rec(t)->nak_covered = fl_rec(t)->nak_below = false;
 				fl_rec(t)->nak_frame = frame;
 				fl_rec(t)->nak_ns = ns;
 				fl_rec(t)->nak_psn = psn;
