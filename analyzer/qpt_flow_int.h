@@ -47,6 +47,7 @@ struct slot {
 	uint32_t psn : 24; /* a PSN has 24 bits (BTH) */
 	bool used : 1, ackreq : 1, resent : 1, acked : 1;
 	uint8_t bound : 2; /* SLOT_FIRST / SLOT_LAST: a message starts / ends here */
+	bool asks : 1; /* a READ or atomic request: answered with data */
 };
 G_STATIC_ASSERT(sizeof(struct slot) == 24); /* a window of 256: 6 KiB */
 
@@ -175,6 +176,7 @@ struct half_rec {
 	uint32_t nak_psn, rnr_psn, rnr_timer;
 	bool nak_covered; /* the go-back under way resent nak_psn since */
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
+	uint64_t ack_frame; /* the last ACK at or beyond acked (in an episode) */
 	uint32_t episode_top; /* highest PSN sent before the episode */
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */

@@ -352,14 +352,39 @@ static void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 	rc->goback_psn = psn;
 }
 
+/* Whether resend p, after an ACK during the go-back under way that
+ * acknowledged p's PSN, jumps past what it had still to send to a READ or
+ * atomic request (or to the PSN after one, its resend lost before the
+ * capture point): the requester, told by an ACK beyond an unanswered READ
+ * or atomic that its answer was lost (an implied NAK: rxe_comp.c
+ * check_psn() retries then), goes back to it: a go-back of its own.  What it
+ * still had on the wire when the ACK came goes on where the go-back was;
+ * a jump over one PSN only is likelier one resend lost before the capture
+ * point. */
+static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
+{
+	uint32_t psn = p->bth.psn, before = qpt_psn_add(psn, -1);
+	struct slot *s;
+
+	if (qpt_psn_diff(psn, fl_rec(h)->episode_next) < 2 ||
+	    fl_rec(h)->ack_frame <= fl_rec(h)->cur.first_resent_frame || !h->any_acked ||
+	    qpt_psn_diff(h->acked, psn) < 0)
+		return false;
+	if (qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC))
+		return true;
+	s = fl_slot_of(h, WIN_REQ, before, false);
+	return (s && s->asks) || (h->nreads && read_find(h, before));
+}
+
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
  * the one an answer just closed: it does unless it goes back below what
  * the episode already resent, comes after a silence, or re-issues a READ
  * (each a go-back of its own: a nested episode). */
-static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t psn,
+static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			    int64_t silence, const struct read_req *rr)
 {
 	const struct half_rec *rc = fl_rec(h);
+	uint32_t psn = p->bth.psn;
 
 	/* a READ re-issued from inside its range is a go-back of its own;
 	 * the READ again at its own PSN is one only outside a go-back (the
@@ -377,6 +402,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, uint32_t 
 	 * nested in this one; after a go-back from below, the jump must skip
 	 * more than one PSN (one resend lost before the capture point is
 	 * the likelier reading of a single PSN skipped) */
+	if ((h->in_episode || rc->episode_reopen) && retry_after_ack(h, p))
+		return false;
 	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
 	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2))
 		return false;
@@ -641,6 +668,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		s->fp = fp;
 		s->ackreq = p->bth.ackreq;
 		s->bound = fl_slot_bound(oi);
+		s->asks = !!(oi->flags & (QPT_O_READ | QPT_O_ATOMIC));
 		h->expected = qpt_psn_add(psn, 1);
 		if (oi->flags & QPT_O_READ) {
 			uint32_t mtu = h->conv ? h->conv->mtu : 0;
@@ -677,6 +705,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		n->ns = ns;
 		n->fp = fp;
 		n->bound = fl_slot_bound(oi);
+		n->asks = !!(oi->flags & (QPT_O_READ | QPT_O_ATOMIC));
 		fl_message_add(h, &fill->msg, d, p, frame, v);
 		/* a gap filled: the first resend of a go-back-N whose NAK the
 		 * capture missed (or a packet reordered), see episode_open;
@@ -739,7 +768,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_dr(d)->rnr_retries++;
 		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, fl_rec(h)->rnr_frame, 0,
 		     fl_rec(h)->rnr_timer, ns - fl_rec(h)->rnr_ns, "retry after RNR NAK");
-	} else if (episode_goes_on(fl, h, psn, silence, rr)) {
+	} else if (episode_goes_on(fl, h, p, silence, rr)) {
 		if (!h->in_episode)
 			episode_reopen(h);
 		/* a go-back under way resends the RNR NAK's PSN before its
@@ -801,6 +830,9 @@ static void ack_requests(struct half *h, struct half *t,
 		t->acked = psn;
 		t->any_acked = true;
 	}
+	if ((t->in_episode || (t->x && t->x->rc && t->x->rc->episode_reopen)) &&
+	    qpt_psn_diff(psn, t->acked) >= 0)
+		fl_rec(t)->ack_frame = frame;
 	if (hit && !hit->resent) { /* Karn: no RTT from resent requests */
 		v->acks_frame = hit->frame;
 		v->ack_rtt_ns = ns - hit->ns;
