@@ -17,6 +17,8 @@
 
 #include "qpt_verdict.h"
 
+struct qpt_tunnel_id;
+
 /* X(ID, key, severity, title, next step) in no particular order: findings
  * are sorted by severity, then by how many packets they concern.  The next
  * step is the one thing to check first, printed with the finding (text,
@@ -153,10 +155,16 @@ struct qpt_finding {
 	 * (-1 untagged, -2 none or several) */
 	char from[QPT_ADDR_STRLEN], to[QPT_ADDR_STRLEN];
 	int16_t pcp;
+	/* the mirror or tunnel session of the conversation's frames (the
+	 * engine's, qpt_flow_conv_tunnel()), NULL: none; several: it came
+	 * under more than one */
+	const struct qpt_tunnel_id *tunnel;
+	bool tunnel_several;
 	char text[640];
 };
 
-/* The findings rolled up: those of one kind and one 802.1Q priority, from
+/* The findings rolled up: those of one kind, one 802.1Q priority and one
+ * mirror or tunnel session (or none), from
  * any number of conversations, as one group, with the hosts they point to
  * and the worst of them first (qpt_rank.h's order); a finding about the
  * capture as a whole is a group of its own.  Worst first, as findings. */
@@ -169,6 +177,8 @@ struct qpt_finding_group {
 	enum qpt_finding_kind kind;
 	enum qpt_severity severity; /* the worst of its findings */
 	int16_t pcp;
+	const struct qpt_tunnel_id *tunnel; /* its session, NULL: none */
+	bool tunnel_several; /* a conversation of it came in another too */
 	bool capture_wide; /* one finding about the capture */
 	uint64_t weight, part, whole;
 	bool has_time;

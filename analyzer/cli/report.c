@@ -1356,6 +1356,12 @@ static guint group_text(GString *o, const struct qpt_finding_group *g, const GAr
 		if (where)
 			qpt_appendf(o, ", %s", where);
 	}
+	if (g->tunnel) {
+		char tn[QPT_TUNNEL_STRLEN];
+
+		qpt_appendf(o, "; in %s%s", qpt_format_tunnel(g->tunnel, tn, sizeof(tn)),
+			    g->tunnel_several ? " (and another)" : "");
+	}
 	time_span_text(o, g->has_time, g->first_ns, g->last_ns);
 	g_string_append_c(o, '\n');
 	if (g->members->len > 1) {
@@ -1482,6 +1488,30 @@ static void json_hosts(GString *o, const char *key, const struct qpt_group_host 
 	g_string_append(o, "]}");
 }
 
+/* The group's mirror or tunnel session: null, or its kind, id, outer
+ * addresses and words. */
+static void json_tunnel(GString *o, const struct qpt_finding_group *g)
+{
+	const struct qpt_tunnel_id *t = g->tunnel;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN], tn[QPT_TUNNEL_STRLEN];
+
+	if (!t) {
+		g_string_append(o, ",\"tunnel\":null");
+		return;
+	}
+	qpt_tunnel_outer_addr(t, false, s);
+	qpt_tunnel_outer_addr(t, true, d);
+	qpt_appendf(o, ",\"tunnel\":{\"kind\":\"%s\",\"id\":", qpt_tunnel_name(t->kind));
+	if (t->has_key)
+		qpt_appendf(o, "%u", t->key);
+	else
+		g_string_append(o, "null");
+	qpt_appendf(o, ",\"outer_src\":\"%s\",\"outer_dst\":\"%s\",\"several\":%s,\"text\":", s, d,
+		    g->tunnel_several ? "true" : "false");
+	qpt_json_escape(o, qpt_format_tunnel(t, tn, sizeof(tn)));
+	g_string_append_c(o, '}');
+}
+
 void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups)
 {
 	g_string_append(o, ",\"groups\":[");
@@ -1493,6 +1523,7 @@ void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups)
 			    qpt_severity_name(g->severity), g->capture_wide ? "true" : "false",
 			    g->nconvs);
 		json_pcp(o, g->pcp);
+		json_tunnel(o, g);
 		json_hosts(o, "senders", g->senders, g->nsenders);
 		json_hosts(o, "receivers", g->receivers, g->nreceivers);
 		json_share(o, g->part, g->whole);
