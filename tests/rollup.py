@@ -175,6 +175,70 @@ def test_fleet(qptrace, qpscen, tmp):
           "fleet --top 3: three table rows")
 
 
+def test_sessions(qptrace, qpscen, tmp):
+    """A mirror of several sessions (tests/wrap.py, a frame's session chosen
+    by its conversation's sender): the roll-up has a group per session that
+    lost packets, naming the session (ERSPAN session id, VXLAN VNI, outer
+    addresses), each with that session's share re-sent as read from the
+    capture itself (read_truth), and none for a session that lost none."""
+    raw = os.path.join(tmp, "sessions.pcap")
+    r = run([qpscen, "bench", "-o", raw, "--packets", "6000", "--qps", "24", "--senders", "4",
+             "--lossy", "2", "--loss", "0.01", "--seed", "5"])
+    check(r.returncode == 0, f"qpscen bench --senders 4 --lossy 2: {r.stderr.strip()}")
+    truth = read_truth(raw)
+    nsec, snap, _, frames = wrap.read_pcap(raw)
+    o = lambda *b: bytes(b)
+    # (kind, sessions: sender -> (id, outer source, outer destination))
+    cases = (("erspan2", {"10.1.0.1": (7, o(198, 51, 100, 1), o(198, 51, 100, 2)),
+                          "10.1.0.2": (7, o(198, 51, 100, 1), o(198, 51, 100, 2)),
+                          "10.1.0.3": (9, o(198, 51, 100, 1), o(198, 51, 100, 2)),
+                          "10.1.0.4": (9, o(198, 51, 100, 1), o(198, 51, 100, 2))}),
+             ("vxlan", {"10.1.0.1": (100, o(203, 0, 113, 1), o(203, 0, 113, 2)),
+                        "10.1.0.3": (100, o(203, 0, 113, 1), o(203, 0, 113, 2)),
+                        "10.1.0.2": (200, o(203, 0, 113, 3), o(203, 0, 113, 4)),
+                        "10.1.0.4": (200, o(203, 0, 113, 3), o(203, 0, 113, 4))}))
+    ip = lambda b: ".".join(str(x) for x in b)
+    for kind, sessions in cases:
+        out = []
+        for i, (sec, frac, orig, d) in enumerate(frames):
+            sender = next(a for a in (ip(d[26:30]), ip(d[30:34])) if a in sessions)
+            sid, src, dst = sessions[sender]
+            out.append((sec, frac) + wrap.wrap(kind, i, sec, frac, orig, d, session=sid, vni=sid,
+                                               outer=(src, dst)))
+        cap = os.path.join(tmp, f"sessions_{kind}.pcap")
+        wrap.write_pcap(cap, nsec, min(snap + 128, 262144), out)
+        name = "ERSPAN-II session" if kind == "erspan2" else "VXLAN VNI"
+        want = {}  # session id -> [resent, packets] of its conversations that lost any
+        for (src, _), v in truth.items():
+            if v["resent"]:
+                w = want.setdefault(sessions[src][0], [0, 0])
+                w[0] += v["resent"]
+                w[1] += v["packets"]
+        check(len(want) == (1 if kind == "erspan2" else 2),
+              f"{kind}: the made capture loses packets in sessions {sorted(want)}")
+        js = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)
+        loss = [g for g in js["groups"] if g["kind"] == "loss_before_capture"]
+        got = {g["tunnel"]["id"]: [g["share"]["part"], g["share"]["whole"]] for g in loss if g.get("tunnel")}
+        check(len(loss) == len(want) and got == want,
+              f"{kind}: a loss group per lossy session, its share: {got}, truth {want}")
+        for g in loss:
+            t = g.get("tunnel") or {}
+            sid = t.get("id")
+            src, dst = next(((ip(v[1]), ip(v[2])) for v in sessions.values() if v[0] == sid),
+                            (None, None))
+            check(t.get("kind") == ("ERSPAN-II" if kind == "erspan2" else "VXLAN") and
+                  t.get("outer_src") == src and t.get("outer_dst") == dst and not t.get("several"),
+                  f"{kind}: group of session {sid}: {t}")
+        text = run([qptrace, "summary", "-q", cap]).stdout.splitlines()
+        for sid, (part, whole) in want.items():
+            src, dst = next((ip(v[1]), ip(v[2])) for v in sessions.values() if v[0] == sid)
+            line = [l for l in text if f"in {name} {sid}, {src} > {dst}" in l]
+            check(len(line) == 1 and f"{part} of {whole} packets" in line[0] and
+                  "loss_before_capture" in line[0],
+                  f"{kind}: the roll-up line of {name} {sid}: {line}")
+        check(len(text) <= 40, f"{kind}: {len(text)} lines")
+
+
 def test_icrc(qptrace, qpscen, tmp):
     # the JSON on 2,000 conversations, the text and the memory on 200,000
     for qps, big in ((2000, False), (200000, True)):
@@ -400,6 +464,7 @@ def main():
     try:
         for t in (lambda: test_fail_on(qptrace, root), lambda: test_empty_answers(qptrace, root, tmp),
                   lambda: test_every_capture_fits(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
+                  lambda: test_sessions(qptrace, qpscen, tmp),
                   lambda: test_intervals(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap")),
                   lambda: test_timeline(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap"), tmp),
                   lambda: test_icrc(qptrace, qpscen, tmp)):
