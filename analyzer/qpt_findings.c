@@ -623,6 +623,7 @@ struct csrc {
 	void *data;
 	struct qpt_conv_walk w;
 	guint i;
+	const struct qpt_findings_view *view; /* NULL: none */
 };
 
 static void csrc_start(struct csrc *s)
@@ -634,9 +635,13 @@ static void csrc_start(struct csrc *s)
 
 static const struct qpt_conv *csrc_next(struct csrc *s)
 {
+	const struct qpt_conv *c;
+
 	if (s->a)
-		return s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
-	return qpt_conv_walk_next(&s->w);
+		c = s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
+	else
+		c = qpt_conv_walk_next(&s->w);
+	return c && s->view && s->view->conv ? s->view->conv(c, s->view->data) : c;
 }
 
 static void csrc_end(struct csrc *s)
@@ -1097,9 +1102,10 @@ static void pfc_findings(struct fb *b, GArray *out, struct qpt_flow *fl)
 	}
 }
 
-static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts)
+static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts,
+			    const struct qpt_findings_view *view)
 {
-	const struct qpt_totals *t = qpt_flow_totals(fl);
+	const struct qpt_totals *t = view && view->totals ? view->totals : qpt_flow_totals(fl);
 
 	if (attempts && attempts->len) {
 		uint64_t rej = 0;
@@ -1288,7 +1294,7 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	if (b.icrc_wide)
 		icrc_wide(&b, out, convs);
 	if (capture_wide)
-		totals_findings(&b, out, fl, attempts);
+		totals_findings(&b, out, fl, attempts, convs->view);
 	g_array_sort(out, finding_cmp);
 	g_string_free(b.t, TRUE);
 	g_hash_table_destroy(cache);
@@ -1318,7 +1324,15 @@ GArray *qpt_findings_walk(struct qpt_flow *fl, qpt_conv_filter shown, void *data
 			  GPtrArray *attempts, bool capture_wide,
 			  const struct qpt_findings_frames *ff)
 {
-	struct csrc s = { .fl = fl, .shown = shown, .data = data };
+	return qpt_findings_walk_view(fl, shown, data, attempts, capture_wide, ff, NULL);
+}
+
+GArray *qpt_findings_walk_view(struct qpt_flow *fl, qpt_conv_filter shown, void *data,
+			       GPtrArray *attempts, bool capture_wide,
+			       const struct qpt_findings_frames *ff,
+			       const struct qpt_findings_view *view)
+{
+	struct csrc s = { .fl = fl, .shown = shown, .data = data, .view = view };
 
 	return findings_of(fl, &s, attempts, capture_wide, ff);
 }
@@ -1397,6 +1411,12 @@ static gint group_cmp(gconstpointer pa, gconstpointer pb)
 
 GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs)
 {
+	return qpt_findings_groups_view(fl, fs, NULL);
+}
+
+GArray *qpt_findings_groups_view(struct qpt_flow *fl, const GArray *fs,
+				 const struct qpt_findings_view *view)
+{
 	GArray *groups = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding_group));
 	/* "kind/pcp/session" -> index into groups + 1 */
 	GHashTable *at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -1460,6 +1480,8 @@ GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs)
 				group_host(rcv, f->to);
 			if (f->conv >= 0)
 				g_hash_table_add(convs, GINT_TO_POINTER(f->conv));
+			if (c && view && view->conv)
+				c = view->conv(c, view->data);
 			if (c)
 				qpt_conv_rank_key(c, &k.rank);
 			else

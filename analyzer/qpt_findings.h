@@ -197,8 +197,22 @@ void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char
 			      uint64_t weight);
 
 struct qpt_flow;
-/* fs: qpt_findings()' (kept as is); fl ranks the conversations. */
+struct qpt_conv;
+struct qpt_totals;
+/* What a front end counts itself (summary --from/--to: a time window's
+ * numbers): conv(c, data) gives the conversation as the findings and the
+ * ranking read it (the result is valid until the next call), totals
+ * those of the capture-wide findings (NULL: the engine's). */
+struct qpt_findings_view {
+	const struct qpt_conv *(*conv)(const struct qpt_conv *c, void *data);
+	void *data;
+	const struct qpt_totals *totals;
+};
+/* fs: qpt_findings()' (kept as is); fl ranks the conversations (through
+ * view, which may be NULL). */
 GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs);
+GArray *qpt_findings_groups_view(struct qpt_flow *fl, const GArray *fs,
+				 const struct qpt_findings_view *view);
 void qpt_findings_groups_free(GArray *groups);
 
 /* Frames to name: the first few of each kind of event per conversation
@@ -224,6 +238,12 @@ GArray *qpt_findings_walk(struct qpt_flow *fl,
 			  bool (*shown)(const struct qpt_conv *c, void *data), void *data,
 			  GPtrArray *attempts, bool capture_wide,
 			  const struct qpt_findings_frames *ff);
+/* The same with each conversation and the totals read through view. */
+GArray *qpt_findings_walk_view(struct qpt_flow *fl,
+			       bool (*shown)(const struct qpt_conv *c, void *data), void *data,
+			       GPtrArray *attempts, bool capture_wide,
+			       const struct qpt_findings_frames *ff,
+			       const struct qpt_findings_view *view);
 
 /* Numbers as text reports write them. */
 /* A duration with three significant digits in µs, ms or s: "24.0 µs",

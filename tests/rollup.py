@@ -410,17 +410,74 @@ def test_intervals(qptrace, root, fleet):
         span = iso_ns(js["last_frame"]) - t0
         frm, to = ((f"+{times[0] / 1e9:.6f}", f"+{times[len(times) // 2] / 1e9:.6f}") if times
                    else (f"+{span / 3e9:.6f}", f"+{2 * span / 3e9:.6f}"))
-        w = json.loads(run([qptrace, "summary", "--json", "-q", "--from", frm, "--to", to,
-                            cap]).stdout)["window"]
-        ev = {}
-        for e in jsonl(qptrace, "events", "--json", "-q", "--from", frm, "--to", to, cap):
+        wjs = json.loads(run([qptrace, "summary", "--json", "-q", "--from", frm, "--to", to,
+                              cap]).stdout)
+        w = wjs["window"]
+        ev, by_dir = {}, {}
+        wev = jsonl(qptrace, "events", "--json", "-q", "--from", frm, "--to", to, cap)
+        for e in wev:
             ev[e["kind"]] = ev.get(e["kind"], 0) + 1
+            if e["conv"] >= 0:
+                k = by_dir.setdefault((e["conv"], e["dir"]), {})
+                k[e["kind"]] = k.get(e["kind"], 0) + 1
         pk = [p for p in jsonl(qptrace, "packets", "--json", "--from", frm, "--to", to, cap)]
         check(w["events"] == ev and w["packets"] == sum(p["transport"] != "MAC-control" for p in pk)
               and w["pauses"] == sum(map(is_pause, pk)) and bool(ev or pk),
               f"{name} --from {frm} --to {to}: the window's counts {w} against events {ev}")
+        check_window_counts(name, wjs, ev, by_dir, pk)
         text = run([qptrace, "summary", "-q", "--from", frm, "--to", to, cap]).stdout
-        check("in the window (--from/--to)" in text, f"{name}: the header says the window's counts")
+        check("in the window (--from/--to)" in text and
+              "the diagnosis, the table and the totals count its frames and events" in text,
+              f"{name}: the header says the counts are the window's")
+        whole = re.search(r"(\d+) of (\d+) packets \([^)]*\) re-sent", text)
+        if ev.get("retransmission") and whole:
+            check(int(whole.group(1)) <= ev["retransmission"],
+                  f"{name}: the first group's re-sent packets within the window's")
+
+
+# the direction counters of summary --json against the events kinds that count them
+COUNTED = {"retransmitted_packets": "retransmission", "psn_gaps": "psn_gap",
+           "rnr_naks": "rnr_nak", "gbn_episodes": "gbn_episode", "cnps": "cnp",
+           "ecn_ce": "ecn_ce", "duplicates": "duplicate", "out_of_order": "out_of_order",
+           "timeouts": "timeout_resend", "rnr_retries": "rnr_retry", "dup_acks": "duplicate_ack",
+           "ce_without_cnp": "ecn_no_cnp"}
+TOTALS = {"retransmitted_packets": "retransmission", "psn_gaps": "psn_gap", "naks": "nak",
+          "rnr_naks": "rnr_nak", "gbn_episodes": "gbn_episode", "cnps": "cnp", "ecn_ce": "ecn_ce"}
+
+
+def check_window_counts(name, js, ev, by_dir, pk):
+    """summary --from/--to counts the window: its totals, every conversation
+    direction's counters and packets, its conversations and the findings'
+    re-sent packets are those of events and packets for the same window."""
+    t = js["totals"]
+    bad = {k: (t[k], ev.get(v, 0)) for k, v in TOTALS.items() if t[k] != ev.get(v, 0)}
+    # (the window's packets: those packets --from/--to lists, checked above)
+    check(not bad and t["iba_packets"] == js["window"]["packets"],
+          f"{name} window: totals against events {bad}, iba_packets {t['iba_packets']}")
+    pk_dir = {}
+    for p in pk:
+        if p.get("conv") is not None and p.get("dir") is not None and p["conv"] >= 0:
+            pk_dir[(p["conv"], p["dir"])] = pk_dir.get((p["conv"], p["dir"]), 0) + 1
+    wrong = []
+    for c in js["conversations"]:
+        for d, x in enumerate(c["directions"]):
+            want = by_dir.get((c["id"], d), {})
+            for key, kind in COUNTED.items():
+                if x[key] != want.get(kind, 0):
+                    wrong.append((c["id"], d, key, x[key], want.get(kind, 0)))
+            if sum(x["naks"].values()) != want.get("nak", 0):
+                wrong.append((c["id"], d, "naks", x["naks"], want.get("nak", 0)))
+            if x["packets"] != pk_dir.get((c["id"], d), 0):
+                wrong.append((c["id"], d, "packets", x["packets"], pk_dir.get((c["id"], d), 0)))
+    ids = {k[0] for k in pk_dir}
+    check(not wrong and {c["id"] for c in js["conversations"]} == ids and
+          js["window"]["conversations"] == len(ids),
+          f"{name} window: {len(ids)} conversations' counters against events and packets"
+          f"{': ' + str(wrong[:4]) if wrong else ''}")
+    resent = sum(f["numbers"].get("resent_packets", 0) for f in js["findings"])
+    if "rnr_retry" not in ev:  # (resends RNR NAKs explain are the RNR finding's)
+        check(resent == ev.get("retransmission", 0),
+              f"{name} window: the findings' re-sent packets {resent}, events {ev.get('retransmission', 0)}")
 
 
 def test_timeline(qptrace, root, fleet, tmp):
