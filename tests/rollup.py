@@ -237,6 +237,20 @@ def test_sessions(qptrace, qpscen, tmp):
                   "loss_before_capture" in line[0],
                   f"{kind}: the roll-up line of {name} {sid}: {line}")
         check(len(text) <= 40, f"{kind}: {len(text)} lines")
+    # one conversation under two sessions (a mirror of each host's port):
+    # the first frame's session (10.0.0.1's requests), noted as several
+    nsec, snap, _, frames = wrap.read_pcap(os.path.join(HERE, "..", "captures/made/nak_gbn.pcap"))
+    out = [(sec, frac) + wrap.wrap("erspan2", i, sec, frac, orig, d,
+                                   session=7 if d[26:30] == bytes([10, 0, 0, 1]) else 9)
+           for i, (sec, frac, orig, d) in enumerate(frames)]
+    cap = os.path.join(tmp, "two_ports.pcap")
+    wrap.write_pcap(cap, nsec, min(snap + 128, 262144), out)
+    g = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)["groups"]
+    t = g[0].get("tunnel") or {} if g else {}
+    check(len(g) == 1 and t.get("id") == 7 and t.get("several") is True,
+          f"a conversation in sessions 7 and 9: {t}")
+    check("in ERSPAN-II session 7, 198.51.100.1 > 198.51.100.2 (and another)" in
+          run([qptrace, "summary", "-q", cap]).stdout, "... its line says so")
 
 
 def test_icrc(qptrace, qpscen, tmp):
