@@ -297,6 +297,7 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 
 struct fb {
 	struct qpt_finding f;
+	struct qpt_flow *fl;
 	GString *t;
 	const struct conv_frames *cf; /* the conversation's, for its time */
 	const struct qpt_findings_frames *ff;
@@ -334,6 +335,7 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 		     qpt_qos_values(x, QPT_QOS_ACK, false, &top) == 1))
 			b->f.pcp = (int16_t)top;
 
+		b->f.tunnel = qpt_flow_conv_tunnel(b->fl, c->id, &b->f.tunnel_several);
 		g_string_append_printf(b->t, "conversation %d, %s -> %s: ", c->id,
 				       qpt_format_endpoint_qp(&c->ep[x->from], s),
 				       qpt_format_endpoint_qp(&c->ep[x->to], r));
@@ -621,6 +623,7 @@ struct csrc {
 	void *data;
 	struct qpt_conv_walk w;
 	guint i;
+	const struct qpt_findings_view *view; /* NULL: none */
 };
 
 static void csrc_start(struct csrc *s)
@@ -632,9 +635,13 @@ static void csrc_start(struct csrc *s)
 
 static const struct qpt_conv *csrc_next(struct csrc *s)
 {
+	const struct qpt_conv *c;
+
 	if (s->a)
-		return s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
-	return qpt_conv_walk_next(&s->w);
+		c = s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
+	else
+		c = qpt_conv_walk_next(&s->w);
+	return c && s->view && s->view->conv ? s->view->conv(c, s->view->data) : c;
 }
 
 static void csrc_end(struct csrc *s)
@@ -1095,9 +1102,10 @@ static void pfc_findings(struct fb *b, GArray *out, struct qpt_flow *fl)
 	}
 }
 
-static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts)
+static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts,
+			    const struct qpt_findings_view *view)
 {
-	const struct qpt_totals *t = qpt_flow_totals(fl);
+	const struct qpt_totals *t = view && view->totals ? view->totals : qpt_flow_totals(fl);
 
 	if (attempts && attempts->len) {
 		uint64_t rej = 0;
@@ -1260,7 +1268,7 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 {
 	GArray *out = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding));
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-	struct fb b = { .t = g_string_sized_new(640), .ff = ff };
+	struct fb b = { .t = g_string_sized_new(640), .ff = ff, .fl = fl };
 	guint one_way = 0, copies = 0, icrc = 0;
 	const struct qpt_conv *c;
 
@@ -1286,7 +1294,7 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	if (b.icrc_wide)
 		icrc_wide(&b, out, convs);
 	if (capture_wide)
-		totals_findings(&b, out, fl, attempts);
+		totals_findings(&b, out, fl, attempts, convs->view);
 	g_array_sort(out, finding_cmp);
 	g_string_free(b.t, TRUE);
 	g_hash_table_destroy(cache);
@@ -1316,7 +1324,15 @@ GArray *qpt_findings_walk(struct qpt_flow *fl, qpt_conv_filter shown, void *data
 			  GPtrArray *attempts, bool capture_wide,
 			  const struct qpt_findings_frames *ff)
 {
-	struct csrc s = { .fl = fl, .shown = shown, .data = data };
+	return qpt_findings_walk_view(fl, shown, data, attempts, capture_wide, ff, NULL);
+}
+
+GArray *qpt_findings_walk_view(struct qpt_flow *fl, qpt_conv_filter shown, void *data,
+			       GPtrArray *attempts, bool capture_wide,
+			       const struct qpt_findings_frames *ff,
+			       const struct qpt_findings_view *view)
+{
+	struct csrc s = { .fl = fl, .shown = shown, .data = data, .view = view };
 
 	return findings_of(fl, &s, attempts, capture_wide, ff);
 }
@@ -1395,31 +1411,41 @@ static gint group_cmp(gconstpointer pa, gconstpointer pb)
 
 GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs)
 {
+	return qpt_findings_groups_view(fl, fs, NULL);
+}
+
+GArray *qpt_findings_groups_view(struct qpt_flow *fl, const GArray *fs,
+				 const struct qpt_findings_view *view)
+{
 	GArray *groups = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding_group));
-	/* (kind, pcp) -> index into groups + 1 */
-	GHashTable *at = g_hash_table_new(g_direct_hash, g_direct_equal);
+	/* "kind/pcp/session" -> index into groups + 1 */
+	GHashTable *at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
 	for (guint i = 0; i < fs->len; i++) {
 		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
 		bool wide = f->conv < 0 || f->dir < 0;
-		gpointer key = GINT_TO_POINTER((int)f->kind << 8 | (f->pcp & 0xff));
+		gchar *key = g_strdup_printf("%d/%d/%p", (int)f->kind, f->pcp, (const void *)f->tunnel);
 		guint gi = wide ? 0 : GPOINTER_TO_UINT(g_hash_table_lookup(at, key));
 		struct qpt_finding_group *g;
 
 		if (!gi) {
 			struct qpt_finding_group ng = {
 				.kind = f->kind, .severity = f->severity, .pcp = f->pcp,
-				.capture_wide = wide,
+				.tunnel = f->tunnel, .capture_wide = wide,
 				.members = g_array_new(FALSE, FALSE, sizeof(guint)),
 			};
 
 			g_array_append_val(groups, ng);
 			gi = groups->len;
-			if (!wide)
+			if (!wide) {
 				g_hash_table_insert(at, key, GUINT_TO_POINTER(gi));
+				key = NULL; /* the table's */
+			}
 		}
+		g_free(key);
 		g = &g_array_index(groups, struct qpt_finding_group, gi - 1);
 		g_array_append_val(g->members, i);
+		g->tunnel_several |= f->tunnel_several;
 		if (f->severity > g->severity)
 			g->severity = f->severity;
 		g->weight += f->weight;
@@ -1454,6 +1480,8 @@ GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs)
 				group_host(rcv, f->to);
 			if (f->conv >= 0)
 				g_hash_table_add(convs, GINT_TO_POINTER(f->conv));
+			if (c && view && view->conv)
+				c = view->conv(c, view->data);
 			if (c)
 				qpt_conv_rank_key(c, &k.rank);
 			else

@@ -17,6 +17,8 @@
 
 #include "qpt_verdict.h"
 
+struct qpt_tunnel_id;
+
 /* X(ID, key, severity, title, next step) in no particular order: findings
  * are sorted by severity, then by how many packets they concern.  The next
  * step is the one thing to check first, printed with the finding (text,
@@ -153,10 +155,16 @@ struct qpt_finding {
 	 * (-1 untagged, -2 none or several) */
 	char from[QPT_ADDR_STRLEN], to[QPT_ADDR_STRLEN];
 	int16_t pcp;
+	/* the mirror or tunnel session of the conversation's frames (the
+	 * engine's, qpt_flow_conv_tunnel()), NULL: none; several: it came
+	 * under more than one */
+	const struct qpt_tunnel_id *tunnel;
+	bool tunnel_several;
 	char text[640];
 };
 
-/* The findings rolled up: those of one kind and one 802.1Q priority, from
+/* The findings rolled up: those of one kind, one 802.1Q priority and one
+ * mirror or tunnel session (or none), from
  * any number of conversations, as one group, with the hosts they point to
  * and the worst of them first (qpt_rank.h's order); a finding about the
  * capture as a whole is a group of its own.  Worst first, as findings. */
@@ -169,6 +177,8 @@ struct qpt_finding_group {
 	enum qpt_finding_kind kind;
 	enum qpt_severity severity; /* the worst of its findings */
 	int16_t pcp;
+	const struct qpt_tunnel_id *tunnel; /* its session, NULL: none */
+	bool tunnel_several; /* a conversation of it came in another too */
 	bool capture_wide; /* one finding about the capture */
 	uint64_t weight, part, whole;
 	bool has_time;
@@ -187,8 +197,22 @@ void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char
 			      uint64_t weight);
 
 struct qpt_flow;
-/* fs: qpt_findings()' (kept as is); fl ranks the conversations. */
+struct qpt_conv;
+struct qpt_totals;
+/* What a front end counts itself (summary --from/--to: a time window's
+ * numbers): conv(c, data) gives the conversation as the findings and the
+ * ranking read it (the result is valid until the next call), totals
+ * those of the capture-wide findings (NULL: the engine's). */
+struct qpt_findings_view {
+	const struct qpt_conv *(*conv)(const struct qpt_conv *c, void *data);
+	void *data;
+	const struct qpt_totals *totals;
+};
+/* fs: qpt_findings()' (kept as is); fl ranks the conversations (through
+ * view, which may be NULL). */
 GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs);
+GArray *qpt_findings_groups_view(struct qpt_flow *fl, const GArray *fs,
+				 const struct qpt_findings_view *view);
 void qpt_findings_groups_free(GArray *groups);
 
 /* Frames to name: the first few of each kind of event per conversation
@@ -214,6 +238,12 @@ GArray *qpt_findings_walk(struct qpt_flow *fl,
 			  bool (*shown)(const struct qpt_conv *c, void *data), void *data,
 			  GPtrArray *attempts, bool capture_wide,
 			  const struct qpt_findings_frames *ff);
+/* The same with each conversation and the totals read through view. */
+GArray *qpt_findings_walk_view(struct qpt_flow *fl,
+			       bool (*shown)(const struct qpt_conv *c, void *data), void *data,
+			       GPtrArray *attempts, bool capture_wide,
+			       const struct qpt_findings_frames *ff,
+			       const struct qpt_findings_view *view);
 
 /* Numbers as text reports write them. */
 /* A duration with three significant digits in µs, ms or s: "24.0 µs",

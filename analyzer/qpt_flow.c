@@ -288,6 +288,7 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		fl_emit(v, frame, ns, h, QPT_VB_TIME_BACKWARDS, p->bth.psn, 0, 0, 0, back_ns,
 			"timestamp before the previous frame's");
 	}
+	fl_tunnel_note(fl, v->conv, p);
 	if (!d->packets)
 		d->first_ns = ns;
 	d->last_ns = ns;
@@ -386,6 +387,7 @@ void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *
 		fl->convs->pdata[ids[i]] = c;
 	}
 	g_ptr_array_set_size(part->convs, 0); /* fl's now */
+	fl_tunnel_absorb(fl, part, ids);
 	fl->absorbed = true;
 	/* CM requests by comm ID.  One engine keeps the first REQ of an ID and
 	 * takes a later one as resent, whoever sent it: the caller sends a

@@ -391,6 +391,29 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
  * valid as qpt_flow_conversations()' are. */
 const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
 
+/* The mirror or tunnel session a conversation's frames came in (ERSPAN,
+ * GRE, VXLAN: the outermost one; qpt_flow_tunnel.c), set by its first
+ * frame in one. */
+struct qpt_tunnel_id {
+	uint8_t kind;	    /* enum qpt_tunnel_kind */
+	uint8_t ip_version; /* outer IP: 4 or 6 */
+	bool has_key;
+	uint32_t key;	    /* ERSPAN II/III session id, VXLAN VNI, GRE key */
+	uint8_t src[16], dst[16]; /* outer addresses, IPv4 in the last four bytes */
+};
+/* The session of conversation id (folds followed), NULL when its frames
+ * came in none; *several (may be NULL): its frames came under more than
+ * one (the first is returned), or some in one and some in none.  Final
+ * after qpt_flow_end(); valid until the next frame or qpt_flow_free(). */
+const struct qpt_tunnel_id *qpt_flow_conv_tunnel(struct qpt_flow *fl, int32_t id, bool *several);
+/* "ERSPAN-II session 42, 198.51.100.1 > 198.51.100.2", "VXLAN VNI 4242, ...",
+ * "GRE-TEB key 7, ...", "GRE-TEB, ..." (no key); returns buf. */
+#define QPT_TUNNEL_STRLEN 128
+/* Its outer source (dst false) or destination address in buf
+ * (INET6_ADDRSTRLEN bytes); returns buf. */
+char *qpt_tunnel_outer_addr(const struct qpt_tunnel_id *t, bool dst, char *buf);
+char *qpt_format_tunnel(const struct qpt_tunnel_id *t, char *buf, size_t len);
+
 /* The conversations one at a time, in id order (merged ones skipped;
  * with a filter keep, only those keep(c, data) accepts), without thawing
  * any: a cold one (qpt_flow_cold.c) is decoded into the walk's own space,

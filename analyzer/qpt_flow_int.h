@@ -579,7 +579,15 @@ struct qpt_flow {
 	struct cold_slab half_slab, conv_slab;
 	bool halves_gone; /* qpt_flow_forget_halves() */
 	bool ended;	  /* qpt_flow_end() */
+	struct fl_tunnels *tun; /* NULL until a frame came in a tunnel */
 };
+
+/* qpt_flow_tunnel.c's: the frame's tunnel (or none) noted for its
+ * conversation; a fold's and an absorbed engine's carried over. */
+void fl_tunnel_note(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p);
+void fl_tunnel_fold(struct qpt_flow *fl, int32_t into, int32_t from);
+void fl_tunnel_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids);
+void fl_tunnel_free(struct qpt_flow *fl);
 
 /* A CM connection by its REQ: att.from is the REQ's sender, att.to its
  * receiver (with the REP's QPN once one came). */

@@ -365,6 +365,7 @@ void qpt_flow_free(struct qpt_flow *fl)
 		g_ptr_array_free(fl->evidence, TRUE);
 	if (fl->folded)
 		g_hash_table_destroy(fl->folded);
+	fl_tunnel_free(fl);
 	g_hash_table_destroy(fl->cm_rep);
 	g_hash_table_destroy(fl->cm);
 	for (guint i = 0; i < fl->convs->len; i++) {
@@ -609,6 +610,7 @@ static void conv_fold(struct qpt_flow *fl, struct qpt_conv *c, int cd,
 	fl_qos_fold(fl, c); /* CNPs that came before the pairing meet their marks */
 	o->merged = true;
 	o->merged_into = c->id;
+	fl_tunnel_fold(fl, c->id, o->id);
 	if (!fl->folded)
 		fl->folded = g_hash_table_new(g_direct_hash, g_direct_equal);
 	g_hash_table_add(fl->folded, c);

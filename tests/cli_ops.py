@@ -384,6 +384,16 @@ def test_time(q):
         shutil.rmtree(d)
 
 
+def test_monitor_nothing_opened(q):
+    """monitor on an interface or a folder that is not there: the error
+    alone on stderr, nothing on stdout (no final totals), exit 2."""
+    for args, name in ((('-i', 'nosuch0'), 'nosuch0'), (('-r', 'nosuch.d'), 'nosuch.d')):
+        r = run(q, 'monitor', *args)
+        err = r.stderr.splitlines()
+        check(r.returncode == 2 and r.stdout == '' and len(err) == 1 and name in err[0],
+              f'monitor {" ".join(args)}: exit {r.returncode}, stdout {r.stdout!r}, stderr {err}')
+
+
 def test_man_page(q):
     """docs/qptrace.1 names every option each command's --help lists, for
     that command; the bash completion offers them."""

@@ -175,6 +175,84 @@ def test_fleet(qptrace, qpscen, tmp):
           "fleet --top 3: three table rows")
 
 
+def test_sessions(qptrace, qpscen, tmp):
+    """A mirror of several sessions (tests/wrap.py, a frame's session chosen
+    by its conversation's sender): the roll-up has a group per session that
+    lost packets, naming the session (ERSPAN session id, VXLAN VNI, outer
+    addresses), each with that session's share re-sent as read from the
+    capture itself (read_truth), and none for a session that lost none."""
+    raw = os.path.join(tmp, "sessions.pcap")
+    r = run([qpscen, "bench", "-o", raw, "--packets", "6000", "--qps", "24", "--senders", "4",
+             "--lossy", "2", "--loss", "0.01", "--seed", "5"])
+    check(r.returncode == 0, f"qpscen bench --senders 4 --lossy 2: {r.stderr.strip()}")
+    truth = read_truth(raw)
+    nsec, snap, _, frames = wrap.read_pcap(raw)
+    o = lambda *b: bytes(b)
+    # (kind, sessions: sender -> (id, outer source, outer destination))
+    cases = (("erspan2", {"10.1.0.1": (7, o(198, 51, 100, 1), o(198, 51, 100, 2)),
+                          "10.1.0.2": (7, o(198, 51, 100, 1), o(198, 51, 100, 2)),
+                          "10.1.0.3": (9, o(198, 51, 100, 1), o(198, 51, 100, 2)),
+                          "10.1.0.4": (9, o(198, 51, 100, 1), o(198, 51, 100, 2))}),
+             ("vxlan", {"10.1.0.1": (100, o(203, 0, 113, 1), o(203, 0, 113, 2)),
+                        "10.1.0.3": (100, o(203, 0, 113, 1), o(203, 0, 113, 2)),
+                        "10.1.0.2": (200, o(203, 0, 113, 3), o(203, 0, 113, 4)),
+                        "10.1.0.4": (200, o(203, 0, 113, 3), o(203, 0, 113, 4))}))
+    ip = lambda b: ".".join(str(x) for x in b)
+    for kind, sessions in cases:
+        out = []
+        for i, (sec, frac, orig, d) in enumerate(frames):
+            sender = next(a for a in (ip(d[26:30]), ip(d[30:34])) if a in sessions)
+            sid, src, dst = sessions[sender]
+            out.append((sec, frac) + wrap.wrap(kind, i, sec, frac, orig, d, session=sid, vni=sid,
+                                               outer=(src, dst)))
+        cap = os.path.join(tmp, f"sessions_{kind}.pcap")
+        wrap.write_pcap(cap, nsec, min(snap + 128, 262144), out)
+        name = "ERSPAN-II session" if kind == "erspan2" else "VXLAN VNI"
+        want = {}  # session id -> [resent, packets] of its conversations that lost any
+        for (src, _), v in truth.items():
+            if v["resent"]:
+                w = want.setdefault(sessions[src][0], [0, 0])
+                w[0] += v["resent"]
+                w[1] += v["packets"]
+        check(len(want) == (1 if kind == "erspan2" else 2),
+              f"{kind}: the made capture loses packets in sessions {sorted(want)}")
+        js = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)
+        loss = [g for g in js["groups"] if g["kind"] == "loss_before_capture"]
+        got = {g["tunnel"]["id"]: [g["share"]["part"], g["share"]["whole"]] for g in loss if g.get("tunnel")}
+        check(len(loss) == len(want) and got == want,
+              f"{kind}: a loss group per lossy session, its share: {got}, truth {want}")
+        for g in loss:
+            t = g.get("tunnel") or {}
+            sid = t.get("id")
+            src, dst = next(((ip(v[1]), ip(v[2])) for v in sessions.values() if v[0] == sid),
+                            (None, None))
+            check(t.get("kind") == ("ERSPAN-II" if kind == "erspan2" else "VXLAN") and
+                  t.get("outer_src") == src and t.get("outer_dst") == dst and not t.get("several"),
+                  f"{kind}: group of session {sid}: {t}")
+        text = run([qptrace, "summary", "-q", cap]).stdout.splitlines()
+        for sid, (part, whole) in want.items():
+            src, dst = next((ip(v[1]), ip(v[2])) for v in sessions.values() if v[0] == sid)
+            line = [l for l in text if f"in {name} {sid}, {src} > {dst}" in l]
+            check(len(line) == 1 and f"{part} of {whole} packets" in line[0] and
+                  "loss_before_capture" in line[0],
+                  f"{kind}: the roll-up line of {name} {sid}: {line}")
+        check(len(text) <= 40, f"{kind}: {len(text)} lines")
+    # one conversation under two sessions (a mirror of each host's port):
+    # the first frame's session (10.0.0.1's requests), noted as several
+    nsec, snap, _, frames = wrap.read_pcap(os.path.join(HERE, "..", "captures/made/nak_gbn.pcap"))
+    out = [(sec, frac) + wrap.wrap("erspan2", i, sec, frac, orig, d,
+                                   session=7 if d[26:30] == bytes([10, 0, 0, 1]) else 9)
+           for i, (sec, frac, orig, d) in enumerate(frames)]
+    cap = os.path.join(tmp, "two_ports.pcap")
+    wrap.write_pcap(cap, nsec, min(snap + 128, 262144), out)
+    g = json.loads(run([qptrace, "summary", "--json", "-q", cap]).stdout)["groups"]
+    t = g[0].get("tunnel") or {} if g else {}
+    check(len(g) == 1 and t.get("id") == 7 and t.get("several") is True,
+          f"a conversation in sessions 7 and 9: {t}")
+    check("in ERSPAN-II session 7, 198.51.100.1 > 198.51.100.2 (and another)" in
+          run([qptrace, "summary", "-q", cap]).stdout, "... its line says so")
+
+
 def test_icrc(qptrace, qpscen, tmp):
     # the JSON on 2,000 conversations, the text and the memory on 200,000
     for qps, big in ((2000, False), (200000, True)):
@@ -346,17 +424,74 @@ def test_intervals(qptrace, root, fleet):
         span = iso_ns(js["last_frame"]) - t0
         frm, to = ((f"+{times[0] / 1e9:.6f}", f"+{times[len(times) // 2] / 1e9:.6f}") if times
                    else (f"+{span / 3e9:.6f}", f"+{2 * span / 3e9:.6f}"))
-        w = json.loads(run([qptrace, "summary", "--json", "-q", "--from", frm, "--to", to,
-                            cap]).stdout)["window"]
-        ev = {}
-        for e in jsonl(qptrace, "events", "--json", "-q", "--from", frm, "--to", to, cap):
+        wjs = json.loads(run([qptrace, "summary", "--json", "-q", "--from", frm, "--to", to,
+                              cap]).stdout)
+        w = wjs["window"]
+        ev, by_dir = {}, {}
+        wev = jsonl(qptrace, "events", "--json", "-q", "--from", frm, "--to", to, cap)
+        for e in wev:
             ev[e["kind"]] = ev.get(e["kind"], 0) + 1
+            if e["conv"] >= 0:
+                k = by_dir.setdefault((e["conv"], e["dir"]), {})
+                k[e["kind"]] = k.get(e["kind"], 0) + 1
         pk = [p for p in jsonl(qptrace, "packets", "--json", "--from", frm, "--to", to, cap)]
         check(w["events"] == ev and w["packets"] == sum(p["transport"] != "MAC-control" for p in pk)
               and w["pauses"] == sum(map(is_pause, pk)) and bool(ev or pk),
               f"{name} --from {frm} --to {to}: the window's counts {w} against events {ev}")
+        check_window_counts(name, wjs, ev, by_dir, pk)
         text = run([qptrace, "summary", "-q", "--from", frm, "--to", to, cap]).stdout
-        check("in the window (--from/--to)" in text, f"{name}: the header says the window's counts")
+        check("in the window (--from/--to)" in text and
+              "the diagnosis, the table and the totals count its frames and events" in text,
+              f"{name}: the header says the counts are the window's")
+        whole = re.search(r"(\d+) of (\d+) packets \([^)]*\) re-sent", text)
+        if ev.get("retransmission") and whole:
+            check(int(whole.group(1)) <= ev["retransmission"],
+                  f"{name}: the first group's re-sent packets within the window's")
+
+
+# the direction counters of summary --json against the events kinds that count them
+COUNTED = {"retransmitted_packets": "retransmission", "psn_gaps": "psn_gap",
+           "rnr_naks": "rnr_nak", "gbn_episodes": "gbn_episode", "cnps": "cnp",
+           "ecn_ce": "ecn_ce", "duplicates": "duplicate", "out_of_order": "out_of_order",
+           "timeouts": "timeout_resend", "rnr_retries": "rnr_retry", "dup_acks": "duplicate_ack",
+           "ce_without_cnp": "ecn_no_cnp"}
+TOTALS = {"retransmitted_packets": "retransmission", "psn_gaps": "psn_gap", "naks": "nak",
+          "rnr_naks": "rnr_nak", "gbn_episodes": "gbn_episode", "cnps": "cnp", "ecn_ce": "ecn_ce"}
+
+
+def check_window_counts(name, js, ev, by_dir, pk):
+    """summary --from/--to counts the window: its totals, every conversation
+    direction's counters and packets, its conversations and the findings'
+    re-sent packets are those of events and packets for the same window."""
+    t = js["totals"]
+    bad = {k: (t[k], ev.get(v, 0)) for k, v in TOTALS.items() if t[k] != ev.get(v, 0)}
+    # (the window's packets: those packets --from/--to lists, checked above)
+    check(not bad and t["iba_packets"] == js["window"]["packets"],
+          f"{name} window: totals against events {bad}, iba_packets {t['iba_packets']}")
+    pk_dir = {}
+    for p in pk:
+        if p.get("conv") is not None and p.get("dir") is not None and p["conv"] >= 0:
+            pk_dir[(p["conv"], p["dir"])] = pk_dir.get((p["conv"], p["dir"]), 0) + 1
+    wrong = []
+    for c in js["conversations"]:
+        for d, x in enumerate(c["directions"]):
+            want = by_dir.get((c["id"], d), {})
+            for key, kind in COUNTED.items():
+                if x[key] != want.get(kind, 0):
+                    wrong.append((c["id"], d, key, x[key], want.get(kind, 0)))
+            if sum(x["naks"].values()) != want.get("nak", 0):
+                wrong.append((c["id"], d, "naks", x["naks"], want.get("nak", 0)))
+            if x["packets"] != pk_dir.get((c["id"], d), 0):
+                wrong.append((c["id"], d, "packets", x["packets"], pk_dir.get((c["id"], d), 0)))
+    ids = {k[0] for k in pk_dir}
+    check(not wrong and {c["id"] for c in js["conversations"]} == ids and
+          js["window"]["conversations"] == len(ids),
+          f"{name} window: {len(ids)} conversations' counters against events and packets"
+          f"{': ' + str(wrong[:4]) if wrong else ''}")
+    resent = sum(f["numbers"].get("resent_packets", 0) for f in js["findings"])
+    if "rnr_retry" not in ev:  # (resends RNR NAKs explain are the RNR finding's)
+        check(resent == ev.get("retransmission", 0),
+              f"{name} window: the findings' re-sent packets {resent}, events {ev.get('retransmission', 0)}")
 
 
 def test_timeline(qptrace, root, fleet, tmp):
@@ -400,6 +535,7 @@ def main():
     try:
         for t in (lambda: test_fail_on(qptrace, root), lambda: test_empty_answers(qptrace, root, tmp),
                   lambda: test_every_capture_fits(qptrace, root), lambda: test_fleet(qptrace, qpscen, tmp),
+                  lambda: test_sessions(qptrace, qpscen, tmp),
                   lambda: test_intervals(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap")),
                   lambda: test_timeline(qptrace, root, os.path.join(tmp, "fleet_erspan.pcap"), tmp),
                   lambda: test_icrc(qptrace, qpscen, tmp)):

@@ -66,9 +66,9 @@ def csum(b):
     return (~s) & 0xFFFF
 
 
-def ipv4(proto, payload_wire_len, ident):
+def ipv4(proto, payload_wire_len, ident, outer=(OUTER_SRC, OUTER_DST)):
     hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + payload_wire_len, ident & 0xFFFF,
-                      0x4000, 64, proto, 0, OUTER_SRC, OUTER_DST)
+                      0x4000, 64, proto, 0, outer[0], outer[1])
     return hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
 
 
@@ -80,9 +80,9 @@ def gre(proto, seq=None):
     return h
 
 
-def erspan2_hdr():
+def erspan2_hdr(session=SESSION_ID):
     # Ver=1 VLAN=0 | COS=0 En=0 T=0 SessionID | Reserved Index=0
-    return struct.pack("!HHI", 0x1000, SESSION_ID & 0x3FF, 0)
+    return struct.pack("!HHI", 0x1000, session & 0x3FF, 0)
 
 
 def erspan3_hdr(ts, sub):
@@ -109,7 +109,11 @@ def inner_ip_offset(frame):
     return None
 
 
-def wrap(kind, i, sec, frac, orig, data):
+def wrap(kind, i, sec, frac, orig, data, session=SESSION_ID, vni=VNI,
+         outer=(OUTER_SRC, OUTER_DST)):
+    """One frame, the i-th, as KIND carries it; session (ERSPAN II), vni
+    (VXLAN) and outer (the outer IPv4 source and destination, 4 bytes each)
+    for a capture of several sessions (tests/rollup.py)."""
     if kind == "mpls":
         ip = inner_ip_offset(data)
         if ip is None or ip > len(data):
@@ -119,21 +123,21 @@ def wrap(kind, i, sec, frac, orig, data):
         head = OUTER_ETH + b"\x88\x47" + stack
         return orig - ip + len(head), head + data[ip:]
     if kind == "vxlan":
-        vx = struct.pack("!BBHI", 0x08, 0, 0, VNI << 8)
+        vx = struct.pack("!BBHI", 0x08, 0, 0, vni << 8)
         udp_len = 8 + len(vx) + orig
         udp = struct.pack("!HHHH", 49152 + (i % 16384), 4789, udp_len, 0)
         tun = udp + vx
         proto = 17
     else:
         if kind == "erspan2":
-            tun = gre(0x88BE, i) + erspan2_hdr()
+            tun = gre(0x88BE, i) + erspan2_hdr(session)
         elif kind.startswith("erspan3"):
             ts = sec * 1000000 + (frac // 1000 if frac >= 1000000 else frac)
             tun = gre(0x22EB, i) + erspan3_hdr(ts, kind == "erspan3-sub")
         else:  # gre-teb
             tun = gre(0x6558)
         proto = 47
-    head = OUTER_ETH + b"\x08\x00" + ipv4(proto, len(tun) + orig, i) + tun
+    head = OUTER_ETH + b"\x08\x00" + ipv4(proto, len(tun) + orig, i, outer) + tun
     return orig + len(head), head + data
 
 

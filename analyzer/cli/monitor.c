@@ -196,6 +196,7 @@ struct mon {
 	struct qpt_http *http; /* --metrics */
 	size_t metrics_len;    /* the last rendering's */
 	bool failed;	       /* -r: a bad filter (exit status 2) */
+	bool started;	       /* the interface or folder opened: totals follow */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -1407,7 +1408,7 @@ static int run_live(struct mon *m, int64_t deadline_us)
 		pcap_close(p);
 		return 2;
 	}
-	m->live = true;
+	m->live = m->started = true;
 	while (!stop_signal && !m->write_failed) {
 		struct pollfd pfd = { .fd = pcap_get_selectable_fd(p), .events = POLLIN };
 		int64_t now;
@@ -1854,6 +1855,7 @@ static int run_dir(struct mon *m, int64_t deadline_us)
 		g_hash_table_destroy(f.known);
 		return 2;
 	}
+	m->started = true;
 	while (!stop_signal && !m->write_failed && !m->failed) {
 		bool progress = false;
 		int64_t now;
@@ -1961,10 +1963,13 @@ int cmd_monitor(struct opts *o)
 	status = mo->iface ? run_live(&m, deadline) : run_dir(&m, deadline);
 	end_engine(&m); /* live or -r DIR: the events the end decides */
 	refresh(&m);
-	if (m.http && qpt_http_wanted(m.http))
+	/* nothing opened (no such interface or folder): the error alone */
+	if (m.started && m.http && qpt_http_wanted(m.http))
 		publish_metrics(&m); /* the last numbers, to a scrape waiting for them */
-	conv_lines(&m, true); /* the final summary */
-	diagnosis(&m, true);
+	if (m.started) {
+		conv_lines(&m, true); /* the final summary */
+		diagnosis(&m, true);
+	}
 	flush_out(&m);
 	qpt_http_stop(m.http);
 	qpt_flow_free(m.fl);

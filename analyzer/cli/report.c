@@ -61,6 +61,28 @@ struct run {
 	bool win_span;
 	int64_t win_first, win_last;
 	bool any_finding;
+	/* --from/--to: each conversation direction's counts in the window by
+	 * the id its frames and events carried (id -> struct wconv), then by
+	 * the id at the end (wfinal); the window's totals; the conversation
+	 * as the summary shows it (window_view: its storage) */
+	GHashTable *wconvs, *wfinal;
+	struct qpt_totals wtot;
+	struct qpt_conv vconv;
+	struct qpt_dir vdir[2];
+	struct qpt_dir_rare vrare[2];
+	GArray *vep[2];
+	struct qpt_findings_view view;
+};
+
+/* A conversation direction's counts in the window: the QPT_DIR_COUNTERS
+ * rows, the NAKs by code, its first and last frame. */
+struct wdir {
+	uint64_t c[QPT_C_COUNT];
+	uint64_t naks[QPT_NAK_KINDS];
+	int64_t first_ns, last_ns;
+};
+struct wconv {
+	struct wdir d[2];
 };
 
 /* One event, as a JSON Lines object or a text line.  f is the frame it is
@@ -268,6 +290,103 @@ static bool is_pause(const struct qpt_pkt *pkt)
 	return false;
 }
 
+/* The counter (QPT_DIR_COUNTERS index) an event kind's events count in
+ * their direction, -1: none there (NAKs count by code, totals apart). */
+static int event_counter(unsigned kind)
+{
+	static int at[QPT_VB_COUNT];
+	static bool made;
+
+	if (!made) {
+		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+			at[k] = -1;
+			for (unsigned c = 0; c < QPT_C_COUNT; c++)
+				if (qpt_counters[c].key && qpt_verdicts[k].counter &&
+				    !strcmp(qpt_counters[c].key, qpt_verdicts[k].counter))
+					at[k] = (int)c;
+		}
+		made = true;
+	}
+	return kind < QPT_VB_COUNT ? at[kind] : -1;
+}
+
+static struct wdir *wdir_of(GHashTable *t, int32_t conv, int dir)
+{
+	struct wconv *w = g_hash_table_lookup(t, GINT_TO_POINTER(conv));
+
+	if (!w) {
+		w = g_new0(struct wconv, 1);
+		g_hash_table_insert(t, GINT_TO_POINTER(conv), w);
+	}
+	return &w->d[dir];
+}
+
+/* --from/--to: a frame in the window and its events, counted as the
+ * engine counts the whole input (qpt_flow.c, the sequence analysis): by
+ * the frame's conversation and direction, the events by theirs. */
+static void window_count(struct run *r, const struct qpt_frame *f, int64_t ns,
+			 const struct qpt_pkt *pkt, const struct qpt_verdict *v)
+{
+	struct qpt_totals *t = &r->wtot;
+
+	if (pkt && f->number) {
+		const struct qpt_opcode_info *oi = &qpt_opcodes[pkt->bth.opcode];
+		bool bth = pkt->transport != QPT_TR_NONE && (pkt->flags & QPT_HAS_BTH);
+
+		t->frames++;
+		t->iba_packets += pkt->transport != QPT_TR_NONE;
+		t->malformed += (v->flags & QPT_V(MALFORMED)) != 0;
+		t->bad_icrc += (v->flags & QPT_V(BAD_ICRC)) != 0;
+		t->management += bth && pkt->bth.dqpn <= 1 && (pkt->bth.opcode & 0xe0) == QPT_SVC_UD;
+		if (bth && v->conv >= 0 && (v->dir == 0 || v->dir == 1)) {
+			struct wdir *d = wdir_of(r->wconvs, v->conv, v->dir);
+
+			if (!d->c[QPT_C_packets])
+				d->first_ns = ns;
+			d->last_ns = ns;
+			d->c[QPT_C_packets]++;
+			d->c[QPT_C_bytes] += pkt->wirelen;
+			if (!(oi->flags & QPT_O_CNP))
+				d->c[QPT_C_payload_bytes] += pkt->payload_len;
+			if (oi->flags & QPT_O_RESP)
+				d->c[QPT_C_resp_packets]++;
+			else if (!(oi->flags & QPT_O_CNP))
+				d->c[QPT_C_req_packets]++;
+			if ((oi->flags & QPT_O_ACK) && pkt->aeth.kind == QPT_AETH_ACK &&
+			    !(v->flags & QPT_V(DUPLICATE)))
+				d->c[QPT_C_acks]++;
+			d->c[QPT_C_fecn] += pkt->bth.fecn;
+			d->c[QPT_C_becn] += pkt->bth.becn;
+			d->c[QPT_C_malformed] += (v->flags & QPT_V(MALFORMED)) != 0;
+			d->c[QPT_C_bad_icrc] += (v->flags & QPT_V(BAD_ICRC)) != 0;
+		}
+	}
+	for (unsigned i = 0; i < v->nevents; i++) {
+		const struct qpt_event *ev = &v->ev[i];
+		int k = event_counter(ev->kind);
+		struct wdir *d;
+
+		switch (ev->kind) {
+		case QPT_VB_IP_FRAGMENT: t->fragmented_roce_packets++; break;
+		case QPT_VB_TIME_BACKWARDS: t->time_backwards++; break;
+		case QPT_VB_CM_UNKNOWN: t->cm_unknown_comm_id++; break;
+		case QPT_VB_CM_REJECT: t->cm_rejects++; break;
+		default: break;
+		}
+		if (ev->conv < 0 || (ev->dir != 0 && ev->dir != 1))
+			continue;
+		d = wdir_of(r->wconvs, ev->conv, ev->dir);
+		if (ev->kind == QPT_VB_NAK)
+			d->naks[MIN(ev->code, QPT_NAK_KINDS - 1u)]++;
+		if (ev->kind == QPT_VB_PSN_GAP)
+			d->c[QPT_C_missing_psns] += ev->count;
+		if (ev->kind == QPT_VB_RESPONSE_GAP)
+			d->c[QPT_C_missing_responses] += ev->count;
+		if (k >= 0 && k != QPT_C_bad_icrc) /* (by the frame, above: an event of no direction) */
+			d->c[k]++;
+	}
+}
+
 /* Every analysed frame: the conversations the window shows; the events
  * (events command) of the frames it shows. */
 static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
@@ -285,10 +404,12 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 
 		*e = (struct recent){ f->number, f->file_number, f->file };
 	}
-	if (r->ff && v->nevents)
-		qpt_findings_frames_add(r->ff, v);
 	if (!f->in_window)
 		return;
+	if (r->ff && v->nevents) /* (the window's: its findings name them) */
+		qpt_findings_frames_add(r->ff, v);
+	if (r->wconvs)
+		window_count(r, f, ns, pkt, v);
 	if (pkt && pkt->roce_like && r->roce_like) {
 		gpointer k = GUINT_TO_POINTER(pkt->udp_dport);
 
@@ -1175,14 +1296,12 @@ static void interval_json(struct run *r)
 	g_string_append(o, "]}");
 }
 
-/* --from/--to: the window's own counts; the rest of the summary is of the
- * conversations with a frame in it, counted over the whole input. */
-static void window_text(struct run *r)
+/* --from/--to: the window's own line (what follows on it, the re-sent
+ * share, and the rest of the summary count the window too). */
+static void window_text(struct run *r, guint nconvs)
 {
 	GString *o = r->out;
 
-	if (!r->win)
-		return;
 	g_string_append(o, "window: ");
 	if (r->win_span) {
 		qpt_format_iso(o, r->win_first, true);
@@ -1194,19 +1313,21 @@ static void window_text(struct run *r)
 	for (unsigned c = 0; c < G_N_ELEMENTS(interval_col); c++)
 		qpt_appendf(o, ", %" PRIu64 " %s", r->win->ev[interval_col[c].kind],
 			    interval_col[c].title);
-	qpt_appendf(o, ", %" PRIu64 " pauses in the window (--from/--to); the diagnosis and the "
-		       "table below are of the conversations with a frame in it, over the whole "
-		       "input\n", r->win->pauses);
+	qpt_appendf(o, ", %" PRIu64 " pauses, %u %s in the window (--from/--to); this line, the "
+		       "diagnosis, the table and the totals count its frames and events "
+		       "(conversation ids and go-back-N episodes from the whole input)",
+		    r->win->pauses, nconvs, nconvs == 1 ? "conversation" : "conversations");
 }
 
-static void window_json(struct run *r)
+/* (with it, every count of the document is the window's) */
+static void window_json(struct run *r, guint nconvs)
 {
 	GString *o = r->out;
 
 	if (!r->win)
 		return;
-	qpt_appendf(o, ",\"window\":{\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64,
-		    r->win->packets, r->win->pauses);
+	qpt_appendf(o, ",\"window\":{\"packets\":%" PRIu64 ",\"pauses\":%" PRIu64
+		    ",\"conversations\":%u", r->win->packets, r->win->pauses, nconvs);
 	if (r->win_span) {
 		json_time(o, "first_frame", r->win_first);
 		json_time(o, "last_frame", r->win_last);
@@ -1356,6 +1477,12 @@ static guint group_text(GString *o, const struct qpt_finding_group *g, const GAr
 		if (where)
 			qpt_appendf(o, ", %s", where);
 	}
+	if (g->tunnel) {
+		char tn[QPT_TUNNEL_STRLEN];
+
+		qpt_appendf(o, "; in %s%s", qpt_format_tunnel(g->tunnel, tn, sizeof(tn)),
+			    g->tunnel_several ? " (and another)" : "");
+	}
 	time_span_text(o, g->has_time, g->first_ns, g->last_ns);
 	g_string_append_c(o, '\n');
 	if (g->members->len > 1) {
@@ -1482,6 +1609,30 @@ static void json_hosts(GString *o, const char *key, const struct qpt_group_host 
 	g_string_append(o, "]}");
 }
 
+/* The group's mirror or tunnel session: null, or its kind, id, outer
+ * addresses and words. */
+static void json_tunnel(GString *o, const struct qpt_finding_group *g)
+{
+	const struct qpt_tunnel_id *t = g->tunnel;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN], tn[QPT_TUNNEL_STRLEN];
+
+	if (!t) {
+		g_string_append(o, ",\"tunnel\":null");
+		return;
+	}
+	qpt_tunnel_outer_addr(t, false, s);
+	qpt_tunnel_outer_addr(t, true, d);
+	qpt_appendf(o, ",\"tunnel\":{\"kind\":\"%s\",\"id\":", qpt_tunnel_name(t->kind));
+	if (t->has_key)
+		qpt_appendf(o, "%u", t->key);
+	else
+		g_string_append(o, "null");
+	qpt_appendf(o, ",\"outer_src\":\"%s\",\"outer_dst\":\"%s\",\"several\":%s,\"text\":", s, d,
+		    g->tunnel_several ? "true" : "false");
+	qpt_json_escape(o, qpt_format_tunnel(t, tn, sizeof(tn)));
+	g_string_append_c(o, '}');
+}
+
 void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups)
 {
 	g_string_append(o, ",\"groups\":[");
@@ -1493,6 +1644,7 @@ void qpt_diagnosis_json(GString *o, const GArray *fs, const GArray *groups)
 			    qpt_severity_name(g->severity), g->capture_wide ? "true" : "false",
 			    g->nconvs);
 		json_pcp(o, g->pcp);
+		json_tunnel(o, g);
 		json_hosts(o, "senders", g->senders, g->nsenders);
 		json_hosts(o, "receivers", g->receivers, g->nreceivers);
 		json_share(o, g->part, g->whole);
@@ -1647,6 +1799,7 @@ static void table_line(struct run *r, const struct qpt_conv *c)
  * their report nothing: they are read again, one at a time, where they go
  * (qpt_conv_walk), and the sorted rows are read by id. */
 static bool shown_filter(const struct qpt_conv *c, void *r);
+static const struct qpt_conv *viewed(struct run *r, const struct qpt_conv *c);
 
 static const struct conv_row *conv_row_of(const struct qpt_conv *c, struct conv_row *row)
 {
@@ -1666,7 +1819,7 @@ static void text_conv_table(struct run *r, guint nshown)
 	if (!nshown)
 		return;
 	rows = g_array_new(FALSE, TRUE, sizeof(struct conv_row));
-	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
+	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = viewed(r, qpt_conv_walk_next(&w)));) {
 		struct conv_row row;
 
 		if (conv_row_keys_cmp(conv_row_of(c, &row), &zero))
@@ -1680,8 +1833,8 @@ static void text_conv_table(struct run *r, guint nshown)
 							     table_col[col].width);
 	g_string_append_c(o, '\n');
 	for (; k < rows->len && conv_row_keys_cmp(&g_array_index(rows, struct conv_row, k), &zero) < 0; k++)
-		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
-	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
+		table_line(r, viewed(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id)));
+	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = viewed(r, qpt_conv_walk_next(&w)));) {
 		struct conv_row row;
 
 		if (!conv_row_keys_cmp(conv_row_of(c, &row), &zero))
@@ -1689,7 +1842,7 @@ static void text_conv_table(struct run *r, guint nshown)
 	}
 	qpt_conv_walk_end(&w);
 	for (; k < rows->len; k++)
-		table_line(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id));
+		table_line(r, viewed(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id)));
 	if (r->rows_hidden)
 		qpt_appendf(o, "  and %u more %s (-v, --top N)\n", r->rows_hidden,
 			    r->rows_hidden == 1 ? "conversation" : "conversations");
@@ -1699,12 +1852,112 @@ static void text_conv_table(struct run *r, guint nshown)
 
 /* In the summary: selected, and with a frame in the window when there is
  * one (ids seen during the reading may have been folded since). */
-static bool shown_conv(const struct run *r, const struct qpt_conv *c)
+static bool in_window(const struct run *r, const struct qpt_conv *c)
 {
-	if (!conv_selected(r, c))
-		return false;
 	return !r->window || ((guint)c->id < r->seen_final->len &&
 			      g_array_index(r->seen_final, gboolean, c->id));
+}
+
+static bool shown_conv(const struct run *r, const struct qpt_conv *c)
+{
+	return conv_selected(r, c) && in_window(r, c);
+}
+
+/* The window's counts of conversation id as it is at the end: those of the
+ * ids folded into it added up. */
+static void window_fold(struct run *r)
+{
+	GHashTableIter it;
+	gpointer k, val;
+
+	struct qpt_totals w = r->wtot;
+
+	/* the window's totals: what it counted, the rest the engine's */
+	r->wtot = *qpt_flow_totals(r->fl);
+	r->wtot.frames = w.frames;
+	r->wtot.iba_packets = w.iba_packets;
+	r->wtot.management = w.management;
+	r->wtot.malformed = w.malformed;
+	r->wtot.bad_icrc = w.bad_icrc;
+	r->wtot.fragmented_roce_packets = w.fragmented_roce_packets;
+	r->wtot.time_backwards = w.time_backwards;
+	r->wtot.cm_unknown_comm_id = w.cm_unknown_comm_id;
+	r->wtot.cm_rejects = w.cm_rejects;
+	r->wfinal = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	g_hash_table_iter_init(&it, r->wconvs);
+	while (g_hash_table_iter_next(&it, &k, &val)) {
+		int32_t now = qpt_flow_conv_id(r->fl, GPOINTER_TO_INT(k));
+		const struct wconv *src = val;
+
+		for (int d = 0; d < 2 && now >= 0; d++) {
+			const struct wdir *s = &src->d[d];
+			struct wdir *to;
+
+			if (!memcmp(s, &(struct wdir){ 0 }, sizeof(*s)))
+				continue;
+			to = wdir_of(r->wfinal, now, d);
+			if (s->c[QPT_C_packets] && (!to->c[QPT_C_packets] || s->first_ns < to->first_ns))
+				to->first_ns = s->first_ns;
+			if (s->c[QPT_C_packets] && (!to->c[QPT_C_packets] || s->last_ns > to->last_ns))
+				to->last_ns = s->last_ns;
+			for (unsigned c = 0; c < QPT_C_COUNT; c++)
+				to->c[c] += s->c[c];
+			for (unsigned c = 0; c < QPT_NAK_KINDS; c++)
+				to->naks[c] += s->naks[c];
+		}
+	}
+}
+
+/* The conversation as the summary shows it: with --from/--to, its counts
+ * are the window's (its id, endpoints, pairing, priorities, RTT and
+ * messages those of the whole input; the go-back-N episodes that started
+ * in the window, as the whole input found them); valid until the next
+ * call. */
+static const struct qpt_conv *window_view(const struct qpt_conv *c, void *data)
+{
+	struct run *r = data;
+	static const struct wdir none;
+	const struct wconv *w;
+
+	if (!r->wfinal || !c)
+		return c;
+	w = g_hash_table_lookup(r->wfinal, GINT_TO_POINTER(c->id));
+	r->vconv = *c;
+	for (int d = 0; d < 2; d++) {
+		const struct wdir *wd = w ? &w->d[d] : &none;
+		struct qpt_dir *x = &r->vdir[d];
+		struct qpt_dir_rare *y = &r->vrare[d];
+		const GArray *eps = c->dir[d]->r->episodes;
+
+		*x = *c->dir[d];
+		*y = *c->dir[d]->r;
+		for (unsigned k = 0; k < QPT_C_COUNT; k++)
+			memcpy((qpt_counters[k].rare ? (char *)y : (char *)x) + qpt_counters[k].offset,
+			       &wd->c[k], sizeof(uint64_t));
+		memcpy(y->naks, wd->naks, sizeof(y->naks));
+		x->first_ns = wd->first_ns;
+		x->last_ns = wd->last_ns;
+		g_array_set_size(r->vep[d], 0);
+		for (guint i = 0; eps && r->win_span && i < eps->len; i++) {
+			const struct qpt_episode *e = &g_array_index(eps, struct qpt_episode, i);
+
+			struct qpt_episode in = *e; /* (its time in the window) */
+
+			if (e->start_ns < r->win_first || e->start_ns > r->win_last)
+				continue;
+			in.end_ns = MIN(in.end_ns, r->win_last);
+			g_array_append_val(r->vep[d], in);
+		}
+		y->episodes = eps ? r->vep[d] : NULL;
+		x->r = y;
+		r->vconv.dir[d] = x;
+	}
+	return &r->vconv;
+}
+
+static const struct qpt_conv *viewed(struct run *r, const struct qpt_conv *c)
+{
+	return window_view(c, r);
 }
 
 /* The ids of the conversations that had a frame in the window, as they are
@@ -1713,6 +1966,8 @@ static void window_final(struct run *r)
 {
 	if (!r->seen)
 		return; /* no window */
+	if (r->wconvs)
+		window_fold(r);
 	r->seen_final = g_array_new(FALSE, TRUE, sizeof(gboolean));
 	g_array_set_size(r->seen_final, r->seen->len);
 	for (guint id = 0; id < r->seen->len; id++) {
@@ -1789,21 +2044,27 @@ static void summary_out(struct run *r, const char *file)
 	 * read one at a time, where they go: qpt_conv_walk) */
 	GPtrArray *troubled = g_ptr_array_new();
 	GArray *troubled_ids = g_array_new(FALSE, FALSE, sizeof(int32_t));
-	const struct qpt_totals *t = qpt_flow_totals(r->fl);
+	/* with --from/--to the window's (qpt_flow_totals() for the capture line) */
+	const struct qpt_totals *t = r->wconvs ? &r->wtot : qpt_flow_totals(r->fl);
 	GString *o = r->out;
 	uint64_t rexmit = 0, gaps = 0, naks = 0, rnr = 0, gbn = 0, cnps = 0, ce = 0;
 	/* the directions that re-sent packets, and their sendings (packets
 	 * less capture copies): the denominator of every share re-sent */
 	uint64_t resent_dirs = 0, all_dirs = 0, sendings_all = 0;
-	guint nconvs = 0, nshown = 0, njson = 0;
+	guint nconvs = 0, nshown = 0, njson = 0, nall = 0;
 	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
 	GArray *fs, *groups;
 	struct qpt_diag_opts dopt = { .verbose = r->o->verbose || r->o->long_report,
 				      .top = r->o->top };
 
-	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); nconvs++) {
+	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w));) {
+		nall++;
+		if (!in_window(r, c))
+			continue; /* with --from/--to, the window's conversations count */
 		nshown += shown_conv(r, c);
+		nconvs++;
+		c = viewed(r, c);
 		if (qpt_conv_trouble(c))
 			g_array_append_val(troubled_ids, c->id);
 		for (int d = 0; d < 2; d++) {
@@ -1826,10 +2087,11 @@ static void summary_out(struct run *r, const char *file)
 	}
 	qpt_conv_walk_end(&w);
 	/* the findings of what is shown; the capture's own with no selection */
-	fs = qpt_findings_walk(r->fl, shown_filter, r, att, everything, r->ff);
+	fs = qpt_findings_walk_view(r->fl, shown_filter, r, att, everything, r->ff,
+				    r->wconvs ? &r->view : NULL);
 	if (everything)
 		front_end_findings(r, fs);
-	groups = qpt_findings_groups(r->fl, fs);
+	groups = qpt_findings_groups_view(r->fl, fs, r->wconvs ? &r->view : NULL);
 	for (guint i = 0; i < fs->len; i++) {
 		enum qpt_severity s = g_array_index(fs, struct qpt_finding, i).severity;
 
@@ -1855,7 +2117,7 @@ static void summary_out(struct run *r, const char *file)
 		g_string_append(o, ",\"conversations\":[");
 		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
 			g_string_append(o, njson++ ? "," : "");
-			json_conv(o, c);
+			json_conv(o, viewed(r, c));
 			spill(r);
 		}
 		qpt_conv_walk_end(&w);
@@ -1863,7 +2125,7 @@ static void summary_out(struct run *r, const char *file)
 		json_attempts(o, att);
 		qpt_diagnosis_json(o, fs, groups);
 		interval_json(r);
-		window_json(r);
+		window_json(r, nconvs);
 		json_pfc(o, r->fl);
 		qpt_appendf(o,
 				       ",\"totals\":{\"frames\":%" PRIu64 ",\"iba_packets\":%" PRIu64
@@ -1914,14 +2176,17 @@ static void summary_out(struct run *r, const char *file)
 	if (r->o->filter)
 		qpt_appendf(o, "%" PRIu64 " of %" PRIu64 " frames matched -f, ", r->an.frames_matched,
 			    r->an.frames_read);
-	qpt_appendf(o, "%" PRIu64 " frames, %u %s", t->frames, nconvs,
-		    nconvs == 1 ? "conversation" : "conversations");
+	qpt_appendf(o, "%" PRIu64 " frames, %u %s", qpt_flow_totals(r->fl)->frames, nall,
+		    nall == 1 ? "conversation" : "conversations");
+	if (r->win) { /* the window's counts: its own line */
+		g_string_append(o, " (the whole input)\n");
+		window_text(r, nconvs);
+	}
 	if (rexmit && sendings_all) {
 		qpt_appendf(o, "; %" PRIu64 " of %" PRIu64 " directions re-sent ", resent_dirs, all_dirs);
 		share_text(o, rexmit, sendings_all);
 	}
 	g_string_append_c(o, '\n');
-	window_text(r);
 	g_string_append_c(o, '\n');
 	/* at most 40 lines in all: 4 or 5 above, the diagnosis with its blank
 	 * line, the table (a title, its head, --top rows (10 by default), "and
@@ -1935,7 +2200,7 @@ static void summary_out(struct run *r, const char *file)
 	r->rows_left = dopt.verbose ? -1 : r->o->top > 0 ? r->o->top : 10;
 	if (r->o->long_report) {
 		for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = qpt_conv_walk_next(&w));) {
-			text_conv(o, c, r->an.t0, r->o->verbose);
+			text_conv(o, viewed(r, c), r->an.t0, r->o->verbose);
 			spill(r);
 		}
 		qpt_conv_walk_end(&w);
@@ -2166,6 +2431,13 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	if (r.window) { /* (only for a window: a flag per conversation) */
 		r.seen = g_array_new(FALSE, TRUE, sizeof(gboolean));
 		r.win = g_new0(struct interval, 1);
+		if (!events) { /* the summary counts the window (window_view) */
+			r.wconvs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+			r.vep[0] = g_array_new(FALSE, FALSE, sizeof(struct qpt_episode));
+			r.vep[1] = g_array_new(FALSE, FALSE, sizeof(struct qpt_episode));
+			r.view = (struct qpt_findings_view){ .conv = window_view, .data = &r,
+							     .totals = &r.wtot };
+		}
 	}
 	if (!events) {
 		r.ff = qpt_findings_frames_new();
@@ -2233,6 +2505,13 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	if (r.intervals)
 		g_array_free(r.intervals, TRUE);
 	g_free(r.win);
+	if (r.wconvs) {
+		g_hash_table_destroy(r.wconvs);
+		if (r.wfinal)
+			g_hash_table_destroy(r.wfinal);
+		g_array_free(r.vep[0], TRUE);
+		g_array_free(r.vep[1], TRUE);
+	}
 	if (r.roce_like)
 		g_hash_table_destroy(r.roce_like);
 	return status;
