@@ -308,7 +308,9 @@ same_point:
 		 * gap filled, a READ re-issue; for READ responses and atomic
 		 * ACKs, a restarted response stream: a plain ACK is sent again
 		 * only for a request sent again), a NAK or RNR NAK of it up to its PSN, or
-		 * for an answer a resend of a request up to it. */
+		 * for an answer a resend of a request up to it (the last resend,
+		 * or the last that asked for an ACK: a go-back goes on past the
+		 * PSN before its re-ACK comes). */
 		if (request && qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC) &&
 		    h->ans_valid &&
 		    ((h->ans_frame > e->frame && qpt_psn_diff(h->ans_hi, psn) >= 0) ||
@@ -320,13 +322,18 @@ same_point:
 			continue;
 		if (request && nak_between(h, e, psn, ns))
 			continue;
-		if (!request && t && t->resend_valid && fl_rec(t)->resend_frame > e->frame &&
-		    qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0)
+		if (!request && t && t->resend_valid &&
+		    ((fl_rec(t)->resend_frame > e->frame &&
+		      qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0) ||
+		     (fl_rec(t)->resend_ackreq_frame > e->frame &&
+		      qpt_psn_diff(fl_rec(t)->resend_ackreq_psn, psn) <= 0)))
 			continue;
 		/* the requester went back to a PSN up to this answer's since
 		 * (its last two go-backs: an RNR retry may follow a go-back to
-		 * a lower PSN at once): its requests are answered again */
-		if (!request && t && t->went_back &&
+		 * a lower PSN at once), even when it has passed its highest
+		 * PSN since (the answers come a round trip later): its
+		 * requests are answered again */
+		if (!request && t && t->x && t->x->rc &&
 		    ((fl_rec(t)->goback_frame > e->frame &&
 		      qpt_psn_diff(fl_rec(t)->goback_psn, psn) <= 0) ||
 		     (fl_rec(t)->goback_prev_frame > e->frame &&

@@ -697,6 +697,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->resend_valid = true;
 	fl_rec(h)->resend_psn = psn;
 	fl_rec(h)->resend_frame = frame;
+	if (p->bth.ackreq) {
+		fl_rec(h)->resend_ackreq_psn = psn;
+		fl_rec(h)->resend_ackreq_frame = frame;
+	}
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = fl_slot_of(h, WIN_REQ, psn, true);
