@@ -136,9 +136,10 @@ struct half_rec {
 	 * ones.  A copy never has one between itself and its original: the
 	 * frame order decides, not the timestamps (equal stamps are common
 	 * at hardware speed) */
-	uint32_t resend_psn, resend_ackreq_psn;
-	/* (the last resend, the last one that asked for an ACK) */
-	uint64_t resend_frame, resend_ackreq_frame, goback_frame;
+	uint32_t resend_psn, resend_ackreq_psn, resend_min_psn;
+	/* (the last resend, the last one that asked for an ACK, the lowest
+	 * since the responder's last ACK; resend_min_frame 0: none) */
+	uint64_t resend_frame, resend_ackreq_frame, resend_min_frame, goback_frame;
 	uint32_t goback_psn; /* where that go-back went back to */
 	/* the latest answer below the highest one (ans_hi): a READ's
 	 * responses sent again after a go-back */

@@ -309,8 +309,8 @@ same_point:
 		 * ACKs, a restarted response stream: a plain ACK is sent again
 		 * only for a request sent again), a NAK or RNR NAK of it up to its PSN, or
 		 * for an answer a resend of a request up to it (the last resend,
-		 * or the last that asked for an ACK: a go-back goes on past the
-		 * PSN before its re-ACK comes). */
+		 * the last that asked for an ACK, the lowest since the last ACK:
+		 * a go-back goes on past the PSN before its re-ACK comes). */
 		if (request && qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC) &&
 		    h->ans_valid &&
 		    ((h->ans_frame > e->frame && qpt_psn_diff(h->ans_hi, psn) >= 0) ||
@@ -326,7 +326,9 @@ same_point:
 		    ((fl_rec(t)->resend_frame > e->frame &&
 		      qpt_psn_diff(fl_rec(t)->resend_psn, psn) <= 0) ||
 		     (fl_rec(t)->resend_ackreq_frame > e->frame &&
-		      qpt_psn_diff(fl_rec(t)->resend_ackreq_psn, psn) <= 0)))
+		      qpt_psn_diff(fl_rec(t)->resend_ackreq_psn, psn) <= 0) ||
+		     (fl_rec(t)->resend_min_frame > e->frame &&
+		      qpt_psn_diff(fl_rec(t)->resend_min_psn, psn) <= 0)))
 			continue;
 		/* the requester went back to a PSN up to this answer's since
 		 * (its last two go-backs: an RNR retry may follow a go-back to
@@ -351,6 +353,10 @@ same_point:
 		memset(h->seen + h->seen_size, 0, (n - h->seen_size) * sizeof(*h->seen));
 		h->seen_size = (uint8_t)n;
 	}
+	/* an ACK: the requester's resends since are what the next one
+	 * may answer again */
+	if (!request && t && t->x && t->x->rc && qpt_opcodes[p->bth.opcode].flags & QPT_O_ACK)
+		t->x->rc->resend_min_frame = 0;
 	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
 	h->seen_pos = (uint8_t)((h->seen_pos + 1) % SEEN_RING);
 	return false;

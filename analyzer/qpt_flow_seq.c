@@ -701,6 +701,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		fl_rec(h)->resend_ackreq_psn = psn;
 		fl_rec(h)->resend_ackreq_frame = frame;
 	}
+	if (!fl_rec(h)->resend_min_frame || qpt_psn_diff(psn, fl_rec(h)->resend_min_psn) < 0) {
+		fl_rec(h)->resend_min_psn = psn;
+		fl_rec(h)->resend_min_frame = frame;
+	}
 	if (fill) {
 		/* First sight of a PSN that a gap skipped: its bytes count once. */
 		struct slot *n = fl_slot_of(h, WIN_REQ, psn, true);
