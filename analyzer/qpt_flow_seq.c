@@ -784,10 +784,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * own follows */
 		if (h->rnr_pending && psn == fl_rec(h)->rnr_psn)
 			h->rnr_pending = false;
-		/* the go-back resends the PSN of a NAK on its way (a READ
-		 * re-issue left it pending): that NAK's own go-back, if it
-		 * comes, starts at its PSN again, not above it */
-		if (h->nak_pending && qpt_psn_diff(fl_rec(h)->nak_psn, psn) >= 0 &&
+		/* the go-back, not yet past the PSN of a NAK on its way (a
+		 * READ re-issue left it pending), resends it or jumps over it
+		 * (its resend lost before the capture point): that NAK's own
+		 * go-back, if it comes, starts at its PSN again, not above it */
+		if (h->nak_pending &&
+		    qpt_psn_diff(fl_rec(h)->episode_next, fl_rec(h)->nak_psn) <= 0 &&
 		    qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0)
 			fl_rec(h)->nak_covered = true;
 	} else {
