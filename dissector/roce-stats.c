@@ -468,12 +468,18 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 
 /* ---- TShark: -z roce,qp[,FILTER], printed once after the last packet ------------- */
 
+/* A cell's width on a terminal: its characters, not its bytes ("µs"). */
+static unsigned qp_width(const char *s)
+{
+	return (unsigned)g_utf8_strlen(s, -1);
+}
+
 /* Each column as wide as its title or widest cell, two spaces between. */
 static void qp_print_row(const char *const *cells, const unsigned *width)
 {
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		if (col + 1 < qp_ncols)
-			printf("%-*s  ", (int)width[col], cells[col]);
+			printf("%s%*s  ", cells[col], (int)(width[col] - qp_width(cells[col])), "");
 		else
 			printf("%s\n", cells[col]);
 	}
@@ -518,12 +524,12 @@ static void qp_draw(void *tapdata _U_)
 	 * would be 3.4 GB at once), the conversations read one at a time */
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		cells[col] = qp_text_title(col);
-		width[col] = (unsigned)strlen(cells[col]);
+		width[col] = qp_width(cells[col]);
 	}
 	for (qpt_conv_walk_start(&w, roce_flow(), seen_live, live); (c = qpt_conv_walk_next(&w));) {
 		qp_cells(c, cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
-			width[col] = MAX(width[col], (unsigned)strlen(cell[col]));
+			width[col] = MAX(width[col], qp_width(cell[col]));
 	}
 	qpt_conv_walk_end(&w);
 	qp_print_row(cells, width);

@@ -512,14 +512,31 @@ def fmt_us(us):
     return sig3(a, "µs") if a < 999.5 else sig3(a / 1e3, "ms") if a < 999.5e3 else sig3(a / 1e6, "s")
 
 
+def cell_agrees(cell, us):
+    """A duration cell of summary's ("2.99 µs", "1.03 ms", "-") is us
+    (from --json, to the nanosecond; None: none) in three significant digits: written
+    as summary writes its own value, and within half its last digit (and
+    --json's rounding) of us.  (Formatting --json's value again may round
+    otherwise: 2.985 of --json can be 2.98499 or 2.98501 before.)"""
+    if cell == "-" or us is None:  # none
+        return cell == "-" and us is None
+    m = re.fullmatch(r"(\d+(?:\.(\d+))?) (µs|ms|s)", cell)
+    if not m:
+        return False
+    scale = {"µs": 1, "ms": 1e3, "s": 1e6}[m.group(3)]
+    v = float(m.group(1)) * scale
+    return fmt_us(v) == cell and abs(v - us) <= 0.5 * 10 ** -len(m.group(2) or "") * scale + 0.0011
+
+
 def summary_rows(qptrace, cap, s=None):
     """What -z roce,qp should say, from qptrace summary --json, every cell:
-    the counters a->b/b->a, the conversation's time lost (the sum of its
+    the counters a->b/b->a; the conversation's time lost (the sum of its
     directions' time_lost_us) and RTT p50/p99 (of the direction with most
-    ACK RTT samples, the first on a tie) in summary's words.  Also the
-    cells of summary's text table that disagree with them (its time lost
-    and RTT cells, the sums of the a->b/b->a counts under its columns'
-    names): [(conv, column, table cell, from --json)]."""
+    ACK RTT samples, the first on a tie) as summary's table words them,
+    checked against --json (cell_agrees).  Also the cells of summary's text
+    table that disagree with --json (those two, and the sums of the
+    a->b/b->a counts under its columns' names): [(conv, column, table
+    cell, from --json)]."""
     if s is None:
         rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
         s = json.loads(out)
@@ -534,26 +551,31 @@ def summary_rows(qptrace, cap, s=None):
         for title, e in (("A (addr QP)", c["endpoints"][0]), ("B (addr QP)", c["endpoints"][1])):
             r[title] = f"{e['addr']} " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
         ds = c["directions"]
+        t = table.get(c["id"])
+        best = None
+        for d in ds:
+            if d.get("ack_rtt_us") and (best is None or d["ack_rtt_us"]["n"] > best["n"]):
+                best = d["ack_rtt_us"]
+        lost = sum(d["time_lost_us"] for d in ds)
         for title in qp_columns()[5:]:
             if title == "RTT p50/p99":
-                best = None
-                for d in ds:
-                    if d.get("ack_rtt_us") and (best is None or d["ack_rtt_us"]["n"] > best["n"]):
-                        best = d["ack_rtt_us"]
-                r[title] = f"{fmt_us(best['p50'])}/{fmt_us(best['p99'])}" if best else "-"
+                r[title] = (t or {}).get(title)
+                cells = (r[title] or "").split("/")
+                if not (cells == ["-"] and not best or best and len(cells) == 2 and
+                        cell_agrees(cells[0], best["p50"]) and cell_agrees(cells[1], best["p99"])):
+                    disagree.append((c["id"], title, r[title], best and (best["p50"], best["p99"])))
             elif title == "time lost":
-                lost = sum(d["time_lost_us"] for d in ds)
-                r[title] = fmt_us(lost) if lost else "-"
+                r[title] = (t or {}).get(title)
+                if not cell_agrees(r[title] or "", lost or None):  # none lost: "-"
+                    disagree.append((c["id"], title, r[title], lost))
             else:
                 r[title] = "/".join(str(d[by_column[title]] if title in by_column else
                                         sum(d["messages"].values()) if title == "messages" else
                                         sum(d["naks"].values())) for d in ds)
-        t = table.get(c["id"])
         if t is None:
             disagree.append((c["id"], "row", None, "not in summary's table"))
         else:
-            want = {"transport": r["transport"], "time lost": r["time lost"],
-                    "RTT p50/p99": r["RTT p50/p99"]}
+            want = {"transport": r["transport"]}
             want.update({k: str(sum(d[key] for d in ds)) for k, key in sums.items()})
             t = dict(t, **{"re-sent": t["re-sent"].split()[0]})  # "8 (35 %)": the count
             disagree += [(c["id"], k, t[k], v) for k, v in want.items() if t[k] != v]
