@@ -406,8 +406,8 @@ static const int pi_severity[] = {
 };
 
 /* A bad ICRC and a malformed packet are the decoder's findings: their
- * expert infos sit on the ICRC / error items of the tree (roce.icrc.bad.expert,
- * roce.r->malformed, roce.truncated), also with the analysis off, and are not
+ * expert infos sit on the ICRC / error items of the tree (roce.icrc.bad,
+ * roce.malformed, roce.truncated), also with the analysis off, and are not
  * repeated here; their verdict fields are. */
 static gboolean decode_group(enum qpt_group g)
 {
