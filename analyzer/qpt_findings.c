@@ -72,6 +72,15 @@ char *qpt_format_duration(int64_t ns, char *buf, size_t len)
 	return qpt_format_duration_us((double)ns / 1000.0, buf, len);
 }
 
+char *qpt_format_time_lost(const struct qpt_conv_numbers *n, char *buf, size_t len)
+{
+	if (!n->time_lost_ns) {
+		g_strlcpy(buf, "-", len);
+		return buf;
+	}
+	return qpt_format_duration(n->time_lost_ns, buf, len);
+}
+
 char *qpt_format_rate(double bps, char *buf, size_t len)
 {
 	static const char *const units[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s" };

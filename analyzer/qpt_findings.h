@@ -267,6 +267,9 @@ void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n);
 /* The table's RTT cell: "p50/p99" of n (three significant digits each,
  * "98.9 µs/214 µs"), "-" without a sample. */
 char *qpt_format_rtt_p50_p99(const struct qpt_conv_numbers *n, char *buf, size_t len);
+/* The table's time-lost cell: n's time lost with three significant digits
+ * ("1.03 ms"), "-" when none. */
+char *qpt_format_time_lost(const struct qpt_conv_numbers *n, char *buf, size_t len);
 /* Time lost in go-back-N episodes of one direction (the kept episodes). */
 int64_t qpt_dir_time_lost(const struct qpt_dir *d);
 

@@ -204,46 +204,47 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 
 /* ---- per-direction counters -------------------------------------------- */
 
-/* X(field, JSON key, text row label, -z roce,qp column, text: shown even
+/* X(field, JSON key, text row label, a column of -z roce,qp (titled with
+ * the row label's words, as summary --long names the row), text: shown even
  * when zero in both directions, where: dir (struct qpt_dir) or rare
  * (struct qpt_dir_rare: zero in a healthy conversation)) in the order they
  * print; a NULL key or
  * label is not printed there (the counter is still merged and kept). */
-#define QPT_DIR_COUNTERS(X)                                                                \
-	X(packets, "packets", "packets:", "Packets", true, dir)                                 \
-	X(payload_bytes, "payload_bytes", "payload bytes:", "Bytes", true, dir)                 \
-	X(bytes, NULL, NULL, NULL, false, dir) /* wire bytes: not printed */                    \
-	X(req_packets, "request_packets", "request packets:", NULL, true, dir)                  \
-	X(resp_packets, "response_packets", "response/ack packets:", NULL, true, dir)           \
-	X(retransmitted_packets, "retransmitted_packets", "retransmitted packets:",        \
-	  "Retrans", true, rare)                                                                 \
-	X(psn_gaps, "psn_gaps", "PSN gaps:", "Gaps", true, rare)                                 \
-	X(missing_psns, "missing_psns", "missing PSNs:", NULL, true, rare)                       \
-	X(duplicates, "duplicates", "duplicates (capture):", NULL, true, rare)                   \
-	X(out_of_order, "out_of_order", "out of order:", NULL, true, rare)                       \
-	X(rnr_naks, "rnr_naks", "RNR NAKs:", "RNR", true, rare)                                  \
-	X(rnr_retries, "rnr_retries", "RNR retries:", NULL, false, rare)                         \
-	X(read_retries, "read_retries", "READ retries:", NULL, false, rare)                      \
-	X(gbn_episodes, "gbn_episodes", "go-back-N episodes:", "GBN", true, rare)                \
-	X(timeouts, "timeouts", "  of them timeouts:", NULL, true, rare)                         \
-	X(acks, "acks", NULL, NULL, false, dir)                                              \
-	X(coalesced_acks, "coalesced_acks", "coalesced ACKs:", NULL, true, dir)                 \
-	X(dup_acks, "dup_acks", "duplicate ACKs:", NULL, true, rare)                             \
-	X(cnps, "cnps", "CNPs sent:", "CNPs", true, rare)                                        \
-	X(ecn_ce, "ecn_ce", "ECN-CE packets:", "ECN-CE", true, rare)                             \
-	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", "No CNP", false, rare)        \
-	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", NULL, false, rare)   \
-	X(fecn, "fecn", "FECN packets:", NULL, false, rare)                                      \
-	X(becn, "becn", "BECN packets:", NULL, false, rare)                                      \
-	X(bad_icrc, "bad_icrc", "bad ICRC:", "Bad ICRC", false, dir)                                 \
-	X(response_gaps, "response_gaps", "READ response gaps:", NULL, false, rare)              \
-	X(missing_responses, "missing_responses", "missing READ responses:", NULL, false, rare)  \
-	X(new_sequences, "new_sequences", "new PSN sequences:", NULL, false, rare)               \
-	X(time_backwards, "time_backwards", "timestamps backwards:", NULL, false, rare)          \
-	X(malformed, NULL, NULL, NULL, false, rare)
+#define QPT_DIR_COUNTERS(X)                                                                     \
+	X(packets, "packets", "packets:", true, true, dir)                                      \
+	X(payload_bytes, "payload_bytes", "payload bytes:", true, true, dir)                    \
+	X(bytes, NULL, NULL, false, false, dir) /* wire bytes: not printed */                   \
+	X(req_packets, "request_packets", "request packets:", false, true, dir)                 \
+	X(resp_packets, "response_packets", "response/ack packets:", false, true, dir)          \
+	X(retransmitted_packets, "retransmitted_packets", "retransmitted packets:", true, true, rare) \
+	X(psn_gaps, "psn_gaps", "PSN gaps:", true, true, rare)                                  \
+	X(missing_psns, "missing_psns", "missing PSNs:", false, true, rare)                     \
+	X(duplicates, "duplicates", "duplicates (capture):", false, true, rare)                 \
+	X(out_of_order, "out_of_order", "out of order:", false, true, rare)                     \
+	X(rnr_naks, "rnr_naks", "RNR NAKs:", true, true, rare)                                  \
+	X(rnr_retries, "rnr_retries", "RNR retries:", false, false, rare)                       \
+	X(read_retries, "read_retries", "READ retries:", false, false, rare)                    \
+	X(gbn_episodes, "gbn_episodes", "go-back-N episodes:", true, true, rare)                \
+	X(timeouts, "timeouts", "  of them timeouts:", false, true, rare)                       \
+	X(acks, "acks", NULL, false, false, dir)                                                \
+	X(coalesced_acks, "coalesced_acks", "coalesced ACKs:", false, true, dir)                \
+	X(dup_acks, "dup_acks", "duplicate ACKs:", false, true, rare)                           \
+	X(cnps, "cnps", "CNPs sent:", true, true, rare)                                         \
+	X(ecn_ce, "ecn_ce", "ECN-CE packets:", true, true, rare)                                \
+	X(ce_without_cnp, "ce_without_cnp", "ECN-CE without CNP:", true, false, rare)           \
+	X(cnp_unexpected, "cnp_unexpected", "CNPs on unexpected DSCP/PCP:", false, false, rare) \
+	X(fecn, "fecn", "FECN packets:", false, false, rare)                                    \
+	X(becn, "becn", "BECN packets:", false, false, rare)                                    \
+	X(bad_icrc, "bad_icrc", "bad ICRC:", true, false, dir)                                  \
+	X(response_gaps, "response_gaps", "READ response gaps:", false, false, rare)            \
+	X(missing_responses, "missing_responses", "missing READ responses:", false, false, rare) \
+	X(new_sequences, "new_sequences", "new PSN sequences:", false, false, rare)             \
+	X(time_backwards, "time_backwards", "timestamps backwards:", false, false, rare)        \
+	X(malformed, NULL, NULL, false, false, rare)
 
 struct qpt_counter_info {
-	const char *key, *label, *column;
+	const char *key, *label;
+	bool column; /* a column of -z roce,qp, titled with the label's words */
 	size_t offset; /* of the uint64_t in struct qpt_dir, or with rare in
 			* struct qpt_dir_rare (the row's last argument) */
 	bool always;

@@ -4,10 +4,10 @@
  * qpt_flow per file (the code of `qptrace summary` / `qptrace events`).
  * What it says about a packet is kept per frame (a 16-byte slot, and a
  * roce_frame_t only for frames with a verdict or a link: see "per-frame
- * storage") and shown on every pass.  The roce.analysis.<key> fields and their expert infos are
- * made from the engine's verdict table (qpt_verdicts[], qpt_verdict.h):
- * field name, label, type, expert text, group, severity and Info-column tag
- * all come from its row, so a new verdict needs no code here.  The expert
+ * storage") and shown on every pass.  The roce.analysis.<key> expert infos
+ * and value fields are made from the engine's verdict table (qpt_verdicts[],
+ * qpt_verdict.h): name, label, value type, expert text, group, severity and
+ * Info-column tag all come from its row, so a new verdict needs no code here.  The expert
  * text is the row's constant text, so `-z expert` has one row per kind (as
  * TCP's analysis); what differs per packet is in fields.
  *
@@ -380,8 +380,15 @@ static int hf_an_retrans_frame = -1, hf_an_psn_gap_first = -1,
 static int hf_an = -1, hf_an_flags = -1; /* the subtree; its verdicts (as tcp.analysis.flags) */
 static gint ett_an = -1, ett_an_flags = -1;
 
-/* One field and one expert info per verdict kind, from its table row. */
-static int hf_verdict[QPT_VB_COUNT];
+/* Per verdict kind, from its table row, as TCP's analysis: the verdict is
+ * its expert info, whose name roce.analysis.<key> is the filter
+ * (tcp.analysis.retransmission); a value it carries (missing PSNs, the
+ * episode's number, a REJ reason) is a field of another name,
+ * roce.analysis.<key>.<value> (as tcp.analysis.duplicate_ack_num).  The
+ * decoder's kinds (bad ICRC, malformed) have their expert infos on the
+ * header items (roce-tree.c), with the analysis off too: their verdict is a
+ * plain field (hf_verdict). */
+static int hf_verdict[QPT_VB_COUNT], hf_value[QPT_VB_COUNT];
 static expert_field ei_verdict[QPT_VB_COUNT];
 
 static const int pi_group[] = {
@@ -399,8 +406,8 @@ static const int pi_severity[] = {
 };
 
 /* A bad ICRC and a malformed packet are the decoder's findings: their
- * expert infos sit on the ICRC / error items of the tree (roce.icrc.bad.expert,
- * roce.r->malformed, roce.truncated), also with the analysis off, and are not
+ * expert infos sit on the ICRC / error items of the tree (roce.icrc.bad,
+ * roce.malformed, roce.truncated), also with the analysis off, and are not
  * repeated here; their verdict fields are. */
 static gboolean decode_group(enum qpt_group g)
 {
@@ -434,6 +441,23 @@ static const struct qpt_name *code_names(enum qpt_vcode c)
 	}
 }
 
+/* The name of the field that holds a kind's value (after
+ * roce.analysis.<key>.), NULL for a flag: the events' JSON key of its
+ * count or code, "number" for a go-back-N episode's. */
+static const char *value_suffix(const struct qpt_verdict_info *vi)
+{
+	switch (vi->value) {
+	case QPT_VAL_COUNT:
+		return vi->count_key;
+	case QPT_VAL_EPISODE:
+		return "number";
+	case QPT_VAL_CODE:
+		return vi->code == QPT_CODE_REASON ? "reason" : vi->code == QPT_CODE_NAK ? "nak" : "code";
+	default:
+		return NULL;
+	}
+}
+
 void roce_analysis_register(void)
 {
 	static hf_register_info hf[] = {
@@ -456,32 +480,39 @@ void roce_analysis_register(void)
 		{ &hf_msg_first_frame, { "Message first frame", "roce.message.first_frame", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL } },
 	};
 	static gint *ett[] = { &ett_an, &ett_an_flags };
-	hf_register_info *vhf = g_new0(hf_register_info, QPT_VB_COUNT);
+	hf_register_info *vhf = g_new0(hf_register_info, 2 * QPT_VB_COUNT);
 	ei_register_info *vei = g_new0(ei_register_info, QPT_VB_COUNT);
-	int nei = 0;
+	int nhf = 0, nei = 0;
 	expert_module_t *em;
 
 	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
 		const struct qpt_verdict_info *vi = &qpt_verdicts[k];
-		enum ftenum type = vi->value == QPT_VAL_FLAG ? FT_BOOLEAN :
-				   vi->value == QPT_VAL_CODE ? FT_UINT16 : FT_UINT32;
+		const char *suffix = value_suffix(vi);
 
-		hf_verdict[k] = -1;
-		vhf[k] = (hf_register_info){ &hf_verdict[k], {
-			vi->label, g_strdup_printf("roce.analysis.%s", vi->key), type,
-			type == FT_BOOLEAN ? BASE_NONE : BASE_DEC,
-			vi->value == QPT_VAL_CODE ? (const void *)code_names(vi->code) : NULL, 0,
-			vi->value == QPT_VAL_EPISODE ? "1-based episode number of this direction" : NULL,
-			HFILL } };
+		hf_verdict[k] = hf_value[k] = -1;
 		ei_verdict[k] = (expert_field)EI_INIT;
-		if (decode_group(vi->group))
+		if (suffix) /* the value it carries: a field of its own name */
+			vhf[nhf++] = (hf_register_info){ &hf_value[k], {
+				vi->label, g_strdup_printf("roce.analysis.%s.%s", vi->key, suffix),
+				vi->value == QPT_VAL_CODE ? FT_UINT16 : FT_UINT32, BASE_DEC,
+				vi->value == QPT_VAL_CODE ? (const void *)code_names(vi->code) : NULL, 0,
+				vi->value == QPT_VAL_EPISODE ? "1-based episode number of this direction" : NULL,
+				HFILL } };
+		if (decode_group(vi->group)) {
+			/* its expert info is the decoder's, on the header item */
+			vhf[nhf++] = (hf_register_info){ &hf_verdict[k], {
+				vi->label, g_strdup_printf("roce.analysis.%s", vi->key), FT_BOOLEAN,
+				BASE_NONE, NULL, 0, NULL, HFILL } };
 			continue;
+		}
+		/* the verdict itself: its expert info, named roce.analysis.<key>
+		 * (as tcp.analysis.retransmission): that name is its filter */
 		vei[nei] = (ei_register_info){ &ei_verdict[k], {
-			g_strdup_printf("roce.analysis.%s.expert", vi->key), 0, 0, NULL, EXPFILL } };
+			g_strdup_printf("roce.analysis.%s", vi->key), 0, 0, NULL, EXPFILL } };
 		roce_expert_of_verdict(&vei[nei++].eiinfo, k);
 	}
 	proto_register_field_array(proto_roce, hf, array_length(hf));
-	proto_register_field_array(proto_roce, vhf, QPT_VB_COUNT);
+	proto_register_field_array(proto_roce, vhf, nhf);
 	proto_register_subtree_array(ett, array_length(ett));
 	em = expert_register_protocol(proto_roce);
 	expert_register_field_array(em, vei, nei);
@@ -716,7 +747,7 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			proto_item *top, const roce_frame_t *fi)
 {
 	proto_tree *at, *ft = NULL;
-	proto_item *it;
+	proto_item *it, *flags_it = NULL;
 
 	if (fi->conv >= 0) {
 		roce_add_gen(tree, hf_stream, tvb, (guint64)roce_conv_id(fi->conv));
@@ -731,9 +762,9 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	proto_item_set_generated(it);
 	at = proto_item_add_subtree(it, ett_an);
 	if (fi->flags) {
-		it = proto_tree_add_item(at, hf_an_flags, tvb, 0, 0, ENC_NA);
-		proto_item_set_generated(it);
-		ft = proto_item_add_subtree(it, ett_an_flags);
+		flags_it = proto_tree_add_item(at, hf_an_flags, tvb, 0, 0, ENC_NA);
+		proto_item_set_generated(flags_it);
+		ft = proto_item_add_subtree(flags_it, ett_an_flags);
 	}
 
 	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
@@ -741,9 +772,12 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
 		if (!(fi->flags & (1u << k)))
 			continue;
-		it = roce_add_gen(ft, hf_verdict[k], tvb, verdict_value(fi, k));
-		if (!decode_group(vi->group))
-			expert_add_info(pinfo, it, &ei_verdict[k]);
+		if (decode_group(vi->group))
+			roce_add_gen(ft, hf_verdict[k], tvb, 1);
+		else
+			expert_add_info(pinfo, flags_it, &ei_verdict[k]);
+		if (hf_value[k] != -1)
+			roce_add_gen(ft, hf_value[k], tvb, verdict_value(fi, k));
 		if (vi->info[0]) {
 			col_append_str(pinfo->cinfo, COL_INFO, vi->info);
 			proto_item_append_text(top, "%s", vi->info);

@@ -9,9 +9,10 @@
  *
  * The counter columns are the engine's per-direction counter table
  * (qpt_counters[], the rows with a column title), so a new counter is one
- * row there; after them come the columns the counters do not hold as one
- * number (messages, NAKs of every code, the time the go-back-N episodes
- * lost) and the conversation's RTT p50/p99 as qptrace summary's table.
+ * row there, titled as summary --long's row; after them come the columns
+ * the counters do not hold as one number (messages, NAKs of every code),
+ * then the conversation's time lost and RTT p50/p99, the cells of qptrace
+ * summary's table.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -363,23 +364,27 @@ static void qp_columns(void)
 {
 	/* Wireshark (4.0 to 4.6) sizes the dialog's columns to their titles
 	 * and cells before it shows the sort indicator on the first one, which
-	 * then takes room from the title: right-aligned, "Conv" was clipped to
-	 * "onv" (two em spaces before the cells' numbers did not make the
+	 * then takes room from the title: right-aligned, the title was clipped
+	 * ("Conv" to "onv"; two em spaces before the cells' numbers did not make the
 	 * column wide enough).  Two em spaces before the title do: the
 	 * indicator clips them instead.  TShark prints the title without them
 	 * (QP_TITLE_PAD). */
-	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, QP_TITLE_PAD "Conv", "%u");
-	qp_add_col(QP_SVC, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Svc", "%s");
+	qp_add_col(QP_CONV, 0, TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, QP_TITLE_PAD "conv", "%u");
+	qp_add_col(QP_SVC, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "transport", "%s");
 	qp_add_col(QP_ULP, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "ULP", "%s");
 	qp_add_col(QP_EP_A, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "A (addr QP)", "%s");
 	qp_add_col(QP_EP_B, 0, TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "B (addr QP)", "%s");
+	/* the counters a->b/b->a, titled as summary --long names its rows
+	 * ("retransmitted packets:" without the colon) */
 	for (unsigned c = 0; c < QPT_C_COUNT; c++)
 		if (qpt_counters[c].column)
 			qp_add_col(QP_COUNTER, c, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT,
-				   qpt_counters[c].column, "%s");
-	qp_add_col(QP_MESSAGES, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Messages", "%s");
+				   g_strndup(qpt_counters[c].label,
+					     strcspn(qpt_counters[c].label, ":")), "%s");
+	qp_add_col(QP_MESSAGES, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "messages", "%s");
 	qp_add_col(QP_NAKS, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "NAKs", "%s");
-	qp_add_col(QP_TIME_LOST, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "GBN time lost us", "%s");
+	/* the conversation's, as the columns of summary's table */
+	qp_add_col(QP_TIME_LOST, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "time lost", "%s");
 	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT p50/p99", "%s");
 }
 
@@ -401,25 +406,6 @@ static guint64 dir_naks(const struct qpt_dir *d)
 	return n;
 }
 
-/* The time the direction's go-back-N episodes lost (end - start), "-" for
- * none. */
-static void fmt_time_lost(const struct qpt_dir *d, char *buf, size_t len)
-{
-	gint64 ns = 0;
-
-	if (!d->r->episodes || !d->r->episodes->len) {
-		g_strlcpy(buf, "-", len);
-		return;
-	}
-	for (guint i = 0; i < d->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(d->r->episodes, struct qpt_episode, i);
-
-		if (e->end_ns >= e->start_ns) /* closed (the GUI's table may see an open one) */
-			ns += e->end_ns - e->start_ns;
-	}
-	g_snprintf(buf, (gulong)len, "%.1f", (double)ns / 1000.0);
-}
-
 static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean b_side)
 {
 	char a[QPT_ADDR_STRLEN];
@@ -435,8 +421,9 @@ static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean
 static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 {
 	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
-	char x[2][40];
+	struct qpt_conv_numbers n;
 
+	qpt_conv_numbers(c, &n);
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		char *s = cell[col];
 
@@ -469,30 +456,30 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 			g_snprintf(s, QP_CELL, "%" PRIu64 "/%" PRIu64, (guint64)dir_naks(a),
 				   (guint64)dir_naks(b));
 			break;
-		case QP_TIME_LOST:
-			fmt_time_lost(a, x[0], sizeof(x[0]));
-			fmt_time_lost(b, x[1], sizeof(x[1]));
-			g_snprintf(s, QP_CELL, "%s/%s", x[0], x[1]);
+		case QP_TIME_LOST: /* the conversation's, as qptrace summary's table */
+			qpt_format_time_lost(&n, s, QP_CELL);
 			break;
-		case QP_RTT: { /* the conversation's, as qptrace summary's table */
-			struct qpt_conv_numbers n;
-
-			qpt_conv_numbers(c, &n);
+		case QP_RTT: /* the conversation's, as qptrace summary's table */
 			qpt_format_rtt_p50_p99(&n, s, QP_CELL);
 			break;
-		}
 		}
 	}
 }
 
 /* ---- TShark: -z roce,qp[,FILTER], printed once after the last packet ------------- */
 
+/* A cell's width on a terminal: its characters, not its bytes ("µs"). */
+static unsigned qp_width(const char *s)
+{
+	return (unsigned)g_utf8_strlen(s, -1);
+}
+
 /* Each column as wide as its title or widest cell, two spaces between. */
 static void qp_print_row(const char *const *cells, const unsigned *width)
 {
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		if (col + 1 < qp_ncols)
-			printf("%-*s  ", (int)width[col], cells[col]);
+			printf("%s%*s  ", cells[col], (int)(width[col] - qp_width(cells[col])), "");
 		else
 			printf("%s\n", cells[col]);
 	}
@@ -521,7 +508,8 @@ static void qp_draw(void *tapdata _U_)
 
 	printf("==================================================================================\n");
 	printf("RoCE QP conversations (qptrace engine)\n");
-	printf("Values are a->b/b->a; RTT p50/p99 is the conversation's ACK RTT, as in qptrace summary.\n");
+	printf("Counts are a->b/b->a, as qptrace summary --long; time lost (in go-back-N episodes)\n"
+	       "and RTT p50/p99 (ACK RTT) are the conversation's, as in qptrace summary's table.\n");
 	if (qp_filter)
 		printf("Filter: %s (conversations with a packet it matches)\n", qp_filter);
 	if (!roce_flow()) {
@@ -536,12 +524,12 @@ static void qp_draw(void *tapdata _U_)
 	 * would be 3.4 GB at once), the conversations read one at a time */
 	for (unsigned col = 0; col < qp_ncols; col++) {
 		cells[col] = qp_text_title(col);
-		width[col] = (unsigned)strlen(cells[col]);
+		width[col] = qp_width(cells[col]);
 	}
 	for (qpt_conv_walk_start(&w, roce_flow(), seen_live, live); (c = qpt_conv_walk_next(&w));) {
 		qp_cells(c, cell);
 		for (unsigned col = 0; col < qp_ncols; col++)
-			width[col] = MAX(width[col], (unsigned)strlen(cell[col]));
+			width[col] = MAX(width[col], qp_width(cell[col]));
 	}
 	qpt_conv_walk_end(&w);
 	qp_print_row(cells, width);

@@ -56,8 +56,8 @@ static int hf_aeth_syndrome = -1, hf_aeth_kind = -1, hf_aeth_credits = -1,
 static int hf_atomicacketh_orig = -1;
 static int hf_immdt = -1, hf_ieth = -1;
 static int hf_payload = -1, hf_payload_len = -1, hf_pad = -1;
-static int hf_icrc = -1, hf_icrc_computed = -1, hf_icrc_status = -1, hf_icrc_bad = -1;
-static int hf_vcrc = -1, hf_vcrc_computed = -1, hf_vcrc_status = -1, hf_vcrc_bad = -1;
+static int hf_icrc = -1, hf_icrc_computed = -1, hf_icrc_status = -1;
+static int hf_vcrc = -1, hf_vcrc_computed = -1, hf_vcrc_status = -1;
 static int hf_mad = -1, hf_mad_base_version = -1, hf_mad_mgmt_class = -1,
 	   hf_mad_class_version = -1, hf_mad_method = -1, hf_mad_status = -1,
 	   hf_mad_class_specific = -1, hf_mad_tid = -1, hf_mad_attr_id = -1,
@@ -532,9 +532,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			proto_item_append_text(it, pkt->icrc_ok ? " [correct]" : " [incorrect, should be 0x%08x]",
 					       pkt->icrc_computed);
 			roce_add_gen(st, hf_icrc_computed, tvb, pkt->icrc_computed);
-			roce_add_gen(st, hf_icrc_status, tvb, pkt->icrc_ok ? 1 : 0);
+			b = roce_add_gen(st, hf_icrc_status, tvb, pkt->icrc_ok ? 1 : 0);
 			if (!pkt->icrc_ok) {
-				b = roce_add_gen(st, hf_icrc_bad, tvb, 1);
 				expert_add_info(pinfo, b, &ei_icrc_bad);
 				col_append_str(pinfo->cinfo, COL_INFO, " [bad ICRC]");
 			}
@@ -549,15 +548,14 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		it = add_val(rt, hf_vcrc, tvb, vo, 2, pkt->vcrc);
 		st = proto_item_add_subtree(it, ett_icrc);
 		if (pkt->icrc_checked || !(pkt->flags & QPT_HAS_ICRC)) {
-			roce_add_gen(st, hf_vcrc_computed, tvb, pkt->vcrc_computed);
-			roce_add_gen(st, hf_vcrc_status, tvb, pkt->vcrc_ok ? 1 : 0);
-			if (!pkt->vcrc_ok && roce_pref_check_icrc) {
-				proto_item *b = roce_add_gen(st, hf_vcrc_bad, tvb, 1);
+			proto_item *b;
 
+			roce_add_gen(st, hf_vcrc_computed, tvb, pkt->vcrc_computed);
+			b = roce_add_gen(st, hf_vcrc_status, tvb, pkt->vcrc_ok ? 1 : 0);
+			if (!pkt->vcrc_ok && roce_pref_check_icrc)
 				expert_add_info_format(pinfo, b, &ei_vcrc_bad,
 						       "Bad VCRC 0x%04x, expected 0x%04x",
 						       pkt->vcrc, pkt->vcrc_computed);
-			}
 		}
 	}
 
@@ -656,11 +654,9 @@ void roce_tree_register(void)
 		{ &hf_icrc, { "Invariant CRC", "roce.icrc", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL } },
 		{ &hf_icrc_computed, { "Calculated ICRC", "roce.icrc.computed", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL } },
 		{ &hf_icrc_status, { "ICRC Status", "roce.icrc.status", FT_UINT8, BASE_NONE, VALS(icrc_status_vals), 0, NULL, HFILL } },
-		{ &hf_icrc_bad, { "Bad ICRC", "roce.icrc.bad", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL } },
 		{ &hf_vcrc, { "Variant CRC", "roce.vcrc", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL } },
 		{ &hf_vcrc_computed, { "Calculated VCRC", "roce.vcrc.computed", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL } },
 		{ &hf_vcrc_status, { "VCRC Status", "roce.vcrc.status", FT_UINT8, BASE_NONE, VALS(icrc_status_vals), 0, NULL, HFILL } },
-		{ &hf_vcrc_bad, { "Bad VCRC", "roce.vcrc.bad", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL } },
 		/* MAD */
 		{ &hf_mad, { "Management Datagram", "roce.mad", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL } },
 		{ &hf_mad_base_version, { "Base Version", "roce.mad.base_version", FT_UINT8, BASE_DEC, NULL, 0, NULL, HFILL } },
@@ -711,11 +707,13 @@ void roce_tree_register(void)
 		&ett_icrc, &ett_mad, &ett_cm, &ett_delivery,
 	};
 	static ei_register_info ei[] = {
-		/* first: its group, severity and text are set from the verdict table below */
-		{ &ei_icrc_bad, { "roce.icrc.bad.expert", PI_CHECKSUM, PI_ERROR, "Bad ICRC", EXPFILL } },
+		/* named as TCP's tcp.checksum.bad: the expert info is the filter
+		 * (the value is roce.icrc.status); first: its group, severity
+		 * and text are set from the verdict table below */
+		{ &ei_icrc_bad, { "roce.icrc.bad", PI_CHECKSUM, PI_ERROR, "Bad ICRC", EXPFILL } },
 		{ &ei_malformed, { "roce.malformed", PI_MALFORMED, PI_ERROR, "Malformed RoCE/IB packet", EXPFILL } },
 		{ &ei_truncated, { "roce.truncated", PI_MALFORMED, PI_WARN, "Truncated RoCE/IB packet", EXPFILL } },
-		{ &ei_vcrc_bad, { "roce.vcrc.bad.expert", PI_CHECKSUM, PI_ERROR, "Bad VCRC", EXPFILL } },
+		{ &ei_vcrc_bad, { "roce.vcrc.bad", PI_CHECKSUM, PI_ERROR, "Bad VCRC", EXPFILL } },
 	};
 	expert_module_t *em;
 

@@ -28,7 +28,8 @@ from tap import check  # noqa: E402
 CAPTURES = ("captures/rxe/write_bw_drop.pcap", "captures/made/nak_gbn.pcap",
             "captures/made/cnp_ecn.pcap")
 FIELDS = ["frame.number", "roce.bth.psn", "roce.stream", "roce.analysis.retransmission",
-          "roce.analysis.gbn_episode", "roce.aeth.kind", "roce.error"]
+          "roce.analysis.gbn_episode", "roce.analysis.gbn_episode.number", "roce.aeth.kind",
+          "roce.error"]
 
 
 def main():

@@ -1773,10 +1773,7 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 	else
 		g_strlcpy(cell[6], "0", sizeof(cell[6]));
 	g_snprintf(cell[7], sizeof(cell[7]), "%" PRIu64, n.episodes);
-	if (n.time_lost_ns)
-		qpt_format_duration(n.time_lost_ns, cell[8], sizeof(cell[8]));
-	else
-		g_strlcpy(cell[8], "-", sizeof(cell[8]));
+	qpt_format_time_lost(&n, cell[8], sizeof(cell[8]));
 	g_snprintf(cell[9], sizeof(cell[9]), "%" PRIu64, n.cnps);
 	qpt_format_rtt_p50_p99(&n, cell[10], sizeof(cell[10]));
 	cell[11][0] = 0;

@@ -17,7 +17,9 @@ Checks, for every capture in captures/public/*.pcap and captures/made/*.pcap
   * no _ws.malformed on frames the CLI calls well-formed;
   * roce.analysis.* flags sit on exactly the frames `qptrace events --json`
     names, in the same conversation (roce.stream);
-  * `tshark -q -z roce,qp` numbers equal `qptrace summary --json`, and the
+  * `tshark -z roce,qp` equals `qptrace summary --json`, every cell of
+    every row, on every capture under captures/ (with the one-meaning
+    check's tshark run), and summary's text table says the same; the
     stat is registered (`tshark -z help`; the GUI table via
     register_stat_tap_table_ui);
   * `tshark -2` gives the same analysis as one pass;
@@ -191,7 +193,7 @@ PI_GROUP = {"SEQUENCE": 0x02000000, "CHECKSUM": 0x01000000, "MALFORMED": 0x07000
 PI_SEVERITY = {"CHAT": 0x00200000, "NOTE": 0x00400000, "WARN": 0x00600000,
                "ERROR": 0x00800000}
 # The decoder's findings: their expert infos sit on the ICRC/error items
-# (roce.icrc.bad.expert, roce.malformed, roce.truncated), not repeated.
+# (roce.icrc.bad, roce.malformed, roce.truncated), not repeated.
 DECODE_GROUPS = ("CHECKSUM", "MALFORMED")
 
 
@@ -240,7 +242,9 @@ def load_tables(path):
                      severity=r[5], info=r[6], value=r[7], count_key=r[8], code=r[9],
                      in_plugin=r[13] != "false")
                 for r in macro_rows(src, "QPT_VERDICTS")]
-    counters = [dict(field=r[0], key=r[1], label=r[2], column=r[3])
+    # a -z roce,qp column is titled with the row label's words (summary --long)
+    counters = [dict(field=r[0], key=r[1], label=r[2],
+                     column=r[2].rstrip(":") if r[3] == "true" else None)
                 for r in macro_rows(src, "QPT_DIR_COUNTERS")]
     if len(verdicts) < 10 or len(counters) < 10:
         raise SystemExit(f"{path}: could not read the verdict/counter tables")
@@ -250,6 +254,7 @@ def load_tables(path):
 VERDICTS = []   # filled in main()
 COUNTERS = []
 EVENT_FIELDS = {}
+VALUE_FIELDS = {}  # key -> the field of the value a verdict carries
 ANALYSIS_FIELDS = []
 DETAIL_FIELDS = [
     "roce.analysis.retransmitted_frame", "roce.analysis.duplicate_of",
@@ -259,11 +264,23 @@ DETAIL_FIELDS = [
     "roce.message.packets", "roce.message.first_frame"]
 
 
+def value_field(v):
+    """The field of the value a verdict carries, named as events --json
+    names it (missing PSNs: "missing", a REJ reason: "reason"; a go-back-N
+    episode's number: "number"), None for a flag: as TCP's analysis, the
+    verdict's own name is its expert info's."""
+    suffix = {"COUNT": v["count_key"], "EPISODE": "number",
+              "CODE": "reason" if v["code"] == "REASON" else None}.get(v["value"])
+    return f"roce.analysis.{v['key']}.{suffix}" if suffix else None
+
+
 def set_tables(path):
-    global VERDICTS, COUNTERS, EVENT_FIELDS, ANALYSIS_FIELDS
+    global VERDICTS, COUNTERS, EVENT_FIELDS, VALUE_FIELDS, ANALYSIS_FIELDS
     VERDICTS, COUNTERS = load_tables(path)
     EVENT_FIELDS = {v["key"]: "roce.analysis." + v["key"] for v in VERDICTS}
-    ANALYSIS_FIELDS = ["roce.stream", "roce.direction"] + list(EVENT_FIELDS.values()) + DETAIL_FIELDS
+    VALUE_FIELDS = {v["key"]: value_field(v) for v in VERDICTS if value_field(v)}
+    ANALYSIS_FIELDS = (["roce.stream", "roce.direction"] + list(EVENT_FIELDS.values()) +
+                       list(VALUE_FIELDS.values()) + DETAIL_FIELDS)
 
 
 def required_fields():
@@ -321,7 +338,7 @@ def run_qptrace(qptrace, args):
 
 # ---- per capture ---------------------------------------------------------------
 
-def check_capture(env, qptrace, cap, label):
+def check_capture(env, qptrace, cap, label, stats=True):
     rc, out = run_qptrace(qptrace, ["packets", "--json", cap])
     if rc != 0 and not out:
         skip(label, "qptrace cannot read it")
@@ -423,8 +440,10 @@ def check_capture(env, qptrace, cap, label):
         ok(f"{label}: one pass gives the analysis of tshark -2" +
            (f", but on {len(revised)} frame(s) a later packet revised {revised[:5]}" if revised else ""))
 
-    # 5. -z roce,qp equals qptrace summary
-    check_stats(env, qptrace, cap, label)
+    # 5. -z roce,qp equals qptrace summary (stats False: check_one_meaning
+    # compares it, on every capture)
+    if stats:
+        check_stats(env, qptrace, cap, label)
 
 
 def linktype(cap):
@@ -441,11 +460,12 @@ def linktype(cap):
 
 
 def qp_columns():
-    """The -z roce,qp columns: the counter table's columns between the
-    conversation's and the aggregates'."""
-    return (["Conv", "Svc", "ULP", "A (addr QP)", "B (addr QP)"] +
+    """The -z roce,qp columns: the counter table's columns (a->b/b->a)
+    between the conversation's and the aggregates'; time lost and RTT
+    p50/p99 the conversation's, as summary's table."""
+    return (["conv", "transport", "ULP", "A (addr QP)", "B (addr QP)"] +
             [c["column"] for c in COUNTERS if c["column"]] +
-            ["Messages", "NAKs", "GBN time lost us", "RTT p50/p99"])
+            ["messages", "NAKs", "time lost", "RTT p50/p99"])
 
 
 def parse_qp(out):
@@ -453,7 +473,7 @@ def parse_qp(out):
     and one {title: cell} per conversation."""
     lines = out.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("Conv  "):
+        if line.startswith("conv  "):
             break
     else:
         return None, {}
@@ -468,58 +488,117 @@ def parse_qp(out):
     return titles, rows
 
 
-SUMMARY_RTT = re.compile(r"^\s*(\d+) .*\s(\S+ [µm]?s/\S+ [µm]?s|-)  \S.* <-> ")
+# a row of qptrace summary's table: conv, transport, packets, bytes,
+# throughput, re-sent, episodes, time lost, CNPs, RTT p50/p99, endpoints
+SUMMARY_ROW = re.compile(r"^\s*(\d+) (\S+)\s+(\d+)\s+(\d+)\s+(-|\S+ \S*bit/s)\s+(\d+(?: \([\d.]+ %\))?)"
+                         r"\s+(\d+)\s+(-|\S+ [µm]?s)\s+(\d+)\s+(-|\S+ [µm]?s/\S+ [µm]?s)  \S.* <-> ")
+SUMMARY_COLS = ("transport", "packets", "bytes", "throughput", "re-sent", "episodes", "time lost",
+                "CNPs", "RTT p50/p99")
 
 
-def summary_text_rtt(qptrace, cap):
-    """{conv: its "RTT p50/p99" cell} of qptrace summary's text table."""
-    rc, out = run_qptrace(qptrace, ["summary", "--top", "1000000", cap])  # every row
-    return {int(m.group(1)): m.group(2) for m in map(SUMMARY_RTT.match, out.splitlines()) if m}
+def summary_table(qptrace, cap):
+    """{conv: {column: cell}} of qptrace summary's text table (every row)."""
+    rc, out = run_qptrace(qptrace, ["summary", "--top", "1000000", cap])
+    return {int(m.group(1)): dict(zip(SUMMARY_COLS, m.groups()[1:]))
+            for m in map(SUMMARY_ROW.match, out.splitlines()) if m}
 
 
-def summary_rows(qptrace, cap):
-    """What -z roce,qp should say, from qptrace summary --json (the RTT
-    cell from its text table: the same words)."""
-    rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
-    s = json.loads(out)
-    rtt_cells = summary_text_rtt(qptrace, cap)
+def fmt_us(us):
+    """A duration in µs as summary words it: three significant digits, the
+    unit (µs, ms, s) chosen after rounding."""
+    def sig3(v, unit):
+        return f"{v:.0f} {unit}" if v >= 99.95 else f"{v:.1f} {unit}" if v >= 9.995 else f"{v:.2f} {unit}"
+    a = abs(us)
+    return sig3(a, "µs") if a < 999.5 else sig3(a / 1e3, "ms") if a < 999.5e3 else sig3(a / 1e6, "s")
+
+
+def cell_agrees(cell, us):
+    """A duration cell of summary's ("2.99 µs", "1.03 ms", "-") is us
+    (from --json, to the nanosecond; None: none) in three significant digits: written
+    as summary writes its own value, and within half its last digit (and
+    --json's rounding) of us.  (Formatting --json's value again may round
+    otherwise: 2.985 of --json can be 2.98499 or 2.98501 before.)"""
+    if cell == "-" or us is None:  # none
+        return cell == "-" and us is None
+    m = re.fullmatch(r"(\d+(?:\.(\d+))?) (µs|ms|s)", cell)
+    if not m:
+        return False
+    scale = {"µs": 1, "ms": 1e3, "s": 1e6}[m.group(3)]
+    v = float(m.group(1)) * scale
+    return fmt_us(v) == cell and abs(v - us) <= 0.5 * 10 ** -len(m.group(2) or "") * scale + 0.0011
+
+
+def summary_rows(qptrace, cap, s=None):
+    """What -z roce,qp should say, from qptrace summary --json, every cell:
+    the counters a->b/b->a; the conversation's time lost (the sum of its
+    directions' time_lost_us) and RTT p50/p99 (of the direction with most
+    ACK RTT samples, the first on a tie) as summary's table words them,
+    checked against --json (cell_agrees).  Also the cells of summary's text
+    table that disagree with --json (those two, and the sums of the
+    a->b/b->a counts under its columns' names): [(conv, column, table
+    cell, from --json)]."""
+    if s is None:
+        rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+        s = json.loads(out)
+    table = summary_table(qptrace, cap)
     by_column = {c["column"]: c["key"] for c in COUNTERS if c["column"]}
-    rows = {}
+    # summary's table column: the a->b/b->a counter it sums
+    sums = {"packets": "packets", "bytes": "payload_bytes", "episodes": "gbn_episodes",
+            "CNPs": "cnps", "re-sent": "retransmitted_packets"}
+    rows, disagree = {}, []
     for c in s["conversations"]:
-        r = {"Conv": str(c["id"]), "Svc": c["transport"], "ULP": c.get("ulp") or "-"}
+        r = {"conv": str(c["id"]), "transport": c["transport"], "ULP": c.get("ulp") or "-"}
         for title, e in (("A (addr QP)", c["endpoints"][0]), ("B (addr QP)", c["endpoints"][1])):
             r[title] = f"{e['addr']} " + ("?" if e.get("qpn") is None else f"0x{e['qpn']:06x}")
+        ds = c["directions"]
+        t = table.get(c["id"])
+        best = None
+        for d in ds:
+            if d.get("ack_rtt_us") and (best is None or d["ack_rtt_us"]["n"] > best["n"]):
+                best = d["ack_rtt_us"]
+        lost = sum(d["time_lost_us"] for d in ds)
         for title in qp_columns()[5:]:
             if title == "RTT p50/p99":
-                r[title] = rtt_cells.get(c["id"], "(not in summary's table)")
-                continue
-            vals = []
-            for d in c["directions"]:
-                if title in by_column:
-                    v = d[by_column[title]]
-                elif title == "Messages":
-                    v = sum(d["messages"].values())
-                elif title == "NAKs":
-                    v = sum(d["naks"].values())
-                elif title == "GBN time lost us":
-                    eps = d.get("episodes") or []
-                    v = f"{sum(e['time_lost_us'] for e in eps):.1f}" if eps else "-"
-                vals.append(str(v))
-            r[title] = "/".join(vals)
+                r[title] = (t or {}).get(title)
+                cells = (r[title] or "").split("/")
+                if not (cells == ["-"] and not best or best and len(cells) == 2 and
+                        cell_agrees(cells[0], best["p50"]) and cell_agrees(cells[1], best["p99"])):
+                    disagree.append((c["id"], title, r[title], best and (best["p50"], best["p99"])))
+            elif title == "time lost":
+                r[title] = (t or {}).get(title)
+                if not cell_agrees(r[title] or "", lost or None):  # none lost: "-"
+                    disagree.append((c["id"], title, r[title], lost))
+            else:
+                r[title] = "/".join(str(d[by_column[title]] if title in by_column else
+                                        sum(d["messages"].values()) if title == "messages" else
+                                        sum(d["naks"].values())) for d in ds)
+        if t is None:
+            disagree.append((c["id"], "row", None, "not in summary's table"))
+        else:
+            want = {"transport": r["transport"]}
+            want.update({k: str(sum(d[key] for d in ds)) for k, key in sums.items()})
+            t = dict(t, **{"re-sent": t["re-sent"].split()[0]})  # "8 (35 %)": the count
+            disagree += [(c["id"], k, t[k], v) for k, v in want.items() if t[k] != v]
         rows[c["id"]] = r
-    return rows
+    return rows, disagree
 
 
-def check_stats(env, qptrace, cap, label):
-    rc, out, err = env.tshark(["-q", "-z", "roce,qp", "-r", cap])
-    if rc != 0:
-        fail(f"{label}: -z roce,qp", err.strip()[-200:])
-        return
+def check_stats(env, qptrace, cap, label, out=None):
+    """-z roce,qp (out: its text, when a run printed it already) equals
+    qptrace summary --json, every cell of every row; summary's text table
+    says the same (summary_rows)."""
+    if out is None:
+        rc, out, err = env.tshark(["-q", "-z", "roce,qp", "-r", cap])
+        if rc != 0:
+            fail(f"{label}: -z roce,qp", err.strip()[-200:])
+            return
     titles, got = parse_qp(out)
     if titles != qp_columns():
         fail(f"{label}: -z roce,qp columns", f"{titles}, expected {qp_columns()}")
         return
-    exp = summary_rows(qptrace, cap)
+    rc, js = run_qptrace(qptrace, ["summary", "--json", cap])
+    summ = json.loads(js)
+    exp, disagree = summary_rows(qptrace, cap, summ)
     note = ""
     if linktype(cap) == 197:
         # ERF: Wireshark times packets with the ERF record's own 64-bit
@@ -527,10 +606,9 @@ def check_stats(env, qptrace, cap, label):
         # so times differ in the sub-microsecond digits.  Compare the rest.
         for rows in (got, exp):
             for r in rows.values():
-                r["RTT p50/p99"] = r["GBN time lost us"] = "(ERF)"
+                r["RTT p50/p99"] = r["time lost"] = "(ERF)"
         note = ", times not compared: ERF timestamps"
-    rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
-    frags = json.loads(out).get("totals", {}).get("fragmented_roce_packets", 0) if out else 0
+    frags = summ.get("totals", {}).get("fragmented_roce_packets", 0)
     if frags:
         # RoCEv2 packets in IPv4 fragments: qptrace names the fragments,
         # Wireshark reassembles them and the plugin analyses the packet: the
@@ -539,6 +617,9 @@ def check_stats(env, qptrace, cap, label):
         for k in extra:
             del got[k]
         note += f", {len(extra)} more with tshark from {frags} IPv4-fragmented packet(s) it reassembled"
+    if disagree:
+        fail(f"{label}: summary's table and --json", f"{len(disagree)} cells differ (conv, column, "
+             f"table, --json): {disagree[:3]}")
     if got != exp:
         diff = []
         for k in sorted(set(got) | set(exp)):
@@ -549,15 +630,16 @@ def check_stats(env, qptrace, cap, label):
                                                      for t in cols[:3]))
         fail(f"{label}: -z roce,qp", f"{len(diff)} rows differ; " + "; ".join(diff[:3]))
     else:
-        ok(f"{label}: -z roce,qp equals qptrace summary ({len(exp)} conversations{note})")
+        ok(f"{label}: -z roce,qp equals qptrace summary --json, {len(qp_columns())} cells of each of "
+           f"{len(exp)} conversations{note}")
 
 
 def check_stats_filtered(env, qptrace, cap, label):
     """-z roce,qp,FILTER lists the conversations with a packet the filter
     matches, with the same whole-file numbers as without it; a bad filter
     is an error."""
-    exp = summary_rows(qptrace, cap)
     rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+    exp = summary_rows(qptrace, cap, json.loads(out))[0]
     convs = json.loads(out)["conversations"]
     addrs = sorted({e["addr"] for c in convs for e in c["endpoints"]})
     cases = [(f"roce.stream=={c['id']}", {c["id"]}) for c in convs[1:3]]
@@ -584,17 +666,120 @@ def check_stats_filtered(env, qptrace, cap, label):
 
 # ---- every verdict kind of the engine's table, on the made captures ---------------
 
-def tshark_all(env, cap, fields):
+def check_expert_names(gfields):
+    """As TCP's analysis (tcp.analysis.retransmission): each verdict's
+    filter name is its expert info's own (tshark -G fields: an FT_NONE
+    field titled with the expert's text: what expert_register_field_array
+    makes), a value it carries a numeric field of another name; the
+    decoder's kinds (bad ICRC, malformed) plain fields, their expert infos
+    those of the header items (roce.icrc.bad, roce.vcrc.bad, roce.malformed,
+    roce.truncated); no expert info named ".expert"."""
+    f = {}
+    for line in gfields.splitlines():
+        t = line.split("\t")
+        if t[0] == "F" and len(t) >= 4:
+            f[t[2]] = (t[1], t[3])
+    bad = []
+    for v in VERDICTS:
+        name = EVENT_FIELDS[v["key"]]
+        if v["group"] in DECODE_GROUPS:
+            want = (v["label"], "FT_BOOLEAN")
+        else:
+            want = (v["expert"], "FT_NONE")
+        if f.get(name) != want:
+            bad.append(f"{name}: {f.get(name)}, expected {want}")
+        vf = VALUE_FIELDS.get(v["key"])
+        if vf and (f.get(vf) or ("", ""))[1] not in ("FT_UINT16", "FT_UINT32"):
+            bad.append(f"{vf}: {f.get(vf)}, expected a number")
+    for name, title in (("roce.icrc.bad", "Bad ICRC"), ("roce.vcrc.bad", "Bad VCRC"),
+                        ("roce.malformed", None), ("roce.truncated", None)):
+        if f.get(name, ("", ""))[1] != "FT_NONE" or (title and f[name][0] != title):
+            bad.append(f"{name}: {f.get(name)}, expected the expert info")
+    dotted = sorted(n for n in f if n.startswith("roce.") and n.endswith(".expert"))
+    if dotted:
+        bad.append(f"expert infos named .expert: {dotted[:4]}")
+    if bad:
+        fail("expert infos named after their fields", "; ".join(bad[:4]))
+    else:
+        ok(f"expert infos named after their fields: {sum(v['group'] not in DECODE_GROUPS for v in VERDICTS)} "
+           f"verdicts' filters are their expert infos, {len(VALUE_FIELDS)} values fields of their own "
+           f"({', '.join(sorted(VALUE_FIELDS.values()))})")
+
+
+def check_filter_forms(env, qptrace, made):
+    """The forms users type: `-Y roce.analysis.<kind>` (the expert info),
+    `==` on a value field, `-Y roce.icrc.bad`, each selecting as many
+    frames as qptrace events --json names (tshark -2, one -z io,stat pass
+    per capture); `-T fields -e roce.analysis.<kind>` (an expert info)
+    prints 1 on those frames, as before (check_verdicts compares the
+    frames)."""
+    want = {"nak_gbn": ("retransmission", "psn_gap", "nak", "gbn_episode"),
+            "cm_full": ("cm_reject",), "bad_icrc": ("bad_icrc",)}
+    for cap, label in made:
+        name = os.path.basename(cap)[5:-5]
+        if name not in want:
+            continue
+        rc, out = run_qptrace(qptrace, ["events", "--json", cap])
+        evs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+        filters, counts = [], []
+        for k in want[name]:
+            mine = [e for e in evs if e["kind"] == k]
+            filters.append(EVENT_FIELDS[k] if k != "bad_icrc" else "roce.icrc.bad")
+            counts.append(len({e["frame"] for e in mine}))
+            if k in ("psn_gap", "cm_reject"):
+                key = VALUE_FIELDS[k].rsplit(".", 1)[1]
+                val = mine[0][key] if mine else -1
+                filters.append(f"{VALUE_FIELDS[k]} == {val}")
+                counts.append(len({e["frame"] for e in mine if e[key] == val}))
+            elif k == "gbn_episode":
+                filters.append(f"{VALUE_FIELDS[k]} == 1")
+                counts.append(len({(e["conv"], e["dir"]) for e in mine}))
+        got, err = io_stat_frames(env, cap, filters)
+        rows, err2 = tshark_fields(env, cap, [filters[0]], extra=["-2"])
+        printed = {r[filters[0]] for r in (rows or {}).values()} - {""}
+        if got != counts or not all(counts) or printed != {"1"}:
+            fail(f"{label}: filter forms", f"{list(zip(filters, got or [None] * len(filters)))}, "
+                 f"expected {counts}; -T fields -e {filters[0]} printed {sorted(printed)} "
+                 f"{err}{err2 or ''}")
+        else:
+            ok(f"{label}: " + ", ".join(f"-Y '{f}' {n}" for f, n in zip(filters, got)) +
+               f" frames as events; -T fields -e {filters[0]} prints 1")
+
+
+def check_qp_titles(qptrace, made):
+    """Each a->b/b->a column of -z roce,qp is titled as summary --long
+    names that row (its label, without the colon)."""
+    labels = set()
+    for cap, label in made:
+        if os.path.basename(cap)[5:-5] in ("naks", "ecn_no_cnp", "bad_icrc"):
+            rc, out = run_qptrace(qptrace, ["summary", "--long", "-v", cap])
+            labels |= {m.group(1) for m in re.finditer(r"^  (\S[^:\n]*):  ", out, re.M)}
+    cols = [c["column"] for c in COUNTERS if c["column"]]
+    missing = [c for c in cols if c not in labels]
+    if missing or not cols:
+        fail("-z roce,qp titles", f"{missing} not rows of summary --long ({sorted(labels)[:8]})")
+    else:
+        ok(f"-z roce,qp: its {len(cols)} a->b/b->a columns titled as summary --long's rows")
+
+
+def tshark_all(env, cap, fields, stats=None):
     """Every occurrence of fields (and of the frame's expert infos), per frame
-    (two passes: a verdict the engine revised later is on its frame)."""
+    (two passes: a verdict the engine revised later is on its frame).  With
+    stats (a list), also -z roce,qp in the same run: its text appended."""
     ex = ["_ws.expert.message", "_ws.expert.group", "_ws.expert.severity"]
     args = ["-2", "-r", cap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
             "-E", "separator=\t", "-e", "frame.number"]
     for f in ex + fields:
         args += ["-e", f]
+    if stats is not None:
+        args += ["-z", "roce,qp"]
     rc, out, err = env.tshark(args)
     if rc != 0:
         return None
+    if stats is not None:  # the tap's text comes after the frames
+        at = out.find("\n=====")
+        stats.append(out[at + 1:] if at >= 0 else "")
+        out = out[:at + 1] if at >= 0 else out
     rows = {}
     for line in out.splitlines():
         parts = line.split("\t")
@@ -637,7 +822,15 @@ def check_verdicts(env, qptrace, made, have_fields):
         if not want:
             continue
         fields = [EVENT_FIELDS[k] for k in want if k in EVENT_FIELDS and EVENT_FIELDS[k] in have_fields]
+        fields += [VALUE_FIELDS[k] for k in want if VALUE_FIELDS.get(k) in have_fields]
         rows = tshark_all(env, cap, fields)
+        episodes = {}  # go-back-N: first resent frame -> its 1-based number in its direction
+        if "gbn_episode" in want:
+            rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
+            for c in json.loads(out)["conversations"]:
+                for d in c["directions"]:
+                    for i, e in enumerate(d.get("episodes") or []):
+                        episodes[e["first_resent_frame"]] = i + 1
         if rows is None:
             fail(f"{label}: verdicts", "tshark failed")
             continue
@@ -657,12 +850,17 @@ def check_verdicts(env, qptrace, made, have_fields):
             if have != set(evs):
                 bad.append(f"{field}: tshark {sorted(have - set(evs))[:6]} extra, "
                            f"{sorted(set(evs) - have)[:6]} missing")
+            vfield = VALUE_FIELDS.get(key)
+            if vfield and vfield not in have_fields:
+                bad.append(f"{key}: the plugin has no field {vfield}")
+                continue
             for n, ev in evs.items():
                 r = rows.get(n, {"experts": [], field: ""})
                 exp_val = (ev.get(v["count_key"]) if v["value"] == "COUNT" else
-                           ev.get("reason") if v["value"] == "CODE" else None)
-                if exp_val is not None and parse_num(r[field].split("|")[0]) != exp_val:
-                    bad.append(f"{field} frame {n}: {r[field]!r}, events {exp_val}")
+                           ev.get("reason") if v["value"] == "CODE" else
+                           episodes.get(n) if v["value"] == "EPISODE" else None)
+                if vfield and parse_num(r.get(vfield, "").split("|")[0]) != exp_val:
+                    bad.append(f"{vfield} frame {n}: {r.get(vfield)!r}, events/summary {exp_val}")
                 groups = [int(g, 0) for m, g, sv in r["experts"]]
                 if v["group"] in DECODE_GROUPS:
                     if PI_GROUP[v["group"]] not in groups:
@@ -845,7 +1043,8 @@ def check_one_meaning(env, qptrace, caps):
         recs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         if not recs:
             continue  # nothing qptrace decodes (empty, not a capture, ...)
-        rows = tshark_all(env, cap, fields + ["roce", "roce.bth.opcode", "roce.bth.psn"])
+        qp = []
+        rows = tshark_all(env, cap, fields + ["roce", "roce.bth.opcode", "roce.bth.psn"], qp)
         if rows is None:
             skip(f"{label}: one meaning", "tshark cannot read it")
             continue
@@ -871,11 +1070,13 @@ def check_one_meaning(env, qptrace, caps):
                 # Wireshark reassembles them and the plugin analyses the packet
                 skip(f"{label}: one meaning", f"frame {first}: an IPv4-fragmented RoCEv2 packet "
                      "Wireshark reassembles (qptrace names the fragments)")
+                check_stats(env, qptrace, cap, label, qp[0])  # the rows both have
             else:
                 fail(f"{label}: one meaning", f"frame {first}: tshark BTH {fed.get(first)}, "
                      f"qptrace {cli_fed.get(first)}")
             continue
         totals["captures"] += 1
+        check_stats(env, qptrace, cap, label, qp[0])  # -z roce,qp, every cell
         erf = linktype(cap) == 197
         bad = []
         # RTT, frame by frame
@@ -1419,7 +1620,7 @@ def check_ulp_captures(env, bare, root, qptrace):
         else:
             fail(f"{label}", "no upper layer decoded (nvme-rdma, iser, rpcordma, smb_direct)")
         check_stats(env, qptrace, cap, label)
-        ulps = {r["ULP"] for r in summary_rows(qptrace, cap).values()} - {"-"}
+        ulps = {r["ULP"] for r in summary_rows(qptrace, cap)[0].values()} - {"-"}
         if ulps:
             ok(f"{label}: conversations named {sorted(ulps)} by their CM service ID")
         else:
@@ -1658,6 +1859,7 @@ def main():
             fail("verdict fields", f"qpt_verdicts[] kinds without a roce.analysis field: {kinds}")
         else:
             ok(f"every qpt_verdicts[] kind has its field ({len(EVENT_FIELDS)})")
+        check_expert_names(out)
         rc, out, err = env.tshark(["-G", "values"])
         values = {}
         for line in out.splitlines():
@@ -1694,10 +1896,12 @@ def main():
                     fail(f"-o {o}", err or "not roce")
 
         for cap, label in caps:
-            check_capture(env, a.qptrace, cap, label)
+            check_capture(env, a.qptrace, cap, label, stats=not label.startswith(("public/", "made/")))
         made = [(c, l) for c, l in caps if l.startswith("made/")]
         check_verdicts(env, a.qptrace, made, have)
         check_gbn_trigger(env, a.qptrace, made, values)
+        check_filter_forms(env, a.qptrace, made)
+        check_qp_titles(a.qptrace, made)
         check_pfc(env, a.qptrace, made)
         check_findings(env, a.qptrace, made)
         multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
