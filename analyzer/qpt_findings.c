@@ -319,6 +319,9 @@ struct fb {
 	bool copies_wide;
 	/* the same for bad ICRCs in more than one conversation (icrc_wide) */
 	bool icrc_wide;
+	/* the conversation as the whole input shows it, when the findings
+	 * count a window of it (NULL: they count the whole input) */
+	const struct qpt_conv *whole;
 };
 
 static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
@@ -462,7 +465,7 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	char sa[QPT_ADDR_STRLEN], ra[QPT_ADDR_STRLEN], tl[48];
 	uint64_t gaps = x->r->psn_gaps + x->r->response_gaps;
 	uint64_t missing = x->r->missing_psns + x->r->missing_responses;
-	uint64_t naks = y->r->naks[0], trig[4] = { 0 };
+	uint64_t naks = y->r->naks[0], trig[4] = { 0 }, wgaps = 0, wmissing = 0;
 	int64_t lost = qpt_dir_time_lost(x);
 	bool reliable = strcmp(c->transport, "UC") && strcmp(c->transport, "UD");
 	enum qpt_finding_kind kind;
@@ -506,7 +509,15 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	/* resends that RNR NAKs explain are the RNR finding's */
 	if (!x->r->gbn_episodes && x->r->rnr_retries && y->r->rnr_naks && !gaps)
 		return;
-	if (gaps)
+	/* a window with resends but no PSN gap of its own: where the loss
+	 * is, the whole input tells (the gap may have come before it) */
+	if (!gaps && b->whole) {
+		const struct qpt_dir *w = b->whole->dir[d];
+
+		wgaps = w->r->psn_gaps + w->r->response_gaps;
+		wmissing = w->r->missing_psns + w->r->missing_responses;
+	}
+	if (gaps || wgaps)
 		kind = QPT_F_LOSS_BEFORE_TAP;
 	else if (naks || trig[QPT_TRIGGER_NAK])
 		kind = QPT_F_LOSS_AFTER_TAP;
@@ -552,8 +563,13 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	/* where */
 	switch (kind) {
 	case QPT_F_LOSS_BEFORE_TAP:
-		g_string_append_printf(t, "; %" PRIu64 " %s missing here: lost between %s and "
-				       "the capture point", missing, plural(missing, "PSN", "PSNs"), sa);
+		if (gaps)
+			g_string_append_printf(t, "; %" PRIu64 " %s missing here: lost between %s and "
+					       "the capture point", missing, plural(missing, "PSN", "PSNs"), sa);
+		else
+			g_string_append_printf(t, "; no PSN gap in the window, %" PRIu64 " %s missing "
+					       "in the whole input: lost between %s and the capture point",
+					       wmissing, plural(wmissing, "PSN", "PSNs"), sa);
 		if (trig[QPT_TRIGGER_TIMEOUT] && naks)
 			g_string_append_printf(t, " (and a NAK lost between the capture point "
 					       "and %s)", sa);
@@ -633,6 +649,7 @@ struct csrc {
 	struct qpt_conv_walk w;
 	guint i;
 	const struct qpt_findings_view *view; /* NULL: none */
+	const struct qpt_conv *whole; /* csrc_next's, before the view */
 };
 
 static void csrc_start(struct csrc *s)
@@ -650,6 +667,7 @@ static const struct qpt_conv *csrc_next(struct csrc *s)
 		c = s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
 	else
 		c = qpt_conv_walk_next(&s->w);
+	s->whole = c;
 	return c && s->view && s->view->conv ? s->view->conv(c, s->view->data) : c;
 }
 
@@ -1293,8 +1311,11 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 		icrc += c->dir[0]->bad_icrc + c->dir[1]->bad_icrc > 0;
 	csrc_end(convs);
 	b.icrc_wide = icrc > 1;
-	for (csrc_start(convs); (c = csrc_next(convs));)
+	for (csrc_start(convs); (c = csrc_next(convs));) {
+		b.whole = convs->whole != c ? convs->whole : NULL;
 		conv_findings(&b, out, c, frames_now(fl, ff, cache, c->id), qpt_flow_options(fl));
+	}
+	b.whole = NULL;
 	csrc_end(convs);
 	if (b.one_way_wide)
 		one_way_wide(&b, out, convs);

@@ -439,6 +439,19 @@ def test_intervals(qptrace, root, fleet):
               and w["pauses"] == sum(map(is_pause, pk)) and bool(ev or pk),
               f"{name} --from {frm} --to {to}: the window's counts {w} against events {ev}")
         check_window_counts(name, wjs, ev, by_dir, pk)
+        # a window that starts after the first PSN gap: where the loss is,
+        # its findings say as the whole input's do (the gap came before)
+        gaps = [e for e in all_ev if e["kind"] == "psn_gap"]
+        if gaps:
+            after = f"+{(ns_of(gaps[0]['time']) - t0 + 1000) / 1e9:.6f}"
+            g = json.loads(run([qptrace, "summary", "--json", "-q", "--from", after, cap]).stdout)
+            where = {(f["conv"], f["dir"]): f["kind"] for f in js["findings"]
+                     if f["kind"].startswith("loss_")}
+            pairs = [(f["kind"], where[(f["conv"], f["dir"])]) for f in g["findings"]
+                     if f["kind"].startswith("loss_") and (f["conv"], f["dir"]) in where]
+            check(all(a == b for a, b in pairs) and (pairs or not name.startswith("nak_gbn")),
+                  f"{name} --from {after} (after the first PSN gap): {len(pairs)} loss findings "
+                  f"place the loss as the whole input's do: {pairs}")
         text = run([qptrace, "summary", "-q", "--from", frm, "--to", to, cap]).stdout
         check("in the window (--from/--to)" in text and
               "the diagnosis, the table and the totals count its frames and events" in text,
