@@ -439,6 +439,16 @@ def test_intervals(qptrace, root, fleet):
               and w["pauses"] == sum(map(is_pause, pk)) and bool(ev or pk),
               f"{name} --from {frm} --to {to}: the window's counts {w} against events {ev}")
         check_window_counts(name, wjs, ev, by_dir, pk)
+        # summary -l's worst conversations count the window too
+        lt = run([qptrace, "summary", "-l", "-q", "--from", frm, "--to", to, cap]).stdout
+        rows = re.findall(r"conv (\d+): (\d+)\+(\d+) retransmitted, (\d+)\+(\d+) PSN gaps, "
+                          r"(\d+)\+(\d+) go-back-N", lt)
+        bad = [r for r in rows for d in (0, 1) for k, kind in
+               ((1, "retransmission"), (3, "psn_gap"), (5, "gbn_episode"))
+               if int(r[k + d]) != by_dir.get((int(r[0]), d), {}).get(kind, 0)]
+        check(not bad and (rows or not ev.get("retransmission")),
+              f"{name} window: summary -l's {len(rows)} worst conversations count the window's "
+              f"events{': ' + str(bad[:2]) if bad else ''}")
         # a window that starts after the first PSN gap: where the loss is,
         # its findings say as the whole input's do (the gap came before)
         gaps = [e for e in all_ev if e["kind"] == "psn_gap"]

@@ -1905,6 +1905,33 @@ static void window_fold(struct run *r)
 	}
 }
 
+/* A conversation with trouble for the "worst conversations" list, as the
+ * summary shows it (the window's counts with --from/--to): its rank and
+ * numbers, taken when it is shown (viewed() keeps one at a time). */
+struct worst_row {
+	struct qpt_rank_key k;
+	uint64_t n[2][3]; /* per direction: retransmitted, PSN gaps, go-back-N */
+};
+
+static void worst_add(GArray *rows, const struct qpt_conv *c)
+{
+	struct worst_row w;
+
+	qpt_conv_rank_key(c, &w.k);
+	for (int d = 0; d < 2; d++) {
+		w.n[d][0] = c->dir[d]->r->retransmitted_packets;
+		w.n[d][1] = c->dir[d]->r->psn_gaps;
+		w.n[d][2] = c->dir[d]->r->gbn_episodes;
+	}
+	g_array_append_val(rows, w);
+}
+
+static gint worst_cmp(gconstpointer a, gconstpointer b)
+{
+	return qpt_rank_key_cmp(&((const struct worst_row *)a)->k,
+				&((const struct worst_row *)b)->k, true);
+}
+
 /* The conversation as the summary shows it: with --from/--to, its counts
  * are the window's (its id, endpoints, pairing, priorities, RTT and
  * messages those of the whole input; the go-back-N episodes that started
@@ -2039,8 +2066,7 @@ static void summary_out(struct run *r, const char *file)
 	GPtrArray *att = everything ? qpt_flow_cm_attempts(r->fl) : g_ptr_array_new();
 	/* the conversations with trouble, for the worst ones (the others are
 	 * read one at a time, where they go: qpt_conv_walk) */
-	GPtrArray *troubled = g_ptr_array_new();
-	GArray *troubled_ids = g_array_new(FALSE, FALSE, sizeof(int32_t));
+	GArray *troubled = g_array_new(FALSE, FALSE, sizeof(struct worst_row));
 	/* with --from/--to the window's (qpt_flow_totals() for the capture line) */
 	const struct qpt_totals *t = r->wconvs ? &r->wtot : qpt_flow_totals(r->fl);
 	GString *o = r->out;
@@ -2063,7 +2089,7 @@ static void summary_out(struct run *r, const char *file)
 		nconvs++;
 		c = viewed(r, c);
 		if (qpt_conv_trouble(c))
-			g_array_append_val(troubled_ids, c->id);
+			worst_add(troubled, c);
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_dir *x = c->dir[d];
 
@@ -2242,28 +2268,23 @@ static void summary_out(struct run *r, const char *file)
 				       t->fragmented_roce_packets);
 	/* the worst ten: every conversation with trouble, ranked (a
 	 * conversation with none ranks after them all) */
-	for (guint i = 0; i < troubled_ids->len; i++)
-		g_ptr_array_add(troubled, (gpointer)qpt_flow_conv(r->fl,
-					g_array_index(troubled_ids, int32_t, i)));
-	g_ptr_array_sort(troubled, qpt_conv_cmp_worst);
+	g_array_sort(troubled, worst_cmp);
 	for (guint i = 0; i < troubled->len && i < 10; i++) {
-		c = g_ptr_array_index(troubled, i);
+		const struct worst_row *wr = &g_array_index(troubled, struct worst_row, i);
+
 		if (!i)
 			g_string_append(o, "worst conversations:\n");
 		qpt_appendf(o,
 				       "  conv %d: %" PRIu64 "+%" PRIu64 " retransmitted, %" PRIu64
 				       "+%" PRIu64 " PSN gaps, %" PRIu64 "+%" PRIu64
 				       " go-back-N (a->b + b->a)\n",
-				       c->id, c->dir[0]->r->retransmitted_packets,
-				       c->dir[1]->r->retransmitted_packets, c->dir[0]->r->psn_gaps,
-				       c->dir[1]->r->psn_gaps, c->dir[0]->r->gbn_episodes,
-				       c->dir[1]->r->gbn_episodes);
+				       wr->k.id, wr->n[0][0], wr->n[1][0], wr->n[0][1], wr->n[1][1],
+				       wr->n[0][2], wr->n[1][2]);
 	}
 out:
 	qpt_findings_groups_free(groups);
 	g_array_free(fs, TRUE);
-	g_ptr_array_free(troubled, TRUE);
-	g_array_free(troubled_ids, TRUE);
+	g_array_free(troubled, TRUE);
 	g_ptr_array_free(att, TRUE);
 }
 
