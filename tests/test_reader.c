@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <pcap/pcap.h> /* DLT_RAW: what libpcap calls LINKTYPE_RAW (101) here */
 
-#include "cli/cli.h"
+#include "cli/reader.h"
 
 #define NFRAMES 20000u
 #define FRAME_LEN 1000u /* 16 + 1000 bytes a record: about 20 MB in all */

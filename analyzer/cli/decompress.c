@@ -25,7 +25,7 @@
 #include <zstd_errors.h> /* ZSTD_getErrorCode */
 #endif
 
-#include "cli.h"
+#include "compression.h"
 
 #define IN_BUF (128u << 10)
 

@@ -9,7 +9,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "cli.h"
+#include "outfile.h"
+#include "interrupt.h"
 
 /* qpt_interrupted is the reader's (reader.c), which checks it */
 

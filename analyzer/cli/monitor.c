@@ -3,41 +3,42 @@
  * reading command. */
 #include <string.h>
 
-#include "cli.h"
+#include "commands.h"
+#include "driver.h"
+#include "monitor_http.h"
+#include "options.h"
+#include "output.h"
 
 /* ---- --vxlan-port ---------------------------------------------------- */
-
-static uint16_t vxlan_ports[16];
-static unsigned n_vxlan_ports;
 
 gboolean qpt_opt_vxlan_port(const gchar *name, const gchar *value, gpointer data,
 			    GError **error)
 {
+	struct opts *o = data;
 	gchar **parts = g_strsplit(value, ",", -1);
 	gboolean ok = TRUE;
 
-	(void)data;
 	for (gchar **q = parts; ok && *q; q++) {
 		guint64 v;
 
 		if (!g_ascii_string_to_unsigned(*q, 10, 1, 65535, &v, NULL) ||
-		    n_vxlan_ports >= G_N_ELEMENTS(vxlan_ports)) {
+		    o->n_vxlan_ports >= G_N_ELEMENTS(o->vxlan_ports)) {
 			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 				    "bad %s '%s': a UDP port (1-65535, at most %zu)", name, *q,
-				    G_N_ELEMENTS(vxlan_ports));
+				    G_N_ELEMENTS(o->vxlan_ports));
 			ok = FALSE;
 		} else {
-			vxlan_ports[n_vxlan_ports++] = (uint16_t)v;
+			o->vxlan_ports[o->n_vxlan_ports++] = (uint16_t)v;
 		}
 	}
 	g_strfreev(parts);
 	return ok;
 }
 
-void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
+void qpt_vxlan_ports_to(const struct opts *o, struct qpt_decode_opts *dec)
 {
-	dec->vxlan_ports = vxlan_ports;
-	dec->n_vxlan_ports = n_vxlan_ports;
+	dec->vxlan_ports = o->vxlan_ports;
+	dec->n_vxlan_ports = o->n_vxlan_ports;
 }
 
 /* ---- qptrace monitor ---------------------------------------------------
@@ -88,10 +89,13 @@ void qpt_vxlan_ports_to(struct qpt_decode_opts *dec)
 #include "qpt_rank.h"
 #include "qpt_verdict.h"
 
-struct qpt_monitor_opts qpt_monitor_opts = {
-	.interval = 10, .idle = 300, .metrics_max = 100, .metrics_max_links = 256,
-	.max_convs = 4096,
-};
+void qpt_monitor_opts_init(struct qpt_monitor_opts *mo)
+{
+	*mo = (struct qpt_monitor_opts){
+		.interval = 10, .idle = 300, .metrics_max = 100, .metrics_max_links = 256,
+		.max_convs = 4096,
+	};
+}
 
 /* The values kept per conversation direction: counters, then the ACK RTT
  * and READ latency histograms (cumulative buckets, seconds). */
@@ -607,7 +611,7 @@ static void end_events(void *data, const struct qpt_verdict *v)
 /* The engine's end: the events it still held, its results final. */
 static void end_engine(struct mon *m)
 {
-	qpt_flow_end(m->fl, end_events, m);
+	qpt_drive_end(m->fl, end_events, m);
 }
 
 /* A new engine when the current one holds too many conversations. */
@@ -631,13 +635,8 @@ static void renew_engine(struct mon *m)
 	g_array_set_size(m->acct, 0); /* the new engine's ids start again */
 	qpt_findings_frames_free(m->ff);
 	m->ff = qpt_findings_frames_new();
-	qpt_flow_free(m->fl);
-	{
-		struct qpt_flow_opts fo;
-
-		qpt_flow_opts_from(m->o, &fo);
-		m->fl = qpt_flow_new(&fo);
-	}
+	qpt_drive_free(m->fl);
+	m->fl = qpt_drive_new(m->o);
 	m->id_base = m->next_base;
 	m->renewals++;
 }
@@ -1278,7 +1277,7 @@ static void on_frame(struct mon *m, uint32_t linktype, int64_t ns, const uint8_t
 		m->last_ns = ns;
 	m->frame_no++;
 	qpt_decode(&pkt, linktype, data, caplen, wirelen, &m->o->dec);
-	qpt_flow_packet(m->fl, m->frame_no, ns, &pkt, &v);
+	qpt_drive_packet(m->fl, QPT_DRIVE_NO_TAP, m->frame_no, ns, &pkt, &v);
 	if (v.nevents)
 		qpt_findings_frames_add(m->ff, &v);
 	{
@@ -1906,7 +1905,7 @@ static int run_dir(struct mon *m, int64_t deadline_us)
 
 int cmd_monitor(struct opts *o)
 {
-	struct qpt_monitor_opts *mo = &qpt_monitor_opts;
+	struct qpt_monitor_opts *mo = &o->mon;
 	struct mon m = { .o = o, .mo = mo };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int64_t deadline = 0;
@@ -1939,12 +1938,7 @@ int cmd_monitor(struct opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	{
-		struct qpt_flow_opts fo;
-
-		qpt_flow_opts_from(o, &fo);
-		m.fl = qpt_flow_new(&fo);
-	}
+	m.fl = qpt_drive_new(o);
 	m.convs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 	m.ff = qpt_findings_frames_new();
 	m.lsers = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
@@ -1972,7 +1966,7 @@ int cmd_monitor(struct opts *o)
 	}
 	flush_out(&m);
 	qpt_http_stop(m.http);
-	qpt_flow_free(m.fl);
+	qpt_drive_free(m.fl);
 	g_hash_table_destroy(m.convs);
 	g_hash_table_destroy(m.lsers);
 	qpt_findings_frames_free(m.ff);

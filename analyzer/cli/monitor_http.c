@@ -31,6 +31,7 @@
  * when it says so, renders and hands the text to qpt_http_publish().
  */
 #include <errno.h>
+#include <glib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,7 +39,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "monitor_http.h"
 
 #ifdef QPT_HAVE_MHD
 #include <microhttpd.h>

@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "outfile.h"
 
 /* ---- inputs and outputs -------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "output.h"
 
 int qpt_write_out(GString *out, const char *what)
 {

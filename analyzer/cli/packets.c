@@ -11,7 +11,12 @@
 #include <pcap/pcap.h>
 #include <string.h>
 
-#include "cli.h"
+#include "reader.h"
+#include "options.h"
+#include "commands.h"
+#include "driver.h"
+#include "output.h"
+#include "outfile.h"
 #include "qpt_flow.h"
 #include "qpt_verdict.h"
 
@@ -277,14 +282,12 @@ static GArray *selected_ids(struct pk *k, gchar **one)
 {
 	struct qpt_analysis an = { .window_selects = true, .own_count = true };
 	GPtrArray *quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
-	struct qpt_flow_opts fo;
 	struct qpt_flow *fl;
 	struct qpt_conv_walk w;
 	const struct qpt_conv *c;
 	GArray *final, *sel = NULL;
 
-	qpt_flow_opts_from(k->o, &fo);
-	fl = qpt_flow_new(&fo);
+	fl = qpt_drive_new(k->o);
 	qpt_analyse_files(k->o, one, true, fl, &an, NULL, NULL, quiet);
 	if (an.opened) {
 		int32_t n = qpt_flow_conv_count(fl);
@@ -307,7 +310,7 @@ static GArray *selected_ids(struct pk *k, gchar **one)
 	}
 	g_free(an.label);
 	g_ptr_array_free(quiet, TRUE);
-	qpt_flow_free(fl);
+	qpt_drive_free(fl);
 	return sel;
 }
 
@@ -349,12 +352,7 @@ int cmd_packets(struct opts *o)
 		memset(&k.c, 0, sizeof(k.c));
 		k.t0 = -1;
 		k.an = &an;
-		{
-			struct qpt_flow_opts fo;
-
-			qpt_flow_opts_from(o, &fo);
-			k.fl = qpt_flow_new(&fo);
-		}
+		k.fl = qpt_drive_new(o);
 		/* a file read twice for --conv/--qp/--addr; standard input is
 		 * read once, as it comes */
 		k.selected = qpt_selecting(o) && strcmp(*file, "-") ? selected_ids(&k, one) : NULL;
@@ -375,7 +373,7 @@ int cmd_packets(struct opts *o)
 		if (an.opened && o->write_file && !o->quiet && !k.dump_failed)
 			g_string_append_printf(written, "%s: %" G_GUINT64_FORMAT " frames written to %s\n",
 					       *file, k.c.iba + k.c.macc, o->write_file);
-		qpt_flow_free(k.fl);
+		qpt_drive_free(k.fl);
 		if (k.selected)
 			g_array_free(k.selected, TRUE);
 		k.selected = NULL;

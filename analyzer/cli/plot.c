@@ -33,7 +33,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "reader.h"
+#include "options.h"
+#include "commands.h"
+#include "driver.h"
+#include "outfile.h"
+#include "compression.h"
 #include "plot.h"
 #include "qpt_rank.h"
 
@@ -328,11 +333,11 @@ static void folded_dir(struct pass *ps, int32_t id, const struct qpt_frame *f, i
 {
 	struct qpt_verdict now;
 
-	qpt_flow_packet(ps->first, f->number, ns, pkt, &now);
+	qpt_drive_packet(ps->first, QPT_DRIVE_NO_TAP, f->number, ns, pkt, &now);
 	ps->dir_of[id] = now.dir >= 0 && qpt_flow_conv_id(ps->first, now.conv) == ps->final[id] ?
 				 now.dir : v->dir;
 	if (!--ps->unknown) {
-		qpt_flow_free(ps->first);
+		qpt_drive_free(ps->first);
 		ps->first = NULL;
 	}
 }
@@ -528,7 +533,6 @@ static bool output_is_input(const struct opts *o, const char *name)
 int cmd_plot(struct opts *o)
 {
 	struct pass ps = { .o = o };
-	struct qpt_flow_opts fo;
 	GPtrArray *plots = g_ptr_array_new();
 	GArray *cand = g_array_new(FALSE, FALSE, sizeof(int32_t)); /* --top */
 	guint nconvs = 0;
@@ -540,7 +544,6 @@ int cmd_plot(struct opts *o)
 	int status = 0, rc;
 	GPtrArray *quiet;
 
-	qpt_flow_opts_from(o, &fo);
 	if (o->timeline) { /* the capture per interval, not a conversation */
 		GString *svg = g_string_new(NULL);
 
@@ -592,7 +595,7 @@ int cmd_plot(struct opts *o)
 	ps.files = files;
 
 	/* pass 1: which conversations, and where each id ends (map_ids) */
-	ps.fl = qpt_flow_new(&fo);
+	ps.fl = qpt_drive_new(o);
 	rc = read_pass(&ps, true, NULL);
 	if (rc)
 		status = rc;
@@ -676,13 +679,13 @@ int cmd_plot(struct opts *o)
 	if (ps.unknown)
 		ps.first = ps.fl; /* kept to place the packets of folded ids */
 	else
-		qpt_flow_free(ps.fl);
+		qpt_drive_free(ps.fl);
 	ps.fl = NULL;
 	if (!plots->len)
 		goto out;
 
 	/* pass 2: the packets of those conversations (errors were reported) */
-	ps.fl = qpt_flow_new(&fo);
+	ps.fl = qpt_drive_new(o);
 	ps.second = true;
 	/* the same frames again: -c N counts from the start */
 	ps.an.have_t0 = false;
@@ -725,10 +728,8 @@ out:
 		plot_free(plots->pdata[i]);
 	g_ptr_array_free(plots, TRUE);
 	g_array_free(cand, TRUE);
-	if (ps.fl)
-		qpt_flow_free(ps.fl);
-	if (ps.first)
-		qpt_flow_free(ps.first);
+	qpt_drive_free(ps.fl);
+	qpt_drive_free(ps.first);
 	g_free(ps.final);
 	g_free(ps.plot_of);
 	g_free(ps.dir_of);

@@ -14,7 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "cli.h"
 #include "plot.h"
 #include "qpt_findings.h"
 

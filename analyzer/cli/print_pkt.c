@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "output.h"
+#include "reader.h"
 #include "qpt_flow.h"
 #include "qpt_mad.h"
 
@@ -992,7 +993,7 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
 	}
 }
 
-/* (see cli.h; here, so that the fuzz replay of the printers links it) */
+/* (see output.h; here, so that the fuzz replay of the printers links it) */
 void qpt_format_epoch(GString *out, int64_t ns)
 {
 	/* the magnitude in unsigned arithmetic: INT64_MIN has no positive */

@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "commands.h"
+#include "driver.h"
+#include "interrupt.h"
+#include "options.h"
+#include "output.h"
+#include "reader.h"
 #include "shard.h"
 #include "qpt_verdict.h"
 
@@ -539,33 +544,33 @@ int main(int argc, char **argv)
 					  "Analyse on N threads, the output the same as with 1 (default: the cores less 2, up to 16; 1 below 4 cores)", "N" } },
 		{ C_READ, { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet,
 			    "No per-file counts or progress on stderr", NULL } },
-		{ C_MONITOR, { "interface", 'i', 0, G_OPTION_ARG_STRING, &qpt_monitor_opts.iface,
+		{ C_MONITOR, { "interface", 'i', 0, G_OPTION_ARG_STRING, &o.mon.iface,
 			       "Capture live on IFACE (libpcap)", "IFACE" } },
-		{ C_MONITOR, { "read-dir", 'r', 0, G_OPTION_ARG_FILENAME, &qpt_monitor_opts.dir,
+		{ C_MONITOR, { "read-dir", 'r', 0, G_OPTION_ARG_FILENAME, &o.mon.dir,
 			       "Read the capture files of DIR, oldest first (tcpdump -w -G/-C rotation)", "DIR" } },
-		{ C_MONITOR, { "follow", 0, 0, G_OPTION_ARG_NONE, &qpt_monitor_opts.follow,
+		{ C_MONITOR, { "follow", 0, 0, G_OPTION_ARG_NONE, &o.mon.follow,
 			       "With -r: wait for the newest file to grow and for new files", NULL } },
 		{ C_MONITOR, { "filter", 'f', 0, G_OPTION_ARG_STRING, &o.filter,
 			       "Only frames matching the BPF expression", "EXPR" } },
 		{ C_MONITOR, { "json", 0, 0, G_OPTION_ARG_NONE, &o.json,
 			       "JSON Lines: events, periodic and final summaries", NULL } },
-		{ C_MONITOR, { "interval", 0, 0, G_OPTION_ARG_DOUBLE, &qpt_monitor_opts.interval,
+		{ C_MONITOR, { "interval", 0, 0, G_OPTION_ARG_DOUBLE, &o.mon.interval,
 			       "A line per active conversation every S seconds, the worst first (default 10, 0: none)", "S" } },
-		{ C_MONITOR, { "idle", 0, 0, G_OPTION_ARG_DOUBLE, &qpt_monitor_opts.idle,
+		{ C_MONITOR, { "idle", 0, 0, G_OPTION_ARG_DOUBLE, &o.mon.idle,
 			       "A conversation idle S seconds expires from the tables and metrics (default 300)", "S" } },
-		{ C_MONITOR, { "no-events", 0, 0, G_OPTION_ARG_NONE, &qpt_monitor_opts.no_events,
+		{ C_MONITOR, { "no-events", 0, 0, G_OPTION_ARG_NONE, &o.mon.no_events,
 			       "Do not print events, only the summaries", NULL } },
-		{ C_MONITOR, { "metrics", 0, 0, G_OPTION_ARG_STRING, &qpt_monitor_opts.metrics,
+		{ C_MONITOR, { "metrics", 0, 0, G_OPTION_ARG_STRING, &o.mon.metrics,
 			       "Serve Prometheus metrics on ADDR:PORT at /metrics (:PORT: the loopback; 0.0.0.0:PORT every IPv4 address)", "ADDR:PORT" } },
-		{ C_MONITOR, { "metrics-auth", 0, 0, G_OPTION_ARG_FILENAME, &qpt_monitor_opts.metrics_auth,
+		{ C_MONITOR, { "metrics-auth", 0, 0, G_OPTION_ARG_FILENAME, &o.mon.metrics_auth,
 			       "Ask for HTTP basic authentication: USER:PASSWORD, the first line of FILE", "FILE" } },
-		{ C_MONITOR, { "metrics-max-conversations", 0, 0, G_OPTION_ARG_INT, &qpt_monitor_opts.metrics_max,
+		{ C_MONITOR, { "metrics-max-conversations", 0, 0, G_OPTION_ARG_INT, &o.mon.metrics_max,
 			       "Series per QP pair (qptrace_qp_*) for the N with the most recent trouble (default 100); the link series count every packet", "N" } },
-		{ C_MONITOR, { "metrics-max-links", 0, 0, G_OPTION_ARG_INT, &qpt_monitor_opts.metrics_max_links,
+		{ C_MONITOR, { "metrics-max-links", 0, 0, G_OPTION_ARG_INT, &o.mon.metrics_max_links,
 			       "At most N link series (link, hosts, direction, priority), then one labelled 'other' (default 256)", "N" } },
-		{ C_MONITOR, { "max-conversations", 0, 0, G_OPTION_ARG_INT, &qpt_monitor_opts.max_convs,
+		{ C_MONITOR, { "max-conversations", 0, 0, G_OPTION_ARG_INT, &o.mon.max_convs,
 			       "Renew the engine when it holds more than N conversations (memory bound; default 4096)", "N" } },
-		{ C_MONITOR, { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &qpt_monitor_opts.duration,
+		{ C_MONITOR, { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &o.mon.duration,
 			       "Stop after S seconds (default: at Ctrl-C)", "S" } },
 		{ C_MONITOR, { "port", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o.ports,
 			       "Also decode UDP destination port N as RoCEv2 (repeatable)", "N" } },
@@ -600,6 +605,7 @@ int main(int argc, char **argv)
 		setlocale(LC_ALL, "C");
 	o.conv = -1;
 	o.qp = -1;
+	qpt_monitor_opts_init(&o.mon);
 
 	if (argc > 1 && !strcmp(argv[1], "help")) {
 		help = true;
@@ -651,7 +657,12 @@ int main(int argc, char **argv)
 		usage_description(desc);
 		g_option_context_set_description(ctx, desc->str);
 	}
-	g_option_context_add_main_entries(ctx, entries, NULL);
+	{ /* as g_option_context_add_main_entries(), the callbacks' data &o */
+		GOptionGroup *main_group = g_option_group_new(NULL, NULL, NULL, &o, NULL);
+
+		g_option_group_add_entries(main_group, entries);
+		g_option_context_set_main_group(ctx, main_group);
+	}
 	if (help) {
 		gchar *h = g_option_context_get_help(ctx, TRUE, NULL);
 
@@ -684,7 +695,7 @@ int main(int argc, char **argv)
 		status = 2;
 	} else {
 		o.dec.no_crc = o.no_crc;
-		qpt_vxlan_ports_to(&o.dec);
+		qpt_vxlan_ports_to(&o, &o.dec);
 		if (cmd->bit & (C_SUMMARY | C_EVENTS | C_PACKETS))
 			qpt_interrupt_install(); /* Ctrl-C: the results so far */
 		status = cmd->run(&o);

@@ -11,7 +11,10 @@
 #include <unistd.h>
 #include <pcap/pcap.h>
 
-#include "cli.h"
+#include "reader.h"
+#include "compression.h"
+#include "interrupt.h"
+#include "queue.h"
 
 #define IO_BUF (256u << 10) /* stdio buffer */
 
@@ -56,7 +59,7 @@ int qpt_errors_print(GPtrArray *errors)
 	return status;
 }
 
-/* (see cli.h) */
+/* (see reader.h) */
 bool qpt_frame_ns(int64_t sec, uint32_t nsec, int64_t *ns)
 {
 	/* |sec| below 2^63 / 1e9 - 1 (about year 2262): sec * 1e9 + nsec fits */
@@ -460,46 +463,6 @@ struct qpt_input {
 	} c __attribute__((aligned(64)));
 };
 
-bool qpt_parse_time(const char *s, int64_t *ns, bool *relative)
-{
-	char *end;
-	GDateTime *dt;
-
-	*relative = s[0] == '+';
-	/* Seconds with up to nine decimals, read exactly (a double would lose
-	 * the nanoseconds of an epoch time). */
-	if (g_ascii_isdigit(s[*relative])) {
-		guint64 sec = g_ascii_strtoull(s + *relative, &end, 10);
-		int64_t frac = 0, scale = 100000000;
-
-		if (*end == '.')
-			for (end++; g_ascii_isdigit(*end); end++, scale /= 10)
-				frac += scale ? (*end - '0') * scale : 0;
-		if (*end == '\0' && sec < 9000000000ull) {
-			*ns = (int64_t)sec * 1000000000 + frac;
-			return true;
-		}
-	}
-	if (*relative)
-		return false;
-	dt = g_date_time_new_from_iso8601(s, NULL);
-	if (!dt) {
-		GTimeZone *utc = g_time_zone_new_utc();
-
-		dt = g_date_time_new_from_iso8601(s, utc);
-		g_time_zone_unref(utc);
-	}
-	if (!dt)
-		return false;
-	if (!qpt_frame_ns(g_date_time_to_unix(dt),
-			  (uint32_t)g_date_time_get_microsecond(dt) * 1000, ns)) {
-		g_date_time_unref(dt); /* past 2262: no capture is stamped there */
-		return false;
-	}
-	g_date_time_unref(dt);
-	return true;
-}
-
 struct qpt_input *qpt_input_open(gchar **files, const struct qpt_input_opts *o,
 				 GPtrArray *errors)
 {
@@ -891,173 +854,4 @@ void qpt_input_close(struct qpt_input *in)
 	g_aligned_free(in->c.names);
 	g_aligned_free(in->c.linktypes);
 	g_aligned_free(in);
-}
-
-/* ---- pcapng interface statistics ------------------------------------------ */
-
-/* A pcapng block: type, total length, body, total length again.  The
- * Interface Statistics Blocks dumpcap and tcpdump write at the end of a
- * capture hold the interface's drop counters; libpcap skips them, so they
- * are read here, walking the file's blocks from its start (a plain file
- * only: no seeking in a compressed stream).  Each section (a Section Header
- * Block) has its own byte order and interfaces (Interface Description
- * Blocks, numbered from 0 in the section); an interface's counters are
- * cumulative, so its latest ISB counts, and the sections add up. */
-#define NG_SHB 0x0A0D0D0Au
-#define NG_IDB 1u
-#define NG_ISB 5u
-#define NG_BOM 0x1A2B3C4Du    /* the byte-order magic */
-#define NG_MAX_BLOCK 65536    /* an ISB larger than this is not one */
-#define NG_WINDOW (1u << 20)  /* the file is read in windows of this much */
-
-static uint32_t ng32(const uint8_t *b, bool be)
-{
-	return be ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
-		  : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
-}
-
-static uint64_t ng64(const uint8_t *b, bool be)
-{
-	uint64_t hi = ng32(be ? b : b + 4, be), lo = ng32(be ? b + 4 : b, be);
-
-	return hi << 32 | lo;
-}
-
-/* An interface's latest statistics in its section. */
-struct ng_iface {
-	uint64_t ifdrop, osdrop;
-	bool has; /* its latest ISB had a drop counter */
-};
-
-/* The options of one ISB body (len bytes): its drop counters into *x
- * (those it lacks 0); true when it has either. */
-static bool isb_drops(const uint8_t *body, uint32_t len, bool be, struct ng_iface *x)
-{
-	uint32_t at = 12; /* interface id, timestamp (high, low) */
-
-	*x = (struct ng_iface){ 0 };
-	while (at + 4 <= len) {
-		uint16_t code = (uint16_t)(be ? body[at] << 8 | body[at + 1] : body[at + 1] << 8 | body[at]);
-		uint16_t olen = (uint16_t)(be ? body[at + 2] << 8 | body[at + 3] :
-						body[at + 3] << 8 | body[at + 2]);
-
-		if (code == 0 || at + 4 + olen > len)
-			break;
-		if ((code == 5 || code == 7) && olen == 8) {
-			*(code == 5 ? &x->ifdrop : &x->osdrop) = ng64(body + at + 4, be);
-			x->has = true;
-		}
-		at += 4 + ((olen + 3u) & ~3u);
-	}
-	return x->has;
-}
-
-/* n bytes of the file at off, through a window read with pread(); NULL
- * past its end. */
-struct ng_window {
-	int fd;
-	uint8_t *buf;
-	uint64_t start;
-	size_t len;
-};
-
-static const uint8_t *ng_at(struct ng_window *w, uint64_t off, size_t n)
-{
-	if (off < w->start || off + n > w->start + w->len) {
-		ssize_t got = pread(w->fd, w->buf, NG_WINDOW, (off_t)off);
-
-		w->start = off;
-		w->len = got > 0 ? (size_t)got : 0;
-		if (n > w->len)
-			return NULL;
-	}
-	return w->buf + (off - w->start);
-}
-
-/* The section's interfaces' latest counters added to the totals. */
-static bool ng_section_end(GArray *ifaces, uint64_t *ifdrop, uint64_t *osdrop)
-{
-	bool found = false;
-
-	for (guint i = 0; i < ifaces->len; i++) {
-		const struct ng_iface *x = &g_array_index(ifaces, struct ng_iface, i);
-
-		*ifdrop += x->ifdrop;
-		*osdrop += x->osdrop;
-		found |= x->has;
-	}
-	g_array_set_size(ifaces, 0);
-	return found;
-}
-
-bool qpt_pcapng_drops(const char *path, uint64_t *ifdrop, uint64_t *osdrop, gchar **note)
-{
-	struct ng_window w = { .fd = -1 };
-	GArray *ifaces = NULL;
-	uint64_t pos = 0, sections = 0;
-	struct stat st;
-	bool be = false, found = false;
-
-	*ifdrop = *osdrop = 0;
-	if (note)
-		*note = NULL;
-	/* a regular file only (never open a FIFO: that waits for a writer) */
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return false;
-	w.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (w.fd < 0)
-		return false;
-	if (fstat(w.fd, &st) || !S_ISREG(st.st_mode))
-		goto out;
-	w.buf = g_malloc(NG_WINDOW);
-	ifaces = g_array_new(FALSE, TRUE, sizeof(struct ng_iface));
-	for (;;) {
-		const uint8_t *h = ng_at(&w, pos, 12), *b;
-		uint32_t type, len;
-
-		if (!h)
-			break; /* the end (or a few bytes that are no block) */
-		if (ng32(h, false) == NG_SHB) {
-			/* a new section: its own byte order, no interfaces yet */
-			if (ng32(h + 8, false) == NG_BOM)
-				be = false;
-			else if (ng32(h + 8, true) == NG_BOM)
-				be = true;
-			else
-				break;
-			found |= ng_section_end(ifaces, ifdrop, osdrop);
-			sections++;
-		} else if (!sections) {
-			break; /* not a pcapng file */
-		}
-		type = ng32(h, be);
-		len = ng32(h + 4, be);
-		if (len < 12 || len % 4 || len > (uint64_t)st.st_size - pos)
-			break; /* not a block, or cut: count nothing more */
-		if (type == NG_IDB) {
-			g_array_set_size(ifaces, ifaces->len + 1);
-		} else if (type == NG_ISB && len >= 24 && len <= NG_MAX_BLOCK &&
-			   (b = ng_at(&w, pos, len)) && ng32(b + len - 4, be) == len) {
-			uint32_t id = ng32(b + 8, be);
-			struct ng_iface x;
-
-			isb_drops(b + 8, len - 12, be, &x);
-			if (id < ifaces->len) {
-				g_array_index(ifaces, struct ng_iface, id) = x;
-			} else if (note && !*note) { /* said once */
-				*note = g_strdup_printf(
-					"%s: an interface statistics block (offset %" PRIu64 ") names "
-					"interface %u, which its section does not describe (it has %u): "
-					"its drop counters are not counted", path, pos, id, ifaces->len);
-			}
-		}
-		pos += len;
-	}
-	found |= ng_section_end(ifaces, ifdrop, osdrop);
-out:
-	if (ifaces)
-		g_array_free(ifaces, TRUE);
-	g_free(w.buf);
-	close(w.fd);
-	return found;
 }

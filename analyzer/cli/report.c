@@ -5,9 +5,15 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "reader.h"
+#include "options.h"
+#include "commands.h"
+#include "driver.h"
+#include "output.h"
+#include "interrupt.h"
 #include "shard.h"
 #include "qpt_findings.h"
 #include "qpt_flow.h"
@@ -462,109 +468,6 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		r->write_failed = true;
 		r->an.stop = true; /* nobody reads what follows */
 	}
-}
-
-/* Input options from the command line; false after reporting a bad one. */
-bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io)
-{
-	memset(io, 0, sizeof(*io));
-	io->bpf = o->filter;
-	io->progress = !o->quiet;
-	if (o->from) {
-		if (!qpt_parse_time(o->from, &io->from_ns, &io->from_rel)) {
-			g_printerr("qptrace: bad --from time '%s': seconds since 1970, "
-				   "+seconds from the first frame, or an ISO 8601 time "
-				   "(1678 to 2262)\n", o->from);
-			return false;
-		}
-		io->has_from = true;
-	}
-	if (o->to) {
-		if (!qpt_parse_time(o->to, &io->to_ns, &io->to_rel)) {
-			g_printerr("qptrace: bad --to time '%s': seconds since 1970, "
-				   "+seconds from the first frame, or an ISO 8601 time "
-				   "(1678 to 2262)\n", o->to);
-			return false;
-		}
-		io->has_to = true;
-	}
-	return true;
-}
-
-int qpt_analyse_files(const struct opts *o, gchar **files, bool progress,
-		      struct qpt_flow *fl, struct qpt_analysis *an,
-		      qpt_frame_fn fn, void *user, GPtrArray *keep_errors)
-{
-	struct qpt_input_opts io;
-	struct qpt_input *in;
-	struct qpt_frame f;
-	struct qpt_pkt pkt;
-	const struct qpt_pkt *p;
-	int64_t ns;
-	struct qpt_verdict v;
-	GPtrArray *errors;
-	int status = 0;
-
-	if (!qpt_input_opts_from(o, &io))
-		return 2;
-	errors = keep_errors ? keep_errors :
-		 g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
-	io.progress = progress && !o->quiet;
-	io.decode = an->need_data ? NULL : &o->dec;
-	io.window_selects = an->window_selects;
-	in = qpt_input_open(files, &io, errors);
-	if (!keep_errors)
-		status = qpt_errors_print(errors);
-	if (!in) {
-		if (!keep_errors)
-			g_ptr_array_free(errors, TRUE);
-		return 2;
-	}
-	an->opened = true;
-	an->label = qpt_input_label(in);
-	/* -j N: analysis threads, unless the frame function asks the engine
-	 * about conversations while frames come (--conv, --qp, --addr), needs
-	 * the frames' bytes (-w) or stops the reading itself (packets -c N:
-	 * the threads read ahead of it, into a read error one thread never
-	 * meets), or --max-qps bounds the QPs (a limit of one engine: the
-	 * same QPs past it as -j 1) */
-	if (o->jobs > 1 && !qpt_selecting(o) && !an->need_data &&
-	    !(an->own_count && o->count > 0) && !o->max_qps) {
-		qpt_shard_analyse(o, in, errors, (unsigned)o->jobs, fl, an, fn, user);
-		goto analysed;
-	}
-	while ((p = qpt_analysis_next(o, in, errors, an, &f, &ns, &pkt))) {
-		/* each file is a capture point of its own: merged captures of
-		 * both hosts show every packet twice, copies, not resends */
-		qpt_flow_set_tap(fl, f.file_index);
-		qpt_flow_packet(fl, f.number, ns, p, &v);
-		if (fn)
-			fn(user, &f, ns, p, &v);
-		if (qpt_analysis_counted(o, an))
-			break;
-	}
-	qpt_input_close(in);
-	/* the end: the events still undecided (of earlier frames), by frame */
-	qpt_end_deliver(&fl, 1, NULL, an, fn, user);
-analysed:
-	/* what each plain pcapng file's interface statistics say it dropped */
-	for (gchar **fp = files; fp && *fp; fp++) {
-		uint64_t ifd = 0, osd = 0;
-		gchar *note = NULL;
-
-		if (qpt_pcapng_drops(*fp, &ifd, &osd, &note))
-			qpt_flow_add_capture_drops(fl, ifd, osd);
-		if (note) /* an ISB of an interface that does not exist */
-			g_printerr("qptrace: %s\n", note);
-		g_free(note);
-	}
-	if (qpt_interrupted)
-		an->interrupted = true; /* what was read before Ctrl-C */
-	if (keep_errors)
-		return errors->len ? 2 : 0;
-	status |= qpt_errors_print(errors);
-	g_ptr_array_free(errors, TRUE);
-	return status;
 }
 
 /* ---- summary: text ------------------------------------------------------- */
@@ -1123,13 +1026,12 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 
 /* ---- summary: PFC and PAUSE per priority (qpt_pfc.h) --------------------- */
 
-double qpt_link_bps;
-
 gboolean qpt_opt_link_speed(const gchar *name, const gchar *value, gpointer data,
 			    GError **error)
 {
-	(void)data;
-	if (qpt_parse_bps(value, &qpt_link_bps))
+	struct opts *o = data;
+
+	if (qpt_parse_bps(value, &o->link_bps))
 		return TRUE;
 	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 		    "bad %s '%s': bits per second, e.g. 100G, 25G, 400Gb/s or 10000000000",
@@ -2317,17 +2219,6 @@ bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN])
 	return true;
 }
 
-void qpt_flow_opts_from(const struct opts *o, struct qpt_flow_opts *fo)
-{
-	memset(fo, 0, sizeof(*fo));
-	fo->cnp_qos_set = true;
-	fo->cnp_dscp = o->cnp_dscp;
-	fo->cnp_pcp = o->cnp_pcp;
-	fo->ecn_window_ns = o->ecn_window_ns;
-	fo->max_halves = o->max_qps;
-	fo->cold_every = o->cold_every;
-}
-
 /* ---- plot --timeline ------------------------------------------------------ */
 
 static GString *timeline_out; /* set by qpt_timeline_svg() for run_one() */
@@ -2437,13 +2328,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 
 	if (!qpt_selection_init(o, r.addr_text))
 		return 2;
-	{
-		struct qpt_flow_opts fo;
-
-		qpt_flow_opts_from(o, &fo);
-		r.fl = qpt_flow_new(&fo);
-		qpt_pfc_set_link_speed(qpt_flow_pfc(r.fl), qpt_link_bps);
-	}
+	r.fl = qpt_drive_new(o);
 	r.several = files[0] && files[1];
 	r.window = o->from || o->to;
 	if (r.window) { /* (only for a window: a flag per conversation) */
@@ -2472,7 +2357,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	status = qpt_analyse_files(o, files, true, r.fl, &r.an, on_frame, &r, NULL);
 	/* no frame follows: the halves go before the results thaw the
 	 * conversations (qpt_flow_cold.c) */
-	qpt_flow_forget_halves(r.fl);
+	qpt_drive_forget(r.fl);
 	r.file = r.an.label; /* only the files that could be read */
 	window_final(&r);
 	if (r.an.opened && (selecting || r.window) && !count_shown(&r, &nall)) {
@@ -2513,7 +2398,7 @@ static int run_one(struct opts *o, gchar **files, bool events)
 	if (!status && !events && o->fail_on >= 0 && r.any_finding && (gint)r.worst >= o->fail_on)
 		status = 1;
 	g_string_free(r.out, TRUE);
-	qpt_flow_free(r.fl);
+	qpt_drive_free(r.fl);
 	g_free(r.an.label);
 	if (r.seen) {
 		g_array_free(r.seen, TRUE);

@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 
 #include "qpt_flow.h"
+#include "queue.h"
 #include "shard.h"
 
 #define ROUND_FRAMES 2048
@@ -101,7 +102,7 @@ static gpointer worker_main(gpointer data)
 		struct round *r = qpt_queue_pop(w->in);
 
 		if (r->forget) { /* the engine finished (the calling thread's) */
-			qpt_flow_forget_halves(w->fl);
+			qpt_drive_forget(w->fl);
 			break;
 		}
 		if (r->end) {
@@ -118,12 +119,11 @@ static gpointer worker_main(gpointer data)
 
 			/* as one engine: the capture points seen so far, this
 			 * frame's, and the time of the frame before it */
-			qpt_flow_set_tap(w->fl, e->maxtap);
-			qpt_flow_set_tap(w->fl, e->f.file_index);
+			qpt_drive_tap(w->fl, e->maxtap);
 			if (e->have_prev)
 				qpt_flow_set_previous_time(w->fl, e->prev_ns);
 			e->first_new = qpt_flow_conv_count(w->fl);
-			qpt_flow_packet(w->fl, e->f.number, e->ns, &e->pkt, &e->v);
+			qpt_drive_packet(w->fl, e->f.file_index, e->f.number, e->ns, &e->pkt, &e->v);
 			e->created = qpt_flow_conv_count(w->fl) - e->first_new;
 			e->conv_now = e->v.conv >= 0 ? qpt_flow_conv_id(w->fl, e->v.conv) : -1;
 			w->frames++;
@@ -288,7 +288,7 @@ static void shards_start(struct shards *s, unsigned n)
 
 		w->s = s;
 		w->index = k;
-		w->fl = qpt_flow_new(qpt_flow_options(s->fl)); /* the caller's options */
+		w->fl = qpt_drive_new_like(s->fl); /* the caller's options */
 		w->in = g_async_queue_new();
 		w->ids = g_array_new(FALSE, FALSE, sizeof(int32_t));
 		g_snprintf(name, sizeof(name), "qptrace-an%u", k);
@@ -331,37 +331,6 @@ static void shards_join(struct shards *s)
 		g_async_queue_unref(s->w[k].in);
 	}
 	g_async_queue_unref(s->done);
-}
-
-const struct qpt_pkt *qpt_analysis_next(const struct opts *o, struct qpt_input *in,
-					GPtrArray *errors, struct qpt_analysis *an,
-					struct qpt_frame *f, int64_t *ns,
-					struct qpt_pkt *pkt)
-{
-	while (!an->stop && qpt_input_next(in, f, errors) > 0) {
-		*ns = f->ts_sec * 1000000000 + f->ts_nsec;
-		an->frames_read++;
-		if (!an->have_t0) {
-			an->t0 = *ns;
-			an->have_t0 = true;
-		}
-		if (!f->matched)
-			continue;
-		an->frames_matched++;
-		if (f->pkt) /* decoded by the reading thread, or here */
-			return f->pkt;
-		qpt_decode(pkt, f->linktype, f->data, f->caplen, f->wirelen, &o->dec);
-		return pkt;
-	}
-	return NULL;
-}
-
-bool qpt_analysis_counted(const struct opts *o, struct qpt_analysis *an)
-{
-	if (o->count <= 0 || an->own_count || an->frames_matched < (uint64_t)o->count)
-		return false;
-	an->count_reached = true;
-	return true;
 }
 
 void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *errors,
@@ -438,66 +407,11 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 	shards_join(&s);
 	for (unsigned k = 0; k < s.n; k++) {
 		qpt_flow_absorb(fl, fls[k], (const int32_t *)(void *)ids[k]->data);
-		qpt_flow_free(fls[k]);
+		qpt_drive_free(fls[k]);
 		g_array_free(ids[k], TRUE);
 	}
 	g_free(fls);
 	g_free(ids);
 	g_free(s.w);
 	/* --max-qps runs on one thread (report.c): no engine here has a limit */
-}
-
-static gint by_frame(gconstpointer a, gconstpointer b)
-{
-	return qpt_event_cmp(a, b);
-}
-
-struct end_events {
-	GArray *all; /* struct qpt_event */
-	GArray *ids; /* the engine's conversation ids -> global ones, or NULL */
-};
-
-static void end_collect(void *data, const struct qpt_verdict *v)
-{
-	struct end_events *e = data;
-
-	for (unsigned i = 0; i < v->nevents; i++) {
-		struct qpt_event ev = v->ev[i];
-
-		if (e->ids && ev.conv >= 0)
-			ev.conv = (guint)ev.conv < e->ids->len ?
-					  g_array_index(e->ids, int32_t, ev.conv) : -1;
-		g_array_append_val(e->all, ev);
-	}
-}
-
-void qpt_end_deliver(struct qpt_flow *const *fls, unsigned n, GArray *const *ids,
-		     struct qpt_analysis *an, qpt_frame_fn fn, void *user)
-{
-	static const struct qpt_pkt none;
-	struct end_events e = { .all = g_array_new(FALSE, FALSE, sizeof(struct qpt_event)) };
-	struct qpt_verdict v;
-
-	for (unsigned k = 0; k < n; k++) {
-		e.ids = ids ? ids[k] : NULL;
-		qpt_flow_end(fls[k], end_collect, &e);
-	}
-	/* several engines' events in the order one engine gives them */
-	g_array_sort(e.all, by_frame);
-	for (guint i = 0; i < e.all->len; i += QPT_MAX_EVENTS) {
-		struct qpt_frame last = { .in_window = true, .file = "" };
-
-		if (!fn || !an->have_t0 || an->stop)
-			break;
-		memset(&v, 0, sizeof(v));
-		v.frame = UINT64_MAX; /* no frame: every event is of an earlier one */
-		v.conv = -1;
-		v.dir = -1;
-		v.ack_rtt_ns = -1;
-		v.nevents = (uint8_t)MIN(e.all->len - i, (guint)QPT_MAX_EVENTS);
-		memcpy(v.ev, &g_array_index(e.all, struct qpt_event, i),
-		       v.nevents * sizeof(struct qpt_event));
-		fn(user, &last, 0, &none, &v);
-	}
-	g_array_free(e.all, TRUE);
 }

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/output.h"
 #include "qpt_decode.h"
 
 static const uint32_t linktypes[] = {

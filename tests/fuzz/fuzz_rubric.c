@@ -1,7 +1,7 @@
 /* fuzz_rubric.c - libFuzzer target for the rubric parser of `qptrace grade`
  *
  * The input is the text of a rubric (a GLib key file, rubrics/README.md).
- * The parser, grade_rubric_load() in analyzer/cli/grade_rubric.c, reads a
+ * The parser, grade_rubric_load() in analyzer/cli/grade/grade_rubric.c, reads a
  * file, so this target hands it the input through a memfd
  * (/proc/self/fd/N).  Invalid rubrics are the common case: they must be
  * reported (stderr, silenced here) and freed without a leak.
@@ -13,14 +13,14 @@
  * rather than listed here and in tests/fuzz/meson.build, whose source list
  * for this target is grade_rubric.c alone.
  *
- * FUZZ_EXTRA_SOURCES: analyzer/cli/grade_rubric.c
+ * FUZZ_EXTRA_SOURCES: analyzer/cli/grade/grade_rubric.c
  */
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli/grade.h"
-#include "cli/grade_params.c"
-#include "cli/grade_tools.c"
+#include "cli/grade/grade.h"
+#include "cli/grade/grade_params.c"
+#include "cli/grade/grade_tools.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

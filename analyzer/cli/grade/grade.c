@@ -409,214 +409,6 @@ static void grade_one(const struct rubric *rb, const struct opts *o, const struc
 	grade_capture_free(&cap, nc);
 }
 
-static gint cmp_str(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* ---- finding a shipped rubric by name ------------------------------------ */
-
-#ifndef QPT_RUBRIC_DIR
-#define QPT_RUBRIC_DIR "/usr/local/share/qptrace/rubrics"
-#endif
-
-/* The shipped rubrics: the source tree's rubrics/ when this binary is the
- * one in its build directory, else the installed datadir. */
-static const char *rubric_dir(void)
-{
-#if defined(QPT_BUILD_DIR) && defined(QPT_SOURCE_RUBRIC_DIR)
-	char *exe = g_file_read_link("/proc/self/exe", NULL);
-	char *dir = exe ? g_path_get_dirname(exe) : NULL;
-	char *build = realpath(QPT_BUILD_DIR, NULL);
-	bool in_build = dir && build && !strcmp(dir, build);
-
-	g_free(exe);
-	g_free(dir);
-	free(build);
-	if (in_build)
-		return QPT_SOURCE_RUBRIC_DIR;
-#endif
-	return QPT_RUBRIC_DIR;
-}
-
-/* --rubric FILE, or the name of a shipped rubric (rc_pingpong, or
- * rc_pingpong.ini); NULL and a message when there is none. */
-static char *find_rubric(const char *arg)
-{
-	const char *dir;
-	char *name, *path;
-	GDir *d;
-
-	if (g_file_test(arg, G_FILE_TEST_EXISTS) || strchr(arg, '/'))
-		return g_strdup(arg);
-	dir = rubric_dir();
-	name = g_str_has_suffix(arg, ".ini") ? g_strdup(arg) : g_strconcat(arg, ".ini", NULL);
-	path = g_build_filename(dir, name, NULL);
-	g_free(name);
-	if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
-		return path;
-	g_printerr("qptrace grade: no rubric file '%s' and no shipped rubric of that name in %s", arg, dir);
-	d = g_dir_open(dir, 0, NULL);
-	if (d) {
-		GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-		const char *n;
-
-		while ((n = g_dir_read_name(d)))
-			if (g_str_has_suffix(n, ".ini"))
-				g_ptr_array_add(names, g_strndup(n, strlen(n) - 4));
-		g_dir_close(d);
-		g_ptr_array_sort(names, cmp_str);
-		for (guint i = 0; i < names->len; i++)
-			g_printerr("%s%s", i ? ", " : " (shipped: ", (char *)g_ptr_array_index(names, i));
-		if (names->len)
-			g_printerr(")");
-		g_ptr_array_free(names, TRUE);
-	}
-	g_printerr("\n");
-	g_free(path);
-	return NULL;
-}
-
-static bool is_shipped(const char *path)
-{
-	char *dir = g_path_get_dirname(path);
-	char *a = realpath(dir, NULL), *b = realpath(rubric_dir(), NULL);
-	bool yes = a && b && !strcmp(a, b);
-
-	g_free(dir);
-	free(a);
-	free(b);
-	return yes;
-}
-
-/* Every shipped rubric but rb (the same file, or the same name), with its
- * defaults: which lab a capture that fails rb is (guess_lab). */
-static GPtrArray *load_others(const char *path, const struct rubric *rb)
-{
-	const char *dir = rubric_dir();
-	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)grade_rubric_free);
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	char *self = realpath(path, NULL);
-	GDir *d = g_dir_open(dir, 0, NULL);
-	const char *n;
-
-	while (d && (n = g_dir_read_name(d)))
-		if (g_str_has_suffix(n, ".ini"))
-			g_ptr_array_add(names, g_build_filename(dir, n, NULL));
-	if (d)
-		g_dir_close(d);
-	g_ptr_array_sort(names, cmp_str);
-	for (guint i = 0; i < names->len; i++) {
-		const char *f = g_ptr_array_index(names, i);
-		char *real = realpath(f, NULL);
-		struct rubric *ob;
-
-		if (!(self && real && !strcmp(self, real)) && (ob = grade_rubric_load(f, NULL))) {
-			if (strcmp(ob->name, rb->name))
-				g_ptr_array_add(out, ob);
-			else
-				grade_rubric_free(ob);
-		}
-		free(real);
-	}
-	free(self);
-	g_ptr_array_free(names, TRUE);
-	return out;
-}
-
-/* ---- class mode: gradebook and feedback ----------------------------------- */
-
-/* One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or
- * LF, or starts or ends with a space; quotes doubled.  Text a spreadsheet
- * would run as a formula (OWASP's CSV injection rule: a first character
- * =, +, -, @, tab or CR; student ids come from file names such as
- * =1+2.pcap) is written as text, behind a ' that the spreadsheet does not
- * show.  Numbers are written by csv_long(), as they are. */
-static void csv_cell(GString *o, const char *s, bool first, bool text)
-{
-	bool formula;
-
-	if (!first)
-		g_string_append_c(o, ',');
-	if (!s)
-		return;
-	formula = text && s[0] && strchr("=+-@\t\r", s[0]);
-	if (strpbrk(s, ",\"\r\n") || s[0] == ' ' || (*s && s[strlen(s) - 1] == ' ')) {
-		g_string_append_c(o, '"');
-		if (formula)
-			g_string_append_c(o, '\'');
-		for (const char *p = s; *p; p++) {
-			if (*p == '"')
-				g_string_append_c(o, '"');
-			g_string_append_c(o, *p);
-		}
-		g_string_append_c(o, '"');
-	} else {
-		if (formula)
-			g_string_append_c(o, '\'');
-		g_string_append(o, s);
-	}
-}
-
-static void csv_field(GString *o, const char *s, bool first)
-{
-	csv_cell(o, s, first, true);
-}
-
-static void csv_long(GString *o, long v)
-{
-	char buf[32];
-
-	g_snprintf(buf, sizeof buf, "%ld", v);
-	csv_cell(o, buf, false, false);
-}
-
-static GString *gradebook_csv(const struct rubric *rb, GArray *gs)
-{
-	GString *o = g_string_new("");
-
-	csv_field(o, "file", true);
-	csv_field(o, "student", false);
-	csv_field(o, "score", false);
-	csv_field(o, "maximum", false);
-	csv_field(o, "result", false);
-	for (guint i = 0; i < rb->checks->len; i++)
-		csv_field(o, ((const struct check *)g_ptr_array_index(rb->checks, i))->name, false);
-	csv_field(o, "notes", false);
-	g_string_append(o, "\r\n");
-	for (guint k = 0; k < gs->len; k++) {
-		const struct graded *g = &g_array_index(gs, struct graded, k);
-
-		csv_field(o, g->file, true);
-		csv_field(o, g->student, false);
-		if (g->graded) {
-			csv_long(o, g->score);
-			csv_long(o, g->max);
-		} else {
-			csv_field(o, "", false);
-			csv_long(o, rb->max_points);
-		}
-		csv_field(o, g->error ? "ERROR" : g->pass ? "PASS" : "FAIL", false);
-		for (guint i = 0; i < rb->checks->len; i++) {
-			if (g->graded && g->points[i] >= 0)
-				csv_long(o, g->points[i]);
-			else
-				csv_field(o, "", false);
-		}
-		if (g->error) {
-			char *n = g_strdup_printf("%s%serror: %s", g->notes ? g->notes->str : "",
-						  g->notes && g->notes->len ? "; " : "", g->error);
-
-			csv_field(o, n, false);
-			g_free(n);
-		} else {
-			csv_field(o, g->notes ? g->notes->str : "", false);
-		}
-		g_string_append(o, "\r\n");
-	}
-	return o;
-}
-
 /* Writes the whole of text to path (outfile.c: complete or not at all);
  * false and *why on failure. */
 static bool write_file(const char *path, const GString *text, char **why)
@@ -628,51 +420,6 @@ static bool write_file(const char *path, const GString *text, char **why)
 	*why = g_strdup(e->message);
 	g_error_free(e);
 	return false;
-}
-
-/* Submissions of different students that are the same: the same bytes,
- * the same frames (times and bytes: a recompressed or converted copy), or
- * the same RoCE/IB packets.  Each pair named in both rows' notes and
- * copy_note; returned as triples (index, index, what is the same). */
-static GPtrArray *find_copies(GArray *gs)
-{
-	GPtrArray *out = g_ptr_array_new();
-
-	for (guint i = 0; i < gs->len; i++) {
-		struct graded *a = &g_array_index(gs, struct graded, i);
-
-		for (guint j = i + 1; a->graded && j < gs->len; j++) {
-			struct graded *b = &g_array_index(gs, struct graded, j);
-			const char *same = NULL;
-
-			if (!b->graded || !g_strcmp0(a->student, b->student))
-				continue;
-			if (a->sum_bytes && !g_strcmp0(a->sum_bytes, b->sum_bytes))
-				same = "the same bytes";
-			else if (!g_strcmp0(a->sum_frames, b->sum_frames))
-				same = "the same frames and times (the file recompressed or converted)";
-			else if (a->iba && a->iba == b->iba && !g_strcmp0(a->sum_roce, b->sum_roce))
-				same = "the same RoCE/IB packets and times";
-			if (!same)
-				continue;
-			g_ptr_array_add(out, GUINT_TO_POINTER(i));
-			g_ptr_array_add(out, GUINT_TO_POINTER(j));
-			g_ptr_array_add(out, (gpointer)same);
-			for (int k = 0; k < 2; k++) {
-				struct graded *x = k ? b : a, *y = k ? a : b;
-
-				if (!x->copy_note)
-					x->copy_note = g_string_new("");
-				g_string_append_printf(x->copy_note, "%s%s as %s (student %s)",
-						       x->copy_note->len ? "; " : "", same, y->file,
-						       y->student ? y->student : "?");
-				g_string_append_printf(x->notes, "%scopy: %s as %s (student %s)",
-						       x->notes->len ? "; " : "", same, y->file,
-						       y->student ? y->student : "?");
-			}
-		}
-	}
-	return out;
 }
 
 static void header_text(GString *o, const struct rubric *rb)
@@ -742,7 +489,7 @@ int cmd_grade(struct opts *o)
 		return 2;
 	}
 	if (o->lint) {
-		char *lp = find_rubric(o->lint);
+		char *lp = grade_find_rubric(o->lint);
 
 		status = lp ? grade_lint(lp, &ov) : 2;
 		g_free(lp);
@@ -777,7 +524,7 @@ int cmd_grade(struct opts *o)
 			return 2;
 		}
 	}
-	path = find_rubric(o->rubric);
+	path = grade_find_rubric(o->rubric);
 	if (path)
 		rb = grade_rubric_load(path, &ov);
 	if (!rb) {
@@ -789,8 +536,8 @@ int cmd_grade(struct opts *o)
 	}
 	/* which lab a failing capture is: for a lab's rubric (tool=, or a
 	 * shipped one), not for one made to check a property */
-	if (rb->tool || is_shipped(path))
-		others = load_others(path, rb);
+	if (rb->tool || grade_rubric_shipped(path))
+		others = grade_load_others(path, rb);
 	grade_find_submissions(&cf, o->files);
 	for (guint i = 0; i < cf.empty->len; i++)
 		g_printerr("qptrace grade: %s: no capture in this folder (nor below it)\n",
@@ -904,7 +651,7 @@ int cmd_grade(struct opts *o)
 			g_printerr("qptrace grade: %s: %s\n", g->file, g->error);
 		w = MAX(w, strlen(g->file));
 	}
-	copies = find_copies(gs);
+	copies = grade_find_copies(gs);
 	if (o->json) {
 		g_string_append(out, "],\"copies\":[");
 		for (guint i = 0; i < copies->len; i += 3) {
@@ -984,7 +731,7 @@ int cmd_grade(struct opts *o)
 	fwrite(out->str, 1, out->len, stdout);
 	fflush(stdout);
 	if (book && !write_error) {
-		GString *csv = gradebook_csv(rb, gs);
+		GString *csv = grade_gradebook_csv(rb, gs);
 		GError *e = NULL;
 
 		fwrite(csv->str, 1, csv->len, qpt_outfile_stream(book));

@@ -6,8 +6,11 @@
  *   grade_tools.c    the lab's command line (--command) as parameters
  *   grade_records.c  one pass over a capture: frame and message records
  *   grade_checks.c   the check kinds, each a PASS/FAIL with its proof
+ *   grade_checks_msg.c  ... of messages and connections (ops, CM, pairing)
  *   grade_proof.c    the proof: frame lists and the words around them
  *   grade_class.c    a class folder: submissions, student ids, feedback names
+ *   grade_book.c     class mode: the CSV gradebook, copied submissions
+ *   grade_find.c     shipped rubrics by name, the other labs' rubrics
  */
 #ifndef QPT_GRADE_H
 #define QPT_GRADE_H
@@ -16,7 +19,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include "../commands.h"
+#include "../driver.h"
+#include "../options.h"
+#include "../outfile.h"
+#include "../output.h"
+#include "../reader.h"
 #include "qpt_flow.h"
 
 /* ---- parameters (grade_params.c, grade_tools.c) ------------------------ */
@@ -209,6 +217,18 @@ struct result {
 void grade_run_check(const struct check *c, guint idx, const struct capture *cap,
 		     struct result *r);
 
+/* The check kinds of messages and connections (grade_checks_msg.c). */
+void grade_check_ops(const struct check *c, const struct capture *cap, struct result *r);
+void grade_check_multi_packet(const struct check *c, const struct capture *cap,
+			      struct result *r);
+void grade_check_cm(const struct check *c, const struct capture *cap, struct result *r);
+void grade_check_paired(const struct check *c, const struct capture *cap, struct result *r);
+/* The capture starts in the middle of the traffic (its frame 1 continues a
+ * message or answers a request): what came before it (what) is not in it;
+ * r says so. */
+bool grade_cut_before(const struct capture *cap, struct result *r, const char *what);
+/* Does the frame record f carry one of the operations check c names. */
+bool grade_rec_op_match(const struct check *c, const struct frec *f);
 /* "TCP seen on port 18515 (31 frames, connections opened to it)" or
  * "no TCP frame at all"; the most used ports first. */
 void grade_tcp_seen(GString *o, const struct capture *cap);
@@ -267,6 +287,25 @@ struct graded {
  * score distribution.  false and *why when it cannot be written. */
 bool grade_html(const char *path, const struct rubric *rb, GArray *gs, guint found,
 		guint unreadable, guint not_captures, guint copies, char **why);
+
+/* The CSV gradebook (--gradebook) of the graded captures gs (grade_book.c). */
+GString *grade_gradebook_csv(const struct rubric *rb, GArray *gs);
+/* Submissions of different students that are the same: the same bytes,
+ * the same frames (times and bytes: a recompressed or converted copy), or
+ * the same RoCE/IB packets.  Each pair named in both rows' notes and
+ * copy_note; returned as triples (index, index, what is the same). */
+GPtrArray *grade_find_copies(GArray *gs);
+
+/* ---- shipped rubrics (grade_find.c) ------------------------------------ */
+
+/* --rubric FILE, or the name of a shipped rubric (rc_pingpong, or
+ * rc_pingpong.ini); NULL and a message when there is none. */
+char *grade_find_rubric(const char *arg);
+/* Whether path is in the shipped rubrics' folder. */
+bool grade_rubric_shipped(const char *path);
+/* Every shipped rubric but rb (the same file, or the same name), with its
+ * defaults: which lab a capture that fails rb is (guess_lab). */
+GPtrArray *grade_load_others(const char *path, const struct rubric *rb);
 
 /* ---- --lint and --init-from (grade_init.c) ---------------------------- */
 

@@ -185,7 +185,6 @@ static void end_events(void *data, const struct qpt_verdict *v)
 
 void grade_read_capture(struct capture *cap, const struct opts *o, const struct rubric *rb)
 {
-	struct qpt_flow_opts fo = { 0 };
 	struct qpt_reader *rd;
 	struct qpt_frame f;
 	struct qpt_pkt pkt;
@@ -210,8 +209,7 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	cap->tcp_err = g_new0(char *, nc);
 	for (guint i = 0; i < nc; i++)
 		cap->tcp[i] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	qpt_flow_opts_from(o, &fo);
-	cap->fl = qpt_flow_new(&fo);
+	cap->fl = qpt_drive_new(o);
 
 	rd = qpt_reader_open(cap->file, o->filter, &rerr);
 	if (!rd) {
@@ -254,7 +252,7 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 		g_checksum_update(sum_all, (const guchar *)&ns, sizeof ns);
 		g_checksum_update(sum_all, f.data, f.caplen);
 		qpt_decode(&pkt, f.linktype, f.data, f.caplen, f.wirelen, &o->dec);
-		qpt_flow_packet(cap->fl, f.number, ns, &pkt, &v);
+		qpt_drive_packet(cap->fl, QPT_DRIVE_NO_TAP, f.number, ns, &pkt, &v);
 		apply_earlier(cap, &v);
 		if (pkt.transport == QPT_TR_NONE || !(pkt.flags & QPT_HAS_BTH))
 			continue;
@@ -343,7 +341,7 @@ void grade_read_capture(struct capture *cap, const struct opts *o, const struct 
 	}
 out:
 	/* the end: verdicts still undecided (of earlier frames), then final */
-	qpt_flow_end(cap->fl, end_events, cap);
+	qpt_drive_end(cap->fl, end_events, cap);
 	cap->convs = qpt_flow_conversations(cap->fl);
 	for (guint i = 0; i < nc; i++)
 		if (prog_ok[i])
@@ -361,8 +359,7 @@ void grade_capture_free(struct capture *cap, guint nc)
 {
 	if (cap->convs)
 		g_ptr_array_free(cap->convs, TRUE);
-	if (cap->fl)
-		qpt_flow_free(cap->fl);
+	qpt_drive_free(cap->fl);
 	if (cap->frames)
 		g_array_free(cap->frames, TRUE);
 	if (cap->msgs)
