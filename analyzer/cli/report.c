@@ -2221,8 +2221,7 @@ bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN])
 
 /* ---- plot --timeline ------------------------------------------------------ */
 
-static GString *timeline_out; /* set by qpt_timeline_svg() for run_one() */
-static int run_one(struct opts *o, gchar **files, bool events);
+static int run_one(struct opts *o, gchar **files, bool events, GString *timeline_out);
 
 /* One panel: the series of each column, as polylines over the intervals. */
 static void timeline_panel(GString *svg, const struct run *r, double top, double height,
@@ -2310,16 +2309,12 @@ static void timeline_render(struct run *r, GString *svg)
 
 int qpt_timeline_svg(struct opts *o, GString *svg)
 {
-	int status;
-
-	timeline_out = svg;
-	status = run_one(o, o->files, false);
-	timeline_out = NULL;
-	return status;
+	return run_one(o, o->files, false, svg);
 }
 
-/* One analysis over the files as a single timeline. */
-static int run_one(struct opts *o, gchar **files, bool events)
+/* One analysis over the files as a single timeline; plot --timeline: its
+ * interval table drawn into timeline_out (else NULL). */
+static int run_one(struct opts *o, gchar **files, bool events, GString *timeline_out)
 {
 	struct run r = { .o = o, .out = g_string_sized_new(1 << 16), .events = events };
 	bool selecting = o->conv >= 0 || o->qp >= 0 || o->addr;
@@ -2425,11 +2420,11 @@ static int run_all(struct opts *o, bool events)
 	int status = 0;
 
 	if (!o->each) {
-		status = run_one(o, o->files, events);
+		status = run_one(o, o->files, events, NULL);
 	} else {
 		for (gchar **file = o->files; *file; file++) {
 			gchar *one[2] = { *file, NULL };
-			int rc = run_one(o, one, events);
+			int rc = run_one(o, one, events, NULL);
 
 			if (rc)
 				status = rc;
