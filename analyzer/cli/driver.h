@@ -10,13 +10,16 @@
 #include "reader.h"
 #include "qpt_verdict.h"
 
+struct qpt_flow;
+
 /* Every command (summary, events, packets, plot, grade, monitor, -j N's
  * analysis threads) makes, feeds and ends the flow engine through here:
  * driver.c is the only file of the front end that calls qpt_flow_new,
  * qpt_flow_set_tap, qpt_flow_packet, qpt_flow_end, qpt_flow_forget_halves
- * and qpt_flow_free (tests/meson.build: the boundary test). */
-struct qpt_flow;
-struct qpt_conv;
+ * and qpt_flow_free.  Summary, events, packets and plot read through
+ * qpt_analyse_files() (frames, drops, the end, all here); grade's records
+ * and the monitor read frames themselves (one capture, a live interface)
+ * and give them to qpt_drive_packet(), then end with qpt_drive_end(). */
 
 /* The engine of the command line's options: its qpt_flow_opts (--max-qps,
  * --cnp-dscp, --cnp-priority, --ecn-window, QPTRACE_COLD_EVERY) and the
@@ -26,8 +29,8 @@ struct qpt_flow *qpt_drive_new(const struct opts *o);
 struct qpt_flow *qpt_drive_new_like(const struct qpt_flow *fl);
 void qpt_drive_free(struct qpt_flow *fl);
 /* One frame: its capture point tap (the file it came from; or
- * QPT_DRIVE_NO_TAP: an engine of one source, as the monitor's), then the
- * engine's verdict on pkt into *v. */
+ * QPT_DRIVE_NO_TAP: an engine of one source, grade's or the monitor's),
+ * then the engine's verdict on pkt into *v. */
 #define QPT_DRIVE_NO_TAP (~0u)
 void qpt_drive_packet(struct qpt_flow *fl, unsigned tap, uint64_t frame, int64_t ns,
 		      const struct qpt_pkt *pkt, struct qpt_verdict *v);
@@ -53,8 +56,6 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
  * engine sees a frame.  Returns 0, or 2 when a file could not be read (the
  * others are).  With progress, a progress line unless --quiet.  Errors are
  * printed on stderr, or with keep_errors added there instead. */
-struct qpt_flow;
-struct qpt_conv;
 typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 			     const struct qpt_pkt *pkt, const struct qpt_verdict *v);
 struct qpt_analysis {
