@@ -100,12 +100,12 @@ char *qpt_format_rate(double bps, char *buf, size_t len)
 
 /* ---- a conversation's numbers -------------------------------------------- */
 
-int64_t qpt_dir_time_lost(const struct qpt_dir *d)
+int64_t qpt_dir_time_lost(const struct qpt_dir_stats *d)
 {
 	int64_t t = 0;
 
-	for (guint i = 0; d->r->episodes && i < d->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(d->r->episodes, struct qpt_episode, i);
+	for (guint i = 0; d->episodes && i < d->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(d->episodes, struct qpt_episode, i);
 
 		if (e->end_ns > e->start_ns)
 			t += e->end_ns - e->start_ns;
@@ -113,12 +113,12 @@ int64_t qpt_dir_time_lost(const struct qpt_dir *d)
 	return t;
 }
 
-static bool conv_span(const struct qpt_conv *c, int64_t *first, int64_t *last)
+static bool conv_span(const struct qpt_conv_stats *c, int64_t *first, int64_t *last)
 {
 	bool any = false;
 
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
 		if (!x->packets)
 			continue;
@@ -131,23 +131,23 @@ static bool conv_span(const struct qpt_conv *c, int64_t *first, int64_t *last)
 	return any;
 }
 
-void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n)
+void qpt_conv_numbers(const struct qpt_conv_stats *c, struct qpt_conv_numbers *n)
 {
 	int64_t first = 0, last = 0;
 	const struct qpt_lat *rtt = NULL;
 
 	memset(n, 0, sizeof(*n));
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
 		n->packets += x->packets;
 		n->bytes += x->payload_bytes;
-		n->resent += x->r->retransmitted_packets;
-		n->episodes += x->r->gbn_episodes;
-		n->cnps += x->r->cnps;
-		n->ecn_ce += x->r->ecn_ce;
+		n->resent += x->retransmitted_packets;
+		n->episodes += x->gbn_episodes;
+		n->cnps += x->cnps;
+		n->ecn_ce += x->ecn_ce;
 		n->time_lost_ns += qpt_dir_time_lost(x);
-		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
+		if (x->episodes && x->gbn_episodes > x->episodes->len)
 			n->episodes_truncated = true;
 		if (x->ack_rtt->n && (!rtt || x->ack_rtt->n > rtt->n))
 			rtt = x->ack_rtt;
@@ -321,10 +321,10 @@ struct fb {
 	bool icrc_wide;
 	/* the conversation as the whole input shows it, when the findings
 	 * count a window of it (NULL: they count the whole input) */
-	const struct qpt_conv *whole;
+	const struct qpt_conv_stats *whole;
 };
 
-static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
+static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv_stats *c, int dir)
 {
 	memset(&b->f, 0, sizeof(b->f));
 	b->f.kind = kind;
@@ -337,7 +337,7 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 	g_string_truncate(b->t, 0);
 	if (c && dir >= 0) {
 		char s[QPT_ENDPOINT_QP_STRLEN], r[QPT_ENDPOINT_QP_STRLEN];
-		const struct qpt_dir *x = c->dir[dir];
+		const struct qpt_dir_stats *x = &c->dir[dir];
 		int top = -2;
 
 		qpt_endpoint_addr(&c->ep[x->from], b->f.from);
@@ -436,9 +436,9 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* The packets a direction sent as the capture saw them, each once: its
  * packets less the capture's copies.  The denominator of every share. */
-static uint64_t sendings(const struct qpt_dir *x)
+static uint64_t sendings(const struct qpt_dir_stats *x)
 {
-	return x->packets > x->r->duplicates ? x->packets - x->r->duplicates : 0;
+	return x->packets > x->duplicates ? x->packets - x->duplicates : 0;
 }
 
 static void fb_share(struct fb *b, uint64_t part, uint64_t whole)
@@ -458,14 +458,14 @@ static void pct_text(GString *t, double p)
 
 /* Re-sent packets of one direction: how many, what it cost, what started
  * the resends, where the packets were lost. */
-static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
+static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv_stats *c, int d,
 		     const struct conv_frames *cf, int64_t conv_ns)
 {
-	const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
+	const struct qpt_dir_stats *x = &c->dir[d], *y = &c->dir[1 - d];
 	char sa[QPT_ADDR_STRLEN], ra[QPT_ADDR_STRLEN], tl[48];
-	uint64_t gaps = x->r->psn_gaps + x->r->response_gaps;
-	uint64_t missing = x->r->missing_psns + x->r->missing_responses;
-	uint64_t naks = y->r->naks[0], trig[4] = { 0 }, wgaps = 0, wmissing = 0;
+	uint64_t gaps = x->psn_gaps + x->response_gaps;
+	uint64_t missing = x->missing_psns + x->missing_responses;
+	uint64_t naks = y->naks[0], trig[4] = { 0 }, wgaps = 0, wmissing = 0;
 	int64_t lost = qpt_dir_time_lost(x);
 	bool reliable = strcmp(c->transport, "UC") && strcmp(c->transport, "UD");
 	enum qpt_finding_kind kind;
@@ -473,13 +473,13 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 
 	qpt_endpoint_addr(&c->ep[x->from], sa);
 	qpt_endpoint_addr(&c->ep[x->to], ra);
-	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
+	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
 
 		if (e->trigger < 4)
 			trig[e->trigger]++;
 	}
-	if (!x->r->retransmitted_packets) {
+	if (!x->retransmitted_packets) {
 		if (!gaps)
 			return;
 		/* PSNs missing, never re-sent */
@@ -507,35 +507,35 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 		return;
 	}
 	/* resends that RNR NAKs explain are the RNR finding's */
-	if (!x->r->gbn_episodes && x->r->rnr_retries && y->r->rnr_naks && !gaps)
+	if (!x->gbn_episodes && x->rnr_retries && y->rnr_naks && !gaps)
 		return;
 	/* a window with resends but no PSN gap of its own: where the loss
 	 * is, the whole input tells (the gap may have come before it) */
 	if (!gaps && b->whole) {
-		const struct qpt_dir *w = b->whole->dir[d];
+		const struct qpt_dir_stats *w = &b->whole->dir[d];
 
-		wgaps = w->r->psn_gaps + w->r->response_gaps;
-		wmissing = w->r->missing_psns + w->r->missing_responses;
+		wgaps = w->psn_gaps + w->response_gaps;
+		wmissing = w->missing_psns + w->missing_responses;
 	}
 	if (gaps || wgaps)
 		kind = QPT_F_LOSS_BEFORE_TAP;
 	else if (naks || trig[QPT_TRIGGER_NAK])
 		kind = QPT_F_LOSS_AFTER_TAP;
-	else if (trig[QPT_TRIGGER_TIMEOUT] || x->r->timeouts)
+	else if (trig[QPT_TRIGGER_TIMEOUT] || x->timeouts)
 		kind = QPT_F_TIMEOUTS;
 	else
 		kind = QPT_F_RESENDS;
 	fb_start(b, kind, c, d);
 	t = b->t;
 	g_string_append_printf(t, "%" PRIu64 " of %" PRIu64 " packets re-sent (",
-			       x->r->retransmitted_packets, sendings(x));
-	pct_text(t, pct(x->r->retransmitted_packets, sendings(x)));
+			       x->retransmitted_packets, sendings(x));
+	pct_text(t, pct(x->retransmitted_packets, sendings(x)));
 	g_string_append_c(t, ')');
-	if (x->r->gbn_episodes) {
-		bool floor = x->r->episodes && x->r->gbn_episodes > x->r->episodes->len;
+	if (x->gbn_episodes) {
+		bool floor = x->episodes && x->gbn_episodes > x->episodes->len;
 
-		g_string_append_printf(t, ", %" PRIu64 " go-back-N %s cost %s%s", x->r->gbn_episodes,
-				       plural(x->r->gbn_episodes, "episode", "episodes"),
+		g_string_append_printf(t, ", %" PRIu64 " go-back-N %s cost %s%s", x->gbn_episodes,
+				       plural(x->gbn_episodes, "episode", "episodes"),
 				       floor ? "at least " : "",
 				       qpt_format_duration(lost, tl, sizeof(tl)));
 		if (conv_ns > 0) {
@@ -544,8 +544,8 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 			g_string_append(t, " of its duration)");
 		}
 	}
-	if (x->r->rnr_retries)
-		g_string_append_printf(t, ", %" PRIu64 " after RNR NAKs", x->r->rnr_retries);
+	if (x->rnr_retries)
+		g_string_append_printf(t, ", %" PRIu64 " after RNR NAKs", x->rnr_retries);
 	/* what started the resends */
 	if (naks)
 		g_string_append_printf(t, "; %" PRIu64 " %s from %s", naks,
@@ -583,7 +583,7 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 				       "point and %s, or their ACKs lost on the way back", ra);
 		break;
 	default:
-		if (trig[QPT_TRIGGER_READ_RETRY] && (y->r->response_gaps || y->r->retransmitted_packets))
+		if (trig[QPT_TRIGGER_READ_RETRY] && (y->response_gaps || y->retransmitted_packets))
 			g_string_append_printf(t, "; READ responses from %s were missing "
 					       "(see %s -> %s)", ra, ra, sa);
 		else
@@ -591,13 +591,13 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 		break;
 	}
 	/* a large share, or much time lost, is an error */
-	if (pct(x->r->retransmitted_packets, sendings(x)) >= 5 ||
+	if (pct(x->retransmitted_packets, sendings(x)) >= 5 ||
 	    (conv_ns > 0 && (double)lost >= 0.1 * (double)conv_ns))
 		b->f.severity = QPT_SEV_ERROR;
-	fb_num(b, "resent_packets", (double)x->r->retransmitted_packets);
+	fb_num(b, "resent_packets", (double)x->retransmitted_packets);
 	fb_num(b, "packets", (double)sendings(x));
-	fb_share(b, x->r->retransmitted_packets, sendings(x));
-	fb_num(b, "gbn_episodes", (double)x->r->gbn_episodes);
+	fb_share(b, x->retransmitted_packets, sendings(x));
+	fb_num(b, "gbn_episodes", (double)x->gbn_episodes);
 	fb_num(b, "time_lost_us", (double)lost / 1000.0);
 	fb_num(b, "duration_us", (double)conv_ns / 1000.0);
 	fb_num(b, "psn_gaps", (double)gaps);
@@ -605,25 +605,24 @@ static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
 	fb_num(b, "timeouts", (double)trig[QPT_TRIGGER_TIMEOUT]);
 	fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
 	fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
-	for (guint i = 0; x->r->episodes && i < x->r->episodes->len && i < 2; i++) {
-		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
+	for (guint i = 0; x->episodes && i < x->episodes->len && i < 2; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
 
 		fb_frame(b, e->trigger_frame);
 		fb_frame(b, e->first_resent_frame);
 	}
 	fb_frames_of(b, cf, d, QPT_VB_RETRANSMISSION);
-	fb_end(b, out, x->r->retransmitted_packets);
+	fb_end(b, out, x->retransmitted_packets);
 }
 
 /* "48 (30 CNPs), 46 (25)": the values of a class, as the direction saw them */
-static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dscp,
+static void qos_list(GString *t, const struct qpt_dir_stats *x, unsigned cls, bool dscp,
 		     const char *noun)
 {
 	bool first = true, one = qpt_qos_values(x, cls, dscp, NULL) == 1;
 	const struct qpt_qos_count *e;
-	struct qpt_qos_count tmp;
 
-	for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
+	for (unsigned i = 0; (e = qpt_qos_count_at(x, i)); i++) {
 		if (e->cls != cls || e->dscp != dscp)
 			continue;
 		if (!first)
@@ -649,7 +648,7 @@ struct csrc {
 	struct qpt_conv_walk w;
 	guint i;
 	const struct qpt_findings_view *view; /* NULL: none */
-	const struct qpt_conv *whole; /* csrc_next's, before the view */
+	const struct qpt_conv_stats *whole; /* csrc_next's, before the view */
 };
 
 static void csrc_start(struct csrc *s)
@@ -659,9 +658,9 @@ static void csrc_start(struct csrc *s)
 		qpt_conv_walk_start(&s->w, s->fl, s->shown, s->data);
 }
 
-static const struct qpt_conv *csrc_next(struct csrc *s)
+static const struct qpt_conv_stats *csrc_next(struct csrc *s)
 {
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	if (s->a)
 		c = s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
@@ -679,11 +678,11 @@ static void csrc_end(struct csrc *s)
 
 /* The direction an RC conversation has when the capture saw only one of
  * its two (0 or 1), else -1. */
-static int one_way_dir(const struct qpt_conv *c)
+static int one_way_dir(const struct qpt_conv_stats *c)
 {
-	if (strcmp(c->transport, "RC") || (!c->dir[0]->packets) == (!c->dir[1]->packets))
+	if (strcmp(c->transport, "RC") || (!c->dir[0].packets) == (!c->dir[1].packets))
 		return -1;
-	return c->dir[0]->packets ? 0 : 1;
+	return c->dir[0].packets ? 0 : 1;
 }
 
 /* Many conversations seen one way only (a mirror of one direction of a
@@ -693,7 +692,7 @@ static void one_way_wide(struct fb *b, GArray *out, struct csrc *convs)
 {
 	uint64_t n = 0, req = 0, resp = 0, packets = 0;
 	GString *ids = g_string_new(NULL);
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, NULL, -1);
 	for (csrc_start(convs); (c = csrc_next(convs));) {
@@ -704,8 +703,8 @@ static void one_way_wide(struct fb *b, GArray *out, struct csrc *convs)
 		if (n < 8)
 			g_string_append_printf(ids, "%s%d", n ? ", " : "", c->id);
 		n++;
-		packets += c->dir[d]->packets;
-		if (c->dir[d]->req_packets)
+		packets += c->dir[d].packets;
+		if (c->dir[d].req_packets)
 			req++;
 		else
 			resp++;
@@ -723,9 +722,9 @@ static void one_way_wide(struct fb *b, GArray *out, struct csrc *convs)
 	g_string_free(ids, TRUE);
 }
 
-static uint64_t conv_copies(const struct qpt_conv *c)
+static uint64_t conv_copies(const struct qpt_conv_stats *c)
 {
-	return c->dir[0]->r->duplicates + c->dir[1]->r->duplicates;
+	return c->dir[0].duplicates + c->dir[1].duplicates;
 }
 
 static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_findings_frames *ff,
@@ -741,7 +740,7 @@ static void copies_wide(struct fb *b, GArray *out, struct csrc *convs, struct qp
 {
 	uint64_t n = 0, copies = 0;
 	GString *ids = g_string_new(NULL);
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	fb_start(b, QPT_F_CAPTURE_COPIES, NULL, -1);
 	for (csrc_start(convs); (c = csrc_next(convs));) {
@@ -769,25 +768,25 @@ static void copies_wide(struct fb *b, GArray *out, struct csrc *convs, struct qp
 }
 
 /* Priorities, ECN and MTU of a conversation (qpt_ecn.c's numbers). */
-static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
+static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv_stats *c,
 			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
 {
 	for (int d = 0; d < 2 && fo; d++) {
-		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
+		const struct qpt_dir_stats *x = &c->dir[d], *y = &c->dir[1 - d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		unsigned nd, np;
 
-		if (!x->r->cnps && !x->r->ce_without_cnp)
+		if (!x->cnps && !x->ce_without_cnp)
 			continue; /* neither finding below (most directions) */
 		nd = qpt_qos_values(x, QPT_QOS_CNP, true, NULL);
 		np = qpt_qos_values(x, QPT_QOS_CNP, false, NULL);
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		/* the CNPs this direction carries (sa's NIC sends them to ra) */
-		if (x->r->cnps && (nd > 1 || np > 1 || x->r->cnp_unexpected)) {
+		if (x->cnps && (nd > 1 || np > 1 || x->cnp_unexpected)) {
 			fb_start(b, QPT_F_CNP_PRIORITY, c, d);
-			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->r->cnps,
-					       plural(x->r->cnps, "CNP", "CNPs"), sa, ra);
+			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->cnps,
+					       plural(x->cnps, "CNP", "CNPs"), sa, ra);
 			qos_list(b->t, x, QPT_QOS_CNP, true, "CNP");
 			g_string_append(b->t, ", 802.1Q priority ");
 			qos_list(b->t, x, QPT_QOS_CNP, false, "CNP");
@@ -800,26 +799,26 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 				g_string_append_printf(b->t, "priority %d", fo->cnp_pcp);
 			if (fo->cnp_dscp < 0 && fo->cnp_pcp < 0)
 				g_string_append(b->t, "one DSCP and priority");
-			if (x->r->cnp_unexpected)
+			if (x->cnp_unexpected)
 				g_string_append_printf(b->t, " (--cnp-dscp, --cnp-priority): %" PRIu64
-						       " elsewhere", x->r->cnp_unexpected);
+						       " elsewhere", x->cnp_unexpected);
 			else
 				g_string_append(b->t, ": the CNPs are split");
 			g_string_append(b->t, " (the switches queue them in another class than the "
 					      "CNP class: check the NIC's CNP DSCP/priority and the "
 					      "switches' DSCP-to-priority map)");
-			fb_num(b, "cnps", (double)x->r->cnps);
-			fb_num(b, "cnp_unexpected", (double)x->r->cnp_unexpected);
+			fb_num(b, "cnps", (double)x->cnps);
+			fb_num(b, "cnp_unexpected", (double)x->cnp_unexpected);
 			fb_num(b, "cnp_dscps", nd);
 			fb_num(b, "cnp_priorities", np);
 			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
 				fb_frame(b, qpt_dir_qos(x)->cnp_unexpected_frames[i]);
-			if (!x->r->cnp_unexpected)
+			if (!x->cnp_unexpected)
 				fb_frames_of(b, cf, d, QPT_VB_CNP);
-			fb_end(b, out, x->r->cnps);
+			fb_end(b, out, x->cnps);
 		}
 		/* marks on this direction that no CNP answered */
-		if (x->r->ce_without_cnp) {
+		if (x->ce_without_cnp) {
 			char w[48];
 
 			fb_start(b, QPT_F_ECN_NO_CNP, c, d);
@@ -829,25 +828,25 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 					       "the congestion (ECN notification point disabled for "
 					       "this priority?) or its CNPs were lost or filtered "
 					       "before the capture point",
-					       x->r->ce_without_cnp, x->r->ecn_ce, ra, sa,
+					       x->ce_without_cnp, x->ecn_ce, ra, sa,
 					       qpt_format_duration(fo->ecn_window_ns, w, sizeof(w)),
-					       y->r->cnps, plural(y->r->cnps, "CNP", "CNPs"), ra, ra);
-			fb_num(b, "ce_without_cnp", (double)x->r->ce_without_cnp);
-			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
-			fb_num(b, "cnps", (double)y->r->cnps);
+					       y->cnps, plural(y->cnps, "CNP", "CNPs"), ra, ra);
+			fb_num(b, "ce_without_cnp", (double)x->ce_without_cnp);
+			fb_num(b, "ecn_ce", (double)x->ecn_ce);
+			fb_num(b, "cnps", (double)y->cnps);
 			fb_num(b, "window_us", (double)fo->ecn_window_ns / 1000.0);
 			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
 				fb_frame(b, qpt_dir_qos(x)->no_cnp_frames[i]);
-			fb_end(b, out, x->r->ce_without_cnp);
+			fb_end(b, out, x->ce_without_cnp);
 		}
 	}
 	/* MTU: payloads above the CM path MTU; the two sides' segment sizes */
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 
 		if (!qpt_dir_qos(x) || !c->has_cm || !c->cm->path_mtu ||
-		    x->qos_in.max_payload <= c->cm->path_mtu)
+		    x->qos.max_payload <= c->cm->path_mtu)
 			continue;
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
@@ -855,33 +854,33 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 		g_string_append_printf(b->t, "packets from %s to %s carry up to %u payload bytes, "
 				       "more than the path MTU %u the CM REQ set: %s's MTU is larger "
 				       "than the connection's (the packets are dropped where the "
-				       "path MTU holds)", sa, ra, x->qos_in.max_payload, c->cm->path_mtu, sa);
-		fb_num(b, "max_payload", x->qos_in.max_payload);
+				       "path MTU holds)", sa, ra, x->qos.max_payload, c->cm->path_mtu, sa);
+		fb_num(b, "max_payload", x->qos.max_payload);
 		fb_num(b, "path_mtu", c->cm->path_mtu);
-		fb_frame(b, x->qos_in.max_payload_frame);
+		fb_frame(b, x->qos.max_payload_frame);
 		fb_end(b, out, 1);
 	}
-	if (c->dir[0]->qos_in.seg_payload && c->dir[1]->qos_in.seg_payload &&
-	    c->dir[0]->qos_in.seg_payload != c->dir[1]->qos_in.seg_payload) {
+	if (c->dir[0].qos.seg_payload && c->dir[1].qos.seg_payload &&
+	    c->dir[0].qos.seg_payload != c->dir[1].qos.seg_payload) {
 		char a0[QPT_ADDR_STRLEN], a1[QPT_ADDR_STRLEN];
 
-		qpt_endpoint_addr(&c->ep[c->dir[0]->from], a0);
-		qpt_endpoint_addr(&c->ep[c->dir[1]->from], a1);
+		qpt_endpoint_addr(&c->ep[c->dir[0].from], a0);
+		qpt_endpoint_addr(&c->ep[c->dir[1].from], a1);
 		fb_start(b, QPT_F_MTU_MISMATCH, c, -1);
 		g_string_append_printf(b->t, "the two sides' MTUs differ: %s sends FIRST/MIDDLE "
 				       "packets of %u payload bytes, %s of %u (each side's QP has "
 				       "its own path MTU: set the same on both)", a0,
-				       c->dir[0]->qos_in.seg_payload, a1, c->dir[1]->qos_in.seg_payload);
-		fb_num(b, "mtu_a", c->dir[0]->qos_in.seg_payload);
-		fb_num(b, "mtu_b", c->dir[1]->qos_in.seg_payload);
-		fb_frame(b, c->dir[0]->qos_in.seg_frame);
-		fb_frame(b, c->dir[1]->qos_in.seg_frame);
+				       c->dir[0].qos.seg_payload, a1, c->dir[1].qos.seg_payload);
+		fb_num(b, "mtu_a", c->dir[0].qos.seg_payload);
+		fb_num(b, "mtu_b", c->dir[1].qos.seg_payload);
+		fb_frame(b, c->dir[0].qos.seg_frame);
+		fb_frame(b, c->dir[1].qos.seg_frame);
 		fb_end(b, out, 1);
 	}
 	/* an RC conversation whose one direction the capture never saw */
 	if (one_way_dir(c) >= 0 && !b->one_way_wide) {
 		int d = one_way_dir(c);
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 
 		qpt_endpoint_addr(&c->ep[x->from], sa);
@@ -906,7 +905,7 @@ static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *
 
 /* PSN gaps in both directions that nothing re-sent are one finding about
  * the capture (it dropped packets both ways), not two capture_gaps. */
-static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struct qpt_conv *c)
+static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struct qpt_conv_stats *c)
 {
 	int at[2] = { -1, -1 };
 	struct qpt_finding g[2];
@@ -925,10 +924,10 @@ static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struc
 	g_array_remove_index(out, (guint)MAX(at[0], at[1]));
 	g_array_remove_index(out, (guint)MIN(at[0], at[1]));
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
-		missing += x->r->missing_psns + x->r->missing_responses;
-		gaps += x->r->psn_gaps + x->r->response_gaps;
+		missing += x->missing_psns + x->missing_responses;
+		gaps += x->psn_gaps + x->response_gaps;
 	}
 	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, c, -1);
 	g_string_append_printf(b->t, "%" PRIu64 " %s missing in %" PRIu64 " %s in both "
@@ -943,7 +942,7 @@ static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struc
 	fb_end(b, out, missing);
 }
 
-static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
+static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv_stats *c,
 			  const struct conv_frames *cf, const struct qpt_flow_opts *fo)
 {
 	int64_t first = 0, last = 0, conv_ns = 0;
@@ -953,7 +952,7 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 	if (conv_span(c, &first, &last))
 		conv_ns = last - first;
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
+		const struct qpt_dir_stats *x = &c->dir[d], *y = &c->dir[1 - d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		uint64_t errs = 0;
 
@@ -970,13 +969,13 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_icrc_time(b);
 			fb_end(b, out, x->bad_icrc);
 		}
-		if (x->r == &qpt_dir_rare_none && y->r == &qpt_dir_rare_none)
+		if (!x->eventful && !y->eventful)
 			continue; /* each finding below counts something rare */
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
 		dir_loss(b, out, c, d, cf, conv_ns);
 		for (unsigned k = 1; k < QPT_NAK_KINDS; k++)
-			errs += y->r->naks[k];
+			errs += y->naks[k];
 		if (errs) {
 			bool first_k = true;
 
@@ -984,10 +983,10 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			g_string_append_printf(b->t, "%s refused %" PRIu64 " %s with an error NAK (",
 					       ra, errs, plural(errs, "request", "requests"));
 			for (unsigned k = 1; k < QPT_NAK_KINDS; k++) {
-				if (!y->r->naks[k])
+				if (!y->naks[k])
 					continue;
 				g_string_append_printf(b->t, "%s%" PRIu64 " %s", first_k ? "" : ", ",
-						       y->r->naks[k], qpt_nak_name(k));
+						       y->naks[k], qpt_nak_name(k));
 				first_k = false;
 			}
 			g_string_append(b->t, "): the operation failed at the responder, and the QP "
@@ -996,49 +995,49 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
 			fb_end(b, out, errs);
 		}
-		if (y->r->rnr_naks) {
+		if (y->rnr_naks) {
 			fb_start(b, QPT_F_RNR, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " RNR %s from %s (receiver not ready: "
 					       "no receive buffer posted in time), %" PRIu64 " %s after them",
-					       y->r->rnr_naks, plural(y->r->rnr_naks, "NAK", "NAKs"), ra,
-					       x->r->rnr_retries, plural(x->r->rnr_retries, "retry", "retries"));
-			if (!x->r->gbn_episodes && x->r->retransmitted_packets)
+					       y->rnr_naks, plural(y->rnr_naks, "NAK", "NAKs"), ra,
+					       x->rnr_retries, plural(x->rnr_retries, "retry", "retries"));
+			if (!x->gbn_episodes && x->retransmitted_packets)
 				g_string_append_printf(b->t, " (%" PRIu64 " %s re-sent)",
-						       x->r->retransmitted_packets,
-						       plural(x->r->retransmitted_packets, "packet", "packets"));
-			fb_num(b, "rnr_naks", (double)y->r->rnr_naks);
-			fb_num(b, "rnr_retries", (double)x->r->rnr_retries);
+						       x->retransmitted_packets,
+						       plural(x->retransmitted_packets, "packet", "packets"));
+			fb_num(b, "rnr_naks", (double)y->rnr_naks);
+			fb_num(b, "rnr_retries", (double)x->rnr_retries);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_RNR_NAK);
-			fb_end(b, out, y->r->rnr_naks);
+			fb_end(b, out, y->rnr_naks);
 		}
-		if (x->r->ecn_ce || y->r->cnps) {
-			double share = pct(x->r->ecn_ce, sendings(x));
+		if (x->ecn_ce || y->cnps) {
+			double share = pct(x->ecn_ce, sendings(x));
 
 			fb_start(b, QPT_F_CONGESTION, c, d);
 			g_string_append_printf(b->t, "congestion on the way to %s: %" PRIu64
 					       " of %" PRIu64 " packets ECN-CE marked (", ra,
-					       x->r->ecn_ce, sendings(x));
+					       x->ecn_ce, sendings(x));
 			pct_text(b->t, share);
-			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->r->cnps,
-					       plural(y->r->cnps, "CNP", "CNPs"), ra, sa);
+			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->cnps,
+					       plural(y->cnps, "CNP", "CNPs"), ra, sa);
 			if (share >= 10)
 				b->f.severity = QPT_SEV_WARN;
-			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
+			fb_num(b, "ecn_ce", (double)x->ecn_ce);
 			fb_num(b, "packets", (double)sendings(x));
-			fb_share(b, x->r->ecn_ce, sendings(x));
-			fb_num(b, "cnps", (double)y->r->cnps);
+			fb_share(b, x->ecn_ce, sendings(x));
+			fb_num(b, "cnps", (double)y->cnps);
 			fb_frames_of(b, cf, d, QPT_VB_ECN_CE);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_CNP);
-			fb_end(b, out, x->r->ecn_ce + y->r->cnps);
+			fb_end(b, out, x->ecn_ce + y->cnps);
 		}
-		if (x->r->duplicates && !b->copies_wide) {
+		if (x->duplicates && !b->copies_wide) {
 			fb_start(b, QPT_F_CAPTURE_COPIES, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " %s seen twice by the capture "
 					       "(mirrored both ways, or captures merged): not re-sent",
-					       x->r->duplicates, plural(x->r->duplicates, "packet", "packets"));
-			fb_num(b, "duplicates", (double)x->r->duplicates);
+					       x->duplicates, plural(x->duplicates, "packet", "packets"));
+			fb_num(b, "duplicates", (double)x->duplicates);
 			fb_frames_of(b, cf, d, QPT_VB_DUPLICATE);
-			fb_end(b, out, x->r->duplicates);
+			fb_end(b, out, x->duplicates);
 		}
 	}
 	fold_capture_gaps(b, out, from, c);
@@ -1252,13 +1251,13 @@ static void icrc_wide(struct fb *b, GArray *out, struct csrc *convs)
 {
 	uint64_t n = 0, bad = 0, all = 0;
 	GString *ids = g_string_new(NULL);
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	fb_start(b, QPT_F_BAD_ICRC, NULL, -1);
 	for (csrc_start(convs); (c = csrc_next(convs));) {
-		uint64_t k = c->dir[0]->bad_icrc + c->dir[1]->bad_icrc;
+		uint64_t k = c->dir[0].bad_icrc + c->dir[1].bad_icrc;
 
-		all += sendings(c->dir[0]) + sendings(c->dir[1]);
+		all += sendings(&c->dir[0]) + sendings(&c->dir[1]);
 		if (!k)
 			continue;
 		if (n < 8)
@@ -1297,7 +1296,7 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	struct fb b = { .t = g_string_sized_new(640), .ff = ff, .fl = fl };
 	guint one_way = 0, copies = 0, icrc = 0;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	for (csrc_start(convs); one_way < 2 && (c = csrc_next(convs));)
 		one_way += one_way_dir(c) >= 0;
@@ -1308,7 +1307,7 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	csrc_end(convs);
 	b.copies_wide = copies > 1;
 	for (csrc_start(convs); icrc < 2 && (c = csrc_next(convs));)
-		icrc += c->dir[0]->bad_icrc + c->dir[1]->bad_icrc > 0;
+		icrc += c->dir[0].bad_icrc + c->dir[1].bad_icrc > 0;
 	csrc_end(convs);
 	b.icrc_wide = icrc > 1;
 	for (csrc_start(convs); (c = csrc_next(convs));) {
@@ -1497,11 +1496,13 @@ GArray *qpt_findings_groups_view(struct qpt_flow *fl, const GArray *fs,
 		GHashTable *convs = g_hash_table_new(g_direct_hash, g_direct_equal);
 		GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(struct member_key),
 						 g->members->len);
+		struct qpt_conv_stats cs;
 
 		for (guint m = 0; m < g->members->len; m++) {
 			guint i = g_array_index(g->members, guint, m);
 			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
-			const struct qpt_conv *c = f->conv >= 0 ? qpt_flow_conv(fl, f->conv) : NULL;
+			const struct qpt_conv_stats *c =
+				f->conv >= 0 ? qpt_flow_conv_stats(fl, f->conv, &cs) : NULL;
 			struct member_key k = { .index = i };
 
 			if (f->from[0])

@@ -26,7 +26,8 @@
  * plain counters (no rare counters, ECN state, CM exchange; not a fold's
  * target), is made cold too: fl->convs holds its encoding (low bit set),
  * which the conversation's first half to thaw, or a reader
- * (qpt_flow_conv(), qpt_flow_conversations()), thaws again.  The pairing
+ * (qpt_flow_conv_stats(), qpt_flow_conversations()), thaws again; the
+ * walk (qpt_flow_read.c) decodes it without thawing.  The pairing
  * scans and the end-of-capture time read cold ones without thawing them
  * (fl_peek, fl_conv_peek).  qpt_flow_forget_halves() frees the halves
  * before the results thaw every conversation.
@@ -794,81 +795,26 @@ const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv
 	return &v->b.c;
 }
 
-/* ---- reading every conversation without thawing ------------------------ */
-
-/* A walk's decoded cold conversation, and whether it holds one (whose
- * counts and histograms are to be freed before the next). */
-struct walk_view {
-	struct conv_view v;
-	bool full;
-};
-
-static void walk_clear(struct walk_view *wv)
+void fl_conv_view_clear(struct conv_view *v)
 {
-	if (!wv || !wv->full)
-		return;
 	for (int d = 0; d < 2; d++) {
-		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)wv->v.b.c.dir[d];
+		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)v->b.c.dir[d];
 
 		if (x != &qpt_dir_none[d])
 			fl_dir_free_parts(x);
 	}
-	wv->full = false;
-}
-
-void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl, qpt_conv_filter keep,
-			 void *data)
-{
-	*w = (struct qpt_conv_walk){ .fl = fl, .keep = keep, .data = data };
-}
-
-const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w)
-{
-	struct qpt_flow *fl = w->fl;
-	struct walk_view *wv = w->view;
-
-	walk_clear(wv);
-	while (w->next < fl->convs->len) {
-		guint id = w->next++;
-		void *p = g_ptr_array_index(fl->convs, id);
-
-		const struct qpt_conv *c = p;
-
-		if (fl_conv_is_cold(p)) { /* (a cold one is never merged) */
-			if (!wv)
-				w->view = wv = g_new(struct walk_view, 1);
-			memset(wv, 0, sizeof(*wv));
-			fl_conv_decode(fl, fl_cold_conv_of(p), (int32_t)id, &wv->v.b, &wv->v.d1,
-				       false);
-			wv->full = true;
-			c = &wv->v.b.c;
-		} else if (c->merged) {
-			continue;
-		}
-		if (!w->keep || w->keep(c, w->data))
-			return c;
-		walk_clear(wv);
-	}
-	return NULL;
-}
-
-void qpt_conv_walk_end(struct qpt_conv_walk *w)
-{
-	walk_clear(w->view);
-	g_free(w->view);
-	w->view = NULL;
 }
 
 gpointer fl_conv_recode(struct qpt_flow *fl, struct qpt_flow *part, int32_t id)
 {
 	uint8_t *blob = fl_cold_conv_of(g_ptr_array_index(part->convs, id)), *out;
-	struct walk_view wv = { .full = true };
+	struct conv_view v = { 0 };
 
-	fl_conv_decode(part, blob, id, &wv.v.b, &wv.v.d1, false);
+	fl_conv_decode(part, blob, id, &v.b, &v.d1, false);
 	if (!fl->cold_buf) /* fl's first cold record: part's times as the base */
 		fl->cold_base_ns = part->cold_base_ns;
-	out = fl_conv_encode(fl, &wv.v.b.c);
-	walk_clear(&wv);
+	out = fl_conv_encode(fl, &v.b.c);
+	fl_conv_view_clear(&v);
 	fl_cold_conv_free(part, blob);
 	part->convs->pdata[id] = NULL;
 	return (gpointer)((uintptr_t)out | 1);

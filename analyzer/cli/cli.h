@@ -227,7 +227,7 @@ bool qpt_input_opts_from(const struct opts *o, struct qpt_input_opts *io);
  * others are).  With progress, a progress line unless --quiet.  Errors are
  * printed on stderr, or with keep_errors added there instead. */
 struct qpt_flow;
-struct qpt_conv;
+struct qpt_conv_ident;
 typedef void (*qpt_frame_fn)(void *user, const struct qpt_frame *f, int64_t ns,
 			     const struct qpt_pkt *pkt, const struct qpt_verdict *v);
 struct qpt_analysis {
@@ -256,7 +256,7 @@ int cmd_packets(struct opts *o);
  * after a message); does a conversation (NULL: none) pass them. */
 bool qpt_selecting(const struct opts *o);
 bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN]);
-bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c);
+bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv_ident *c);
 int cmd_grade(struct opts *o);
 int cmd_plot(struct opts *o);
 /* plot --timeline: the files' interval table (summary --interval; without
