@@ -105,22 +105,60 @@ struct qpt_qos_count {
  * CM exchange, priority counts) are the engine's, valid as the fill's
  * result is. */
 
+/* Field lists the read model and the engine's storage (qpt_flow_int.h)
+ * share, each as fields of their own and as a whole (a struct of that list
+ * in an anonymous union, as Linux's struct_group()): one list, filled with
+ * one copy. */
+
+/* A direction's ECN and CNP results (qpt_ecn.c): its ECN-CE marks,
+ * answered by the other's CNPs (reaction: CNP time - first unanswered
+ * mark's time, us; cnps_without_ce: CNPs back with no unanswered mark
+ * here); the first marks without CNP; the first CNPs it carries on another
+ * DSCP/PCP than expected; the sender's data rate (bytes of its IBA
+ * packets, BTH to ICRC for RoCEv2) in the rate window before and after
+ * each CNP it received, summed over the CNPs (rate_windows_cut: the
+ * capture ended inside the after window), and their means (at the end). */
+#define QPT_QOS_RESULTS                                               \
+	struct qpt_lat reaction;                                      \
+	uint64_t ce_answered, ce_covered, ce_undecided;               \
+	uint64_t cnps_without_ce;                                     \
+	uint64_t no_cnp_frames[QPT_QOS_FRAMES];                       \
+	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];               \
+	uint64_t rate_windows, bytes_before, bytes_after;             \
+	uint64_t rate_windows_cut;                                    \
+	double rate_before_bps, rate_after_bps;
+struct qpt_qos_results {
+	QPT_QOS_RESULTS
+};
+
+/* What a direction counts only once something out of the ordinary
+ * happened: ce_without_cnp, ECN-CE marks no CNP answered (qpt_ecn.c);
+ * cnp_unexpected, CNPs on another DSCP/PCP than expected; response_gaps,
+ * missing_responses, READ responses skipped; new_sequences, a QPN's PSNs
+ * started again far away; time_backwards, frames stamped before the
+ * previous frame. */
+#define QPT_RARE_COUNTS                                                   \
+	uint64_t dup_acks;                                                \
+	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates, \
+		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts; \
+	uint64_t naks[QPT_NAK_KINDS];                                     \
+	uint64_t cnps, ecn_ce, fecn, becn, malformed;                     \
+	uint64_t ce_without_cnp, cnp_unexpected;                          \
+	uint64_t response_gaps, missing_responses;                        \
+	uint64_t new_sequences, time_backwards;
+struct qpt_rare_counts {
+	QPT_RARE_COUNTS
+};
+
 /* A direction's priorities, ECN marks and CNPs, and MTU evidence
  * (qpt_ecn.c): the results, not the matching state. */
 struct qpt_qos_stats {
-	/* this direction's ECN-CE marks, answered by the other's CNPs */
-	struct qpt_lat reaction; /* CNP time - first unanswered mark's time, us */
-	uint64_t ce_answered, ce_covered, ce_undecided;
-	uint64_t cnps_without_ce; /* CNPs back with no unanswered mark here */
-	uint64_t no_cnp_frames[QPT_QOS_FRAMES]; /* the first marks without CNP */
-	/* the first CNPs it carries on another DSCP/PCP than expected */
-	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];
-	/* the sender's data rate (bytes of its IBA packets, BTH to ICRC for
-	 * RoCEv2) in the rate window before and after each CNP it received,
-	 * summed over the CNPs */
-	uint64_t rate_windows, bytes_before, bytes_after;
-	uint64_t rate_windows_cut; /* the capture ended inside the after window */
-	double rate_before_bps, rate_after_bps; /* their means (at the end) */
+	union {
+		struct {
+			QPT_QOS_RESULTS
+		};
+		struct qpt_qos_results res;
+	};
 	/* MTU evidence: the largest payload; the payload of FIRST/MIDDLE
 	 * packets (one MTU each), the largest and whether they differed, and
 	 * where (the first frame) */
@@ -150,19 +188,15 @@ struct qpt_dir_stats {
 	uint64_t bad_icrc; /* packets whose ICRC was wrong */
 	int64_t first_ns, last_ns;
 	/* something out of the ordinary was counted (a loss, a resend, a NAK,
-	 * a CNP, a READ or atomic); false: every field from dup_acks to
-	 * episodes is zero (and the latencies qpt_lat_none) */
+	 * a CNP, a READ or atomic); false: the rare counts, gbn_episodes and
+	 * episodes are zero (and read_lat, atomic_lat qpt_lat_none) */
 	bool eventful;
-	uint64_t dup_acks;
-	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
-		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
-	uint64_t naks[QPT_NAK_KINDS];
-	uint64_t cnps, ecn_ce, fecn, becn, malformed;
-	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
-	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
-	uint64_t response_gaps, missing_responses; /* READ responses skipped */
-	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
-	uint64_t time_backwards; /* frames stamped before the previous frame */
+	union {
+		struct {
+			QPT_RARE_COUNTS
+		};
+		struct qpt_rare_counts rare;
+	};
 	uint64_t gbn_episodes;
 	/* never NULL: qpt_lat_none without a sample.  ack_rtt: the RTT of the
 	 * ACKs the other direction sent for this one's requests */

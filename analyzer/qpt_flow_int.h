@@ -7,6 +7,7 @@
  *   qpt_flow_lat.c   latency histograms
  *   qpt_flow_cold.c  idle halves and conversations kept compact
  *   qpt_flow_read.c  the read model (qpt_flow.h) filled: the walk
+ *   qpt_flow_slab.c  cold records' memory (qpt_flow_varint.h: their varints)
  *
  * Not part of the engine's interface (qpt_flow.h).
  */
@@ -32,19 +33,12 @@ struct qpt_ecn_mark {
 };
 struct qpt_dir_qos {
 	GArray *counts; /* struct qpt_qos_count, in the order first seen */
-	/* this direction's ECN-CE marks, answered by the other's CNPs */
-	struct qpt_lat reaction; /* CNP time - first unanswered mark's time, us */
-	uint64_t ce_answered, ce_covered, ce_undecided;
-	uint64_t cnps_without_ce; /* CNPs back with no unanswered mark here */
-	uint64_t no_cnp_frames[QPT_QOS_FRAMES]; /* the first marks without CNP */
-	/* the first CNPs it carries on another DSCP/PCP than expected */
-	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];
-	/* the sender's data rate (bytes of its IBA packets, BTH to ICRC for
-	 * RoCEv2) in the rate window before and after each CNP it received,
-	 * summed over the CNPs */
-	uint64_t rate_windows, bytes_before, bytes_after;
-	uint64_t rate_windows_cut; /* the capture ended inside the after window */
-	double rate_before_bps, rate_after_bps; /* their means (at the end) */
+	union { /* (read as the read model's struct qpt_qos_stats.res) */
+		struct {
+			QPT_QOS_RESULTS
+		};
+		struct qpt_qos_results res;
+	};
 	/* (the MTU evidence is in struct qpt_qos_inline; the results above
 	 * are read as struct qpt_qos_stats, qpt_flow_read.c) */
 	/* matching state */
@@ -69,16 +63,12 @@ struct qpt_dir_qos {
  * writes one of these, then to the direction's own (issue 17: a million
  * healthy or one-packet QPs do not pay for them). */
 struct qpt_dir_rare {
-	uint64_t dup_acks;
-	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
-		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
-	uint64_t naks[QPT_NAK_KINDS];
-	uint64_t cnps, ecn_ce, fecn, becn, malformed;
-	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
-	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
-	uint64_t response_gaps, missing_responses; /* READ responses skipped */
-	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
-	uint64_t time_backwards; /* frames stamped before the previous frame */
+	union { /* (read as the read model's struct qpt_dir_stats.rare) */
+		struct {
+			QPT_RARE_COUNTS
+		};
+		struct qpt_rare_counts c;
+	};
 	/* never NULL: qpt_lat_none until the first sample */
 	const struct qpt_lat *read_lat, *atomic_lat;
 	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
@@ -698,7 +688,7 @@ struct addr_halves {
 	} u;
 };
 
-/* Cold records' memory (qpt_flow_cold.c): blocks carved in steps of
+/* Cold records' memory (qpt_flow_slab.c): blocks carved in steps of
  * SLAB_UNIT bytes, without malloc's header and rounding on each record (a
  * million of them: about 14 bytes each); a freed record goes to a free
  * list of its size, for the next record of that size.  Records larger

@@ -39,36 +39,27 @@ static void ident_fill(const struct qpt_conv *c, struct qpt_conv_ident *s)
 	s->has_cm = c->has_cm;
 }
 
-static void qos_fill(const struct qpt_dir *d, struct qpt_qos_stats *s)
+/* A direction's QoS results into s; *full: s holds results of a struct
+ * qpt_dir_qos (else they are zero), before and after. */
+static void qos_fill(const struct qpt_dir *d, struct qpt_qos_stats *s, bool *full)
 {
 	const struct qpt_qos_inline *l = &d->qos_in;
 	const struct qpt_dir_qos *q = d->qos;
-	const struct qpt_qos_count *e;
 
 	if (q) {
-		s->reaction = q->reaction;
-		s->ce_answered = q->ce_answered;
-		s->ce_covered = q->ce_covered;
-		s->ce_undecided = q->ce_undecided;
-		s->cnps_without_ce = q->cnps_without_ce;
-		memcpy(s->no_cnp_frames, q->no_cnp_frames, sizeof(s->no_cnp_frames));
-		memcpy(s->cnp_unexpected_frames, q->cnp_unexpected_frames,
-		       sizeof(s->cnp_unexpected_frames));
-		s->rate_windows = q->rate_windows;
-		s->bytes_before = q->bytes_before;
-		s->bytes_after = q->bytes_after;
-		s->rate_windows_cut = q->rate_windows_cut;
-		s->rate_before_bps = q->rate_before_bps;
-		s->rate_after_bps = q->rate_after_bps;
-		if (q->counts) {
-			s->counts = (const struct qpt_qos_count *)(const void *)q->counts->data;
-			s->ncounts = q->counts->len;
-		}
+		s->res = q->res;
+		s->counts = q->counts ? (const struct qpt_qos_count *)(const void *)q->counts->data : NULL;
+		s->ncounts = q->counts ? q->counts->len : 0;
+		*full = true;
 	} else {
-		for (; s->ncounts < G_N_ELEMENTS(s->counts_in) &&
-		       (e = fl_qos_count_at(d, s->ncounts, &s->counts_in[s->ncounts]));
-		     s->ncounts++)
-			;
+		if (*full) /* (a healthy direction after one with them: zero) */
+			memset(&s->res, 0, sizeof(s->res));
+		*full = false;
+		s->counts = NULL;
+		s->ncounts = 0;
+		while (s->ncounts < G_N_ELEMENTS(s->counts_in) &&
+		       fl_qos_count_at(d, s->ncounts, &s->counts_in[s->ncounts]))
+			s->ncounts++;
 	}
 	s->max_payload_frame = l->max_payload_frame;
 	s->seg_frame = l->seg_frame;
@@ -77,12 +68,14 @@ static void qos_fill(const struct qpt_dir *d, struct qpt_qos_stats *s)
 	s->seg_varies = l->seg_varies;
 }
 
-static void dir_fill(const struct qpt_dir *d, struct qpt_dir_stats *s)
+/* Direction d into s, which holds an earlier fill (or all zero, *qos_full
+ * false): what a healthy direction does not have is written only when s
+ * holds some of it (a walk over a million conversations fills mostly
+ * healthy ones, in the same space). */
+static void dir_fill(const struct qpt_dir *d, struct qpt_dir_stats *s, bool *qos_full)
 {
 	const struct qpt_dir_rare *r = d->r;
 
-	/* all but the operations, whose seen ones are written below */
-	memset(s, 0, offsetof(struct qpt_dir_stats, ops));
 	s->from = d->from;
 	s->to = d->to;
 	s->psn_seen = d->psn_seen;
@@ -103,45 +96,34 @@ static void dir_fill(const struct qpt_dir *d, struct qpt_dir_stats *s)
 	s->ack_rtt = d->ack_rtt;
 	s->read_lat = r->read_lat;
 	s->atomic_lat = r->atomic_lat;
-	s->eventful = r != &qpt_dir_rare_none;
-	if (s->eventful) {
-		s->dup_acks = r->dup_acks;
-		s->retransmitted_packets = r->retransmitted_packets;
-		s->psn_gaps = r->psn_gaps;
-		s->missing_psns = r->missing_psns;
-		s->duplicates = r->duplicates;
-		s->out_of_order = r->out_of_order;
-		s->rnr_naks = r->rnr_naks;
-		s->rnr_retries = r->rnr_retries;
-		s->read_retries = r->read_retries;
-		s->timeouts = r->timeouts;
-		memcpy(s->naks, r->naks, sizeof(s->naks));
-		s->cnps = r->cnps;
-		s->ecn_ce = r->ecn_ce;
-		s->fecn = r->fecn;
-		s->becn = r->becn;
-		s->malformed = r->malformed;
-		s->ce_without_cnp = r->ce_without_cnp;
-		s->cnp_unexpected = r->cnp_unexpected;
-		s->response_gaps = r->response_gaps;
-		s->missing_responses = r->missing_responses;
-		s->new_sequences = r->new_sequences;
-		s->time_backwards = r->time_backwards;
+	if (r != &qpt_dir_rare_none) {
+		s->eventful = true;
+		s->rare = r->c;
 		s->gbn_episodes = r->gbn_episodes;
 		s->episodes = r->episodes;
+	} else if (s->eventful) { /* zero what the one before wrote */
+		s->eventful = false;
+		memset(&s->rare, 0, sizeof(s->rare));
+		s->gbn_episodes = 0;
+		s->episodes = NULL;
 	}
 	s->qos_seen = d->qos || d->qos_in.seen;
-	qos_fill(d, &s->qos);
+	qos_fill(d, &s->qos, qos_full);
 	for (unsigned op = 0, i = 0; op < QPT_OP_COUNT; op++)
 		if (d->op_mask & 1u << op)
 			s->ops[op] = d->opv[i++];
 }
 
+/* c into s (of no earlier fill). */
 static void conv_fill(const struct qpt_conv *c, struct qpt_conv_stats *s)
 {
+	bool qos_full = false;
+
+	memset(s, 0, sizeof(*s));
 	ident_fill(c, &s->ident);
-	dir_fill(c->dir[0], &s->dir[0]);
-	dir_fill(c->dir[1], &s->dir[1]);
+	dir_fill(c->dir[0], &s->dir[0], &qos_full);
+	qos_full = false;
+	dir_fill(c->dir[1], &s->dir[1], &qos_full);
 }
 
 /* ---- the read model's accessors ---------------------------------------- */
@@ -245,6 +227,7 @@ struct walk_view {
 	struct conv_view v;
 	bool full;
 	struct qpt_conv_stats s;
+	bool qos_full[2]; /* dir_fill's, of s */
 };
 
 static void walk_clear(struct walk_view *wv)
@@ -285,8 +268,8 @@ const struct qpt_conv_stats *qpt_conv_walk_next(struct qpt_conv_walk *w)
 		}
 		ident_fill(c, &wv->s.ident);
 		if (!w->keep || w->keep(&wv->s.ident, w->data)) {
-			dir_fill(c->dir[0], &wv->s.dir[0]);
-			dir_fill(c->dir[1], &wv->s.dir[1]);
+			dir_fill(c->dir[0], &wv->s.dir[0], &wv->qos_full[0]);
+			dir_fill(c->dir[1], &wv->s.dir[1], &wv->qos_full[1]);
 			return &wv->s;
 		}
 		walk_clear(wv);
