@@ -1,6 +1,6 @@
 /* qpt_ecn.c - priorities, ECN-CE marks and the CNPs that answer them
  *
- * Per direction of a conversation (struct qpt_dir_qos, qpt_flow.h, where
+ * Per direction of a conversation (struct qpt_dir_qos, qpt_flow_int.h, where
  * the rules are written down): the 802.1Q PCP and DSCP of its data, ACK and
  * CNP packets; its ECN-CE marks matched to the CNPs the receiver sent back
  * to the sender's QP (the other direction of the same conversation), the
@@ -164,8 +164,8 @@ static void qos_count_full(struct qpt_dir_qos *q, unsigned cls, bool dscp, int v
 							      .packets = n }));
 }
 
-const struct qpt_qos_count *qpt_qos_count_at(const struct qpt_dir *d, unsigned i,
-					     struct qpt_qos_count *tmp)
+const struct qpt_qos_count *fl_qos_count_at(const struct qpt_dir *d, unsigned i,
+					    struct qpt_qos_count *tmp)
 {
 	const struct qpt_qos_inline *l = &d->qos_in;
 	unsigned slot;
@@ -182,33 +182,6 @@ const struct qpt_qos_count *qpt_qos_count_at(const struct qpt_dir *d, unsigned i
 				       .value = l->value[slot],
 				       .packets = l->n[slot] };
 	return tmp;
-}
-
-const struct qpt_dir_qos *qpt_dir_qos(const struct qpt_dir *d)
-{
-	static const struct qpt_dir_qos none;
-
-	return d->qos ? d->qos : d->qos_in.seen ? &none : NULL;
-}
-
-unsigned qpt_qos_values(const struct qpt_dir *d, unsigned cls, bool dscp, int *top)
-{
-	unsigned n = 0;
-	uint64_t best = 0;
-	const struct qpt_qos_count *e;
-	struct qpt_qos_count tmp;
-
-	for (unsigned i = 0; (e = qpt_qos_count_at(d, i, &tmp)); i++) {
-		if (e->cls != cls || e->dscp != dscp)
-			continue;
-		n++;
-		if (e->packets > best) {
-			best = e->packets;
-			if (top)
-				*top = e->value;
-		}
-	}
-	return n;
 }
 
 static void frames_keep(uint64_t *slots, uint64_t frame)
@@ -603,10 +576,10 @@ void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	struct qpt_qos_count tmp;
 	struct qpt_dir_qos *a;
 
-	if (!qpt_dir_qos(s))
+	if (!b && !bl->seen)
 		return;
 	al->seen = true;
-	for (unsigned i = 0; (e = qpt_qos_count_at(s, i, &tmp)); i++)
+	for (unsigned i = 0; (e = fl_qos_count_at(s, i, &tmp)); i++)
 		qos_count(d, e->cls, e->dscp, e->value, e->packets);
 	if (bl->max_payload > al->max_payload) {
 		al->max_payload = bl->max_payload;

@@ -1,5 +1,6 @@
 /* qpt_findings.c - the diagnosis (see qpt_findings.h) */
 #include "qpt_findings.h"
+#include "qpt_findings_int.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -22,142 +23,6 @@ const char *qpt_severity_name(enum qpt_severity s)
 	static const char *const names[] = { "chat", "note", "warning", "error" };
 
 	return (unsigned)s < G_N_ELEMENTS(names) ? names[s] : "?";
-}
-
-/* ---- numbers as words --------------------------------------------------- */
-
-/* v (>= 0) with three significant digits. */
-static void sig3(char *buf, size_t len, double v, const char *unit)
-{
-	if (v >= 99.95)
-		snprintf(buf, len, "%.0f %s", v, unit);
-	else if (v >= 9.995)
-		snprintf(buf, len, "%.1f %s", v, unit);
-	else
-		snprintf(buf, len, "%.2f %s", v, unit);
-}
-
-char *qpt_format_duration_us(double us, char *buf, size_t len)
-{
-	double a = fabs(us);
-	const char *sign = us < 0 ? "-" : "";
-	char tmp[48];
-
-	/* the unit is chosen after rounding: 999.96 us is "1.00 ms" */
-	if (a < 999.5)
-		sig3(tmp, sizeof(tmp), a, "µs");
-	else if (a < 999.5e3)
-		sig3(tmp, sizeof(tmp), a / 1e3, "ms");
-	else
-		sig3(tmp, sizeof(tmp), a / 1e6, "s");
-	snprintf(buf, len, "%s%s", sign, tmp);
-	return buf;
-}
-
-char *qpt_format_rtt_p50_p99(const struct qpt_conv_numbers *n, char *buf, size_t len)
-{
-	char p50[24], p99[24];
-
-	if (n->rtt_p50_us < 0) {
-		g_strlcpy(buf, "-", len);
-		return buf;
-	}
-	g_snprintf(buf, (gulong)len, "%s/%s", qpt_format_duration_us(n->rtt_p50_us, p50, sizeof(p50)),
-		   qpt_format_duration_us(n->rtt_p99_us, p99, sizeof(p99)));
-	return buf;
-}
-
-char *qpt_format_duration(int64_t ns, char *buf, size_t len)
-{
-	return qpt_format_duration_us((double)ns / 1000.0, buf, len);
-}
-
-char *qpt_format_time_lost(const struct qpt_conv_numbers *n, char *buf, size_t len)
-{
-	if (!n->time_lost_ns) {
-		g_strlcpy(buf, "-", len);
-		return buf;
-	}
-	return qpt_format_duration(n->time_lost_ns, buf, len);
-}
-
-char *qpt_format_rate(double bps, char *buf, size_t len)
-{
-	static const char *const units[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s" };
-	unsigned u = 0;
-
-	if (!(bps > 0)) {
-		snprintf(buf, len, "0 bit/s");
-		return buf;
-	}
-	while (u + 1 < G_N_ELEMENTS(units) && bps >= 999.5) {
-		bps /= 1000;
-		u++;
-	}
-	sig3(buf, len, bps, units[u]);
-	return buf;
-}
-
-/* ---- a conversation's numbers -------------------------------------------- */
-
-int64_t qpt_dir_time_lost(const struct qpt_dir *d)
-{
-	int64_t t = 0;
-
-	for (guint i = 0; d->r->episodes && i < d->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(d->r->episodes, struct qpt_episode, i);
-
-		if (e->end_ns > e->start_ns)
-			t += e->end_ns - e->start_ns;
-	}
-	return t;
-}
-
-static bool conv_span(const struct qpt_conv *c, int64_t *first, int64_t *last)
-{
-	bool any = false;
-
-	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
-
-		if (!x->packets)
-			continue;
-		if (!any || x->first_ns < *first)
-			*first = x->first_ns;
-		if (!any || x->last_ns > *last)
-			*last = x->last_ns;
-		any = true;
-	}
-	return any;
-}
-
-void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n)
-{
-	int64_t first = 0, last = 0;
-	const struct qpt_lat *rtt = NULL;
-
-	memset(n, 0, sizeof(*n));
-	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
-
-		n->packets += x->packets;
-		n->bytes += x->payload_bytes;
-		n->resent += x->r->retransmitted_packets;
-		n->episodes += x->r->gbn_episodes;
-		n->cnps += x->r->cnps;
-		n->ecn_ce += x->r->ecn_ce;
-		n->time_lost_ns += qpt_dir_time_lost(x);
-		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
-			n->episodes_truncated = true;
-		if (x->ack_rtt->n && (!rtt || x->ack_rtt->n > rtt->n))
-			rtt = x->ack_rtt;
-	}
-	if (conv_span(c, &first, &last) && last > first) {
-		n->duration_ns = last - first;
-		n->throughput_bps = (double)n->bytes * 8 / ((double)n->duration_ns / 1e9);
-	}
-	n->rtt_p50_us = rtt ? qpt_lat_percentile(rtt, 50) : -1;
-	n->rtt_p99_us = rtt ? qpt_lat_percentile(rtt, 99) : -1;
 }
 
 /* ---- frames to name ------------------------------------------------------ */
@@ -304,27 +169,7 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 
 /* ---- building findings --------------------------------------------------- */
 
-struct fb {
-	struct qpt_finding f;
-	struct qpt_flow *fl;
-	GString *t;
-	const struct conv_frames *cf; /* the conversation's, for its time */
-	const struct qpt_findings_frames *ff;
-	/* more than one RC conversation seen one way only: one capture-wide
-	 * finding for them all (one_way_wide), not one per conversation */
-	bool one_way_wide;
-	/* the same for capture copies in more than one conversation
-	 * (copies_wide): captures merged from two points, a mirror of both
-	 * directions, copy every packet of every conversation */
-	bool copies_wide;
-	/* the same for bad ICRCs in more than one conversation (icrc_wide) */
-	bool icrc_wide;
-	/* the conversation as the whole input shows it, when the findings
-	 * count a window of it (NULL: they count the whole input) */
-	const struct qpt_conv *whole;
-};
-
-static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv *c, int dir)
+void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_conv_stats *c, int dir)
 {
 	memset(&b->f, 0, sizeof(b->f));
 	b->f.kind = kind;
@@ -337,7 +182,7 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 	g_string_truncate(b->t, 0);
 	if (c && dir >= 0) {
 		char s[QPT_ENDPOINT_QP_STRLEN], r[QPT_ENDPOINT_QP_STRLEN];
-		const struct qpt_dir *x = c->dir[dir];
+		const struct qpt_dir_stats *x = &c->dir[dir];
 		int top = -2;
 
 		qpt_endpoint_addr(&c->ep[x->from], b->f.from);
@@ -356,13 +201,13 @@ static void fb_start(struct fb *b, enum qpt_finding_kind kind, const struct qpt_
 	}
 }
 
-static void fb_num(struct fb *b, const char *key, double v)
+void fb_num(struct fb *b, const char *key, double v)
 {
 	if (b->f.nnumbers < QPT_FINDING_NUMBERS)
 		b->f.numbers[b->f.nnumbers++] = (struct qpt_finding_number){ key, v };
 }
 
-static void fb_frame(struct fb *b, uint64_t frame)
+void fb_frame(struct fb *b, uint64_t frame)
 {
 	unsigned n = b->f.nframes;
 
@@ -386,7 +231,7 @@ static void fb_frame(struct fb *b, uint64_t frame)
 	}
 }
 
-static void fb_frames_of(struct fb *b, const struct conv_frames *cf, int dir, unsigned kind)
+void fb_frames_of(struct fb *b, const struct conv_frames *cf, int dir, unsigned kind)
 {
 	int k = fk_index(kind);
 
@@ -398,7 +243,7 @@ static void fb_frames_of(struct fb *b, const struct conv_frames *cf, int dir, un
 }
 
 /* The bad ICRCs' time span (kept for the whole capture). */
-static void fb_icrc_time(struct fb *b)
+void fb_icrc_time(struct fb *b)
 {
 	if (!b->ff || !b->ff->nicrc)
 		return;
@@ -407,7 +252,7 @@ static void fb_icrc_time(struct fb *b)
 	b->f.last_ns = b->ff->icrc_last_ns;
 }
 
-static void fb_end(struct fb *b, GArray *out, uint64_t weight)
+void fb_end(struct fb *b, GArray *out, uint64_t weight)
 {
 	if (b->f.nframes) {
 		g_string_append(b->t, b->f.nframes == 1 ? "; look at frame " : "; look at frames ");
@@ -424,219 +269,36 @@ static void fb_end(struct fb *b, GArray *out, uint64_t weight)
 	g_array_append_val(out, b->f);
 }
 
-static const char *plural(uint64_t n, const char *one, const char *many)
+const char *fb_plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
 }
 
-static double pct(uint64_t part, uint64_t whole)
+double fb_pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
 /* The packets a direction sent as the capture saw them, each once: its
  * packets less the capture's copies.  The denominator of every share. */
-static uint64_t sendings(const struct qpt_dir *x)
+uint64_t fb_sendings(const struct qpt_dir_stats *x)
 {
-	return x->packets > x->r->duplicates ? x->packets - x->r->duplicates : 0;
+	return x->packets > x->duplicates ? x->packets - x->duplicates : 0;
 }
 
-static void fb_share(struct fb *b, uint64_t part, uint64_t whole)
+void fb_share(struct fb *b, uint64_t part, uint64_t whole)
 {
 	b->f.part = part;
 	b->f.whole = whole;
 }
 
 /* "35 %", "0.4 %" */
-static void pct_text(GString *t, double p)
+void fb_pct_text(GString *t, double p)
 {
 	if (p >= 9.95 || p == 0)
 		g_string_append_printf(t, "%.0f %%", p);
 	else
 		g_string_append_printf(t, "%.1f %%", p);
-}
-
-/* Re-sent packets of one direction: how many, what it cost, what started
- * the resends, where the packets were lost. */
-static void dir_loss(struct fb *b, GArray *out, const struct qpt_conv *c, int d,
-		     const struct conv_frames *cf, int64_t conv_ns)
-{
-	const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
-	char sa[QPT_ADDR_STRLEN], ra[QPT_ADDR_STRLEN], tl[48];
-	uint64_t gaps = x->r->psn_gaps + x->r->response_gaps;
-	uint64_t missing = x->r->missing_psns + x->r->missing_responses;
-	uint64_t naks = y->r->naks[0], trig[4] = { 0 }, wgaps = 0, wmissing = 0;
-	int64_t lost = qpt_dir_time_lost(x);
-	bool reliable = strcmp(c->transport, "UC") && strcmp(c->transport, "UD");
-	enum qpt_finding_kind kind;
-	GString *t;
-
-	qpt_endpoint_addr(&c->ep[x->from], sa);
-	qpt_endpoint_addr(&c->ep[x->to], ra);
-	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
-
-		if (e->trigger < 4)
-			trig[e->trigger]++;
-	}
-	if (!x->r->retransmitted_packets) {
-		if (!gaps)
-			return;
-		/* PSNs missing, never re-sent */
-		kind = !reliable ? QPT_F_UNRECOVERED_LOSS : naks ? QPT_F_LOSS_BEFORE_TAP :
-			QPT_F_CAPTURE_GAPS;
-		fb_start(b, kind, c, d);
-		t = b->t;
-		g_string_append_printf(t, "%" PRIu64 " %s missing in %" PRIu64 " %s", missing,
-				       plural(missing, "PSN", "PSNs"), gaps, plural(gaps, "gap", "gaps"));
-		if (kind == QPT_F_UNRECOVERED_LOSS)
-			g_string_append_printf(t, " (%s does not re-send): lost between %s and "
-					       "the capture point", c->transport, sa);
-		else if (kind == QPT_F_CAPTURE_GAPS)
-			g_string_append(t, ", never NAKed or re-sent: the capture dropped them, "
-					   "the network did not");
-		else
-			g_string_append_printf(t, ", NAKed by %s but not re-sent in the capture: "
-					       "lost between %s and the capture point", ra, sa);
-		fb_num(b, "missing_psns", (double)missing);
-		fb_num(b, "psn_gaps", (double)gaps);
-		fb_share(b, missing, sendings(x) + missing);
-		fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
-		fb_frames_of(b, cf, d, QPT_VB_RESPONSE_GAP);
-		fb_end(b, out, missing);
-		return;
-	}
-	/* resends that RNR NAKs explain are the RNR finding's */
-	if (!x->r->gbn_episodes && x->r->rnr_retries && y->r->rnr_naks && !gaps)
-		return;
-	/* a window with resends but no PSN gap of its own: where the loss
-	 * is, the whole input tells (the gap may have come before it) */
-	if (!gaps && b->whole) {
-		const struct qpt_dir *w = b->whole->dir[d];
-
-		wgaps = w->r->psn_gaps + w->r->response_gaps;
-		wmissing = w->r->missing_psns + w->r->missing_responses;
-	}
-	if (gaps || wgaps)
-		kind = QPT_F_LOSS_BEFORE_TAP;
-	else if (naks || trig[QPT_TRIGGER_NAK])
-		kind = QPT_F_LOSS_AFTER_TAP;
-	else if (trig[QPT_TRIGGER_TIMEOUT] || x->r->timeouts)
-		kind = QPT_F_TIMEOUTS;
-	else
-		kind = QPT_F_RESENDS;
-	fb_start(b, kind, c, d);
-	t = b->t;
-	g_string_append_printf(t, "%" PRIu64 " of %" PRIu64 " packets re-sent (",
-			       x->r->retransmitted_packets, sendings(x));
-	pct_text(t, pct(x->r->retransmitted_packets, sendings(x)));
-	g_string_append_c(t, ')');
-	if (x->r->gbn_episodes) {
-		bool floor = x->r->episodes && x->r->gbn_episodes > x->r->episodes->len;
-
-		g_string_append_printf(t, ", %" PRIu64 " go-back-N %s cost %s%s", x->r->gbn_episodes,
-				       plural(x->r->gbn_episodes, "episode", "episodes"),
-				       floor ? "at least " : "",
-				       qpt_format_duration(lost, tl, sizeof(tl)));
-		if (conv_ns > 0) {
-			g_string_append(t, " (");
-			pct_text(t, 100.0 * (double)lost / (double)conv_ns);
-			g_string_append(t, " of its duration)");
-		}
-	}
-	if (x->r->rnr_retries)
-		g_string_append_printf(t, ", %" PRIu64 " after RNR NAKs", x->r->rnr_retries);
-	/* what started the resends */
-	if (naks)
-		g_string_append_printf(t, "; %" PRIu64 " %s from %s", naks,
-				       plural(naks, "NAK", "NAKs"), ra);
-	if (trig[QPT_TRIGGER_TIMEOUT])
-		g_string_append_printf(t, "; %" PRIu64 " %s after a silence (ACK timeout)",
-				       trig[QPT_TRIGGER_TIMEOUT],
-				       plural(trig[QPT_TRIGGER_TIMEOUT], "resend", "resends"));
-	if (trig[QPT_TRIGGER_READ_RETRY])
-		g_string_append_printf(t, "; %" PRIu64 " READ %s re-issued", trig[QPT_TRIGGER_READ_RETRY],
-				       plural(trig[QPT_TRIGGER_READ_RETRY], "request", "requests"));
-	if (trig[QPT_TRIGGER_RESEND])
-		g_string_append_printf(t, "; %" PRIu64 " without a captured NAK or silence",
-				       trig[QPT_TRIGGER_RESEND]);
-	/* where */
-	switch (kind) {
-	case QPT_F_LOSS_BEFORE_TAP:
-		if (gaps)
-			g_string_append_printf(t, "; %" PRIu64 " %s missing here: lost between %s and "
-					       "the capture point", missing, plural(missing, "PSN", "PSNs"), sa);
-		else
-			g_string_append_printf(t, "; no PSN gap in the window, %" PRIu64 " %s missing "
-					       "in the whole input: lost between %s and the capture point",
-					       wmissing, plural(wmissing, "PSN", "PSNs"), sa);
-		if (trig[QPT_TRIGGER_TIMEOUT] && naks)
-			g_string_append_printf(t, " (and a NAK lost between the capture point "
-					       "and %s)", sa);
-		break;
-	case QPT_F_LOSS_AFTER_TAP:
-		g_string_append_printf(t, "; no PSN gap here: lost between the capture point "
-				       "and %s", ra);
-		break;
-	case QPT_F_TIMEOUTS:
-		g_string_append_printf(t, "; no PSN gap or NAK here: lost between the capture "
-				       "point and %s, or their ACKs lost on the way back", ra);
-		break;
-	default:
-		if (trig[QPT_TRIGGER_READ_RETRY] && (y->r->response_gaps || y->r->retransmitted_packets))
-			g_string_append_printf(t, "; READ responses from %s were missing "
-					       "(see %s -> %s)", ra, ra, sa);
-		else
-			g_string_append(t, "; no PSN gap here: a NAK the capture did not see");
-		break;
-	}
-	/* a large share, or much time lost, is an error */
-	if (pct(x->r->retransmitted_packets, sendings(x)) >= 5 ||
-	    (conv_ns > 0 && (double)lost >= 0.1 * (double)conv_ns))
-		b->f.severity = QPT_SEV_ERROR;
-	fb_num(b, "resent_packets", (double)x->r->retransmitted_packets);
-	fb_num(b, "packets", (double)sendings(x));
-	fb_share(b, x->r->retransmitted_packets, sendings(x));
-	fb_num(b, "gbn_episodes", (double)x->r->gbn_episodes);
-	fb_num(b, "time_lost_us", (double)lost / 1000.0);
-	fb_num(b, "duration_us", (double)conv_ns / 1000.0);
-	fb_num(b, "psn_gaps", (double)gaps);
-	fb_num(b, "naks", (double)naks);
-	fb_num(b, "timeouts", (double)trig[QPT_TRIGGER_TIMEOUT]);
-	fb_frames_of(b, cf, d, QPT_VB_PSN_GAP);
-	fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
-	for (guint i = 0; x->r->episodes && i < x->r->episodes->len && i < 2; i++) {
-		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
-
-		fb_frame(b, e->trigger_frame);
-		fb_frame(b, e->first_resent_frame);
-	}
-	fb_frames_of(b, cf, d, QPT_VB_RETRANSMISSION);
-	fb_end(b, out, x->r->retransmitted_packets);
-}
-
-/* "48 (30 CNPs), 46 (25)": the values of a class, as the direction saw them */
-static void qos_list(GString *t, const struct qpt_dir *x, unsigned cls, bool dscp,
-		     const char *noun)
-{
-	bool first = true, one = qpt_qos_values(x, cls, dscp, NULL) == 1;
-	const struct qpt_qos_count *e;
-	struct qpt_qos_count tmp;
-
-	for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
-		if (e->cls != cls || e->dscp != dscp)
-			continue;
-		if (!first)
-			g_string_append(t, ", ");
-		if (e->value < 0)
-			g_string_append(t, "untagged");
-		else
-			g_string_append_printf(t, "%d", e->value);
-		if (!one)
-			g_string_append_printf(t, " (%" PRIu64 "%s%s)", e->packets, first ? " " : "",
-					       first ? (e->packets == 1 ? noun : "CNPs") : "");
-		first = false;
-	}
 }
 
 /* The conversations the findings consider: an array, or every one of the
@@ -649,7 +311,7 @@ struct csrc {
 	struct qpt_conv_walk w;
 	guint i;
 	const struct qpt_findings_view *view; /* NULL: none */
-	const struct qpt_conv *whole; /* csrc_next's, before the view */
+	const struct qpt_conv_stats *whole; /* csrc_next's, before the view */
 };
 
 static void csrc_start(struct csrc *s)
@@ -659,9 +321,9 @@ static void csrc_start(struct csrc *s)
 		qpt_conv_walk_start(&s->w, s->fl, s->shown, s->data);
 }
 
-static const struct qpt_conv *csrc_next(struct csrc *s)
+static const struct qpt_conv_stats *csrc_next(struct csrc *s)
 {
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	if (s->a)
 		c = s->i < s->a->len ? g_ptr_array_index(s->a, s->i++) : NULL;
@@ -679,11 +341,11 @@ static void csrc_end(struct csrc *s)
 
 /* The direction an RC conversation has when the capture saw only one of
  * its two (0 or 1), else -1. */
-static int one_way_dir(const struct qpt_conv *c)
+int fb_one_way_dir(const struct qpt_conv_stats *c)
 {
-	if (strcmp(c->transport, "RC") || (!c->dir[0]->packets) == (!c->dir[1]->packets))
+	if (strcmp(c->transport, "RC") || (!c->dir[0].packets) == (!c->dir[1].packets))
 		return -1;
-	return c->dir[0]->packets ? 0 : 1;
+	return c->dir[0].packets ? 0 : 1;
 }
 
 /* Many conversations seen one way only (a mirror of one direction of a
@@ -693,19 +355,19 @@ static void one_way_wide(struct fb *b, GArray *out, struct csrc *convs)
 {
 	uint64_t n = 0, req = 0, resp = 0, packets = 0;
 	GString *ids = g_string_new(NULL);
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, NULL, -1);
 	for (csrc_start(convs); (c = csrc_next(convs));) {
-		int d = one_way_dir(c);
+		int d = fb_one_way_dir(c);
 
 		if (d < 0)
 			continue;
 		if (n < 8)
 			g_string_append_printf(ids, "%s%d", n ? ", " : "", c->id);
 		n++;
-		packets += c->dir[d]->packets;
-		if (c->dir[d]->req_packets)
+		packets += c->dir[d].packets;
+		if (c->dir[d].req_packets)
 			req++;
 		else
 			resp++;
@@ -723,9 +385,9 @@ static void one_way_wide(struct fb *b, GArray *out, struct csrc *convs)
 	g_string_free(ids, TRUE);
 }
 
-static uint64_t conv_copies(const struct qpt_conv *c)
+static uint64_t conv_copies(const struct qpt_conv_stats *c)
 {
-	return c->dir[0]->r->duplicates + c->dir[1]->r->duplicates;
+	return c->dir[0].duplicates + c->dir[1].duplicates;
 }
 
 static struct conv_frames *frames_now(struct qpt_flow *fl, const struct qpt_findings_frames *ff,
@@ -741,7 +403,7 @@ static void copies_wide(struct fb *b, GArray *out, struct csrc *convs, struct qp
 {
 	uint64_t n = 0, copies = 0;
 	GString *ids = g_string_new(NULL);
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	fb_start(b, QPT_F_CAPTURE_COPIES, NULL, -1);
 	for (csrc_start(convs); (c = csrc_next(convs));) {
@@ -768,145 +430,9 @@ static void copies_wide(struct fb *b, GArray *out, struct csrc *convs, struct qp
 	g_string_free(ids, TRUE);
 }
 
-/* Priorities, ECN and MTU of a conversation (qpt_ecn.c's numbers). */
-static void lossless_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
-			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
-{
-	for (int d = 0; d < 2 && fo; d++) {
-		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
-		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
-		unsigned nd, np;
-
-		if (!x->r->cnps && !x->r->ce_without_cnp)
-			continue; /* neither finding below (most directions) */
-		nd = qpt_qos_values(x, QPT_QOS_CNP, true, NULL);
-		np = qpt_qos_values(x, QPT_QOS_CNP, false, NULL);
-		qpt_endpoint_addr(&c->ep[x->from], sa);
-		qpt_endpoint_addr(&c->ep[x->to], ra);
-		/* the CNPs this direction carries (sa's NIC sends them to ra) */
-		if (x->r->cnps && (nd > 1 || np > 1 || x->r->cnp_unexpected)) {
-			fb_start(b, QPT_F_CNP_PRIORITY, c, d);
-			g_string_append_printf(b->t, "%" PRIu64 " %s from %s to %s on DSCP ", x->r->cnps,
-					       plural(x->r->cnps, "CNP", "CNPs"), sa, ra);
-			qos_list(b->t, x, QPT_QOS_CNP, true, "CNP");
-			g_string_append(b->t, ", 802.1Q priority ");
-			qos_list(b->t, x, QPT_QOS_CNP, false, "CNP");
-			g_string_append(b->t, "; expected ");
-			if (fo->cnp_dscp >= 0)
-				g_string_append_printf(b->t, "DSCP %d", fo->cnp_dscp);
-			if (fo->cnp_dscp >= 0 && fo->cnp_pcp >= 0)
-				g_string_append(b->t, ", ");
-			if (fo->cnp_pcp >= 0)
-				g_string_append_printf(b->t, "priority %d", fo->cnp_pcp);
-			if (fo->cnp_dscp < 0 && fo->cnp_pcp < 0)
-				g_string_append(b->t, "one DSCP and priority");
-			if (x->r->cnp_unexpected)
-				g_string_append_printf(b->t, " (--cnp-dscp, --cnp-priority): %" PRIu64
-						       " elsewhere", x->r->cnp_unexpected);
-			else
-				g_string_append(b->t, ": the CNPs are split");
-			g_string_append(b->t, " (the switches queue them in another class than the "
-					      "CNP class: check the NIC's CNP DSCP/priority and the "
-					      "switches' DSCP-to-priority map)");
-			fb_num(b, "cnps", (double)x->r->cnps);
-			fb_num(b, "cnp_unexpected", (double)x->r->cnp_unexpected);
-			fb_num(b, "cnp_dscps", nd);
-			fb_num(b, "cnp_priorities", np);
-			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
-				fb_frame(b, qpt_dir_qos(x)->cnp_unexpected_frames[i]);
-			if (!x->r->cnp_unexpected)
-				fb_frames_of(b, cf, d, QPT_VB_CNP);
-			fb_end(b, out, x->r->cnps);
-		}
-		/* marks on this direction that no CNP answered */
-		if (x->r->ce_without_cnp) {
-			char w[48];
-
-			fb_start(b, QPT_F_ECN_NO_CNP, c, d);
-			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " ECN-CE marked packets "
-					       "to %s had no CNP back to %s within %s (%" PRIu64
-					       " %s from %s in all): %s did not notify the sender of "
-					       "the congestion (ECN notification point disabled for "
-					       "this priority?) or its CNPs were lost or filtered "
-					       "before the capture point",
-					       x->r->ce_without_cnp, x->r->ecn_ce, ra, sa,
-					       qpt_format_duration(fo->ecn_window_ns, w, sizeof(w)),
-					       y->r->cnps, plural(y->r->cnps, "CNP", "CNPs"), ra, ra);
-			fb_num(b, "ce_without_cnp", (double)x->r->ce_without_cnp);
-			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
-			fb_num(b, "cnps", (double)y->r->cnps);
-			fb_num(b, "window_us", (double)fo->ecn_window_ns / 1000.0);
-			for (unsigned i = 0; qpt_dir_qos(x) && i < QPT_QOS_FRAMES; i++)
-				fb_frame(b, qpt_dir_qos(x)->no_cnp_frames[i]);
-			fb_end(b, out, x->r->ce_without_cnp);
-		}
-	}
-	/* MTU: payloads above the CM path MTU; the two sides' segment sizes */
-	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
-		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
-
-		if (!qpt_dir_qos(x) || !c->has_cm || !c->cm->path_mtu ||
-		    x->qos_in.max_payload <= c->cm->path_mtu)
-			continue;
-		qpt_endpoint_addr(&c->ep[x->from], sa);
-		qpt_endpoint_addr(&c->ep[x->to], ra);
-		fb_start(b, QPT_F_MTU_MISMATCH, c, d);
-		g_string_append_printf(b->t, "packets from %s to %s carry up to %u payload bytes, "
-				       "more than the path MTU %u the CM REQ set: %s's MTU is larger "
-				       "than the connection's (the packets are dropped where the "
-				       "path MTU holds)", sa, ra, x->qos_in.max_payload, c->cm->path_mtu, sa);
-		fb_num(b, "max_payload", x->qos_in.max_payload);
-		fb_num(b, "path_mtu", c->cm->path_mtu);
-		fb_frame(b, x->qos_in.max_payload_frame);
-		fb_end(b, out, 1);
-	}
-	if (c->dir[0]->qos_in.seg_payload && c->dir[1]->qos_in.seg_payload &&
-	    c->dir[0]->qos_in.seg_payload != c->dir[1]->qos_in.seg_payload) {
-		char a0[QPT_ADDR_STRLEN], a1[QPT_ADDR_STRLEN];
-
-		qpt_endpoint_addr(&c->ep[c->dir[0]->from], a0);
-		qpt_endpoint_addr(&c->ep[c->dir[1]->from], a1);
-		fb_start(b, QPT_F_MTU_MISMATCH, c, -1);
-		g_string_append_printf(b->t, "the two sides' MTUs differ: %s sends FIRST/MIDDLE "
-				       "packets of %u payload bytes, %s of %u (each side's QP has "
-				       "its own path MTU: set the same on both)", a0,
-				       c->dir[0]->qos_in.seg_payload, a1, c->dir[1]->qos_in.seg_payload);
-		fb_num(b, "mtu_a", c->dir[0]->qos_in.seg_payload);
-		fb_num(b, "mtu_b", c->dir[1]->qos_in.seg_payload);
-		fb_frame(b, c->dir[0]->qos_in.seg_frame);
-		fb_frame(b, c->dir[1]->qos_in.seg_frame);
-		fb_end(b, out, 1);
-	}
-	/* an RC conversation whose one direction the capture never saw */
-	if (one_way_dir(c) >= 0 && !b->one_way_wide) {
-		int d = one_way_dir(c);
-		const struct qpt_dir *x = c->dir[d];
-		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
-
-		qpt_endpoint_addr(&c->ep[x->from], sa);
-		qpt_endpoint_addr(&c->ep[x->to], ra);
-		fb_start(b, QPT_F_CAPTURE_INCOMPLETE, c, d);
-		if (x->req_packets)
-			g_string_append_printf(b->t, "%" PRIu64 " request %s from %s to %s and "
-					       "nothing back (no ACK, no response) in the whole capture",
-					       x->req_packets, plural(x->req_packets, "packet", "packets"),
-					       sa, ra);
-		else
-			g_string_append_printf(b->t, "%" PRIu64 " ACK/response %s from %s to %s and "
-					       "no request from %s in the whole capture",
-					       x->packets, plural(x->packets, "packet", "packets"), sa,
-					       ra, ra);
-		g_string_append(b->t, ": the capture sees one direction only (a mirror of one "
-				      "port direction, an asymmetric path, a filter)");
-		fb_num(b, "packets", (double)x->packets);
-		fb_end(b, out, x->packets);
-	}
-}
-
 /* PSN gaps in both directions that nothing re-sent are one finding about
  * the capture (it dropped packets both ways), not two capture_gaps. */
-static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struct qpt_conv *c)
+static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struct qpt_conv_stats *c)
 {
 	int at[2] = { -1, -1 };
 	struct qpt_finding g[2];
@@ -925,16 +451,16 @@ static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struc
 	g_array_remove_index(out, (guint)MAX(at[0], at[1]));
 	g_array_remove_index(out, (guint)MIN(at[0], at[1]));
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
-		missing += x->r->missing_psns + x->r->missing_responses;
-		gaps += x->r->psn_gaps + x->r->response_gaps;
+		missing += x->missing_psns + x->missing_responses;
+		gaps += x->psn_gaps + x->response_gaps;
 	}
 	fb_start(b, QPT_F_CAPTURE_INCOMPLETE, c, -1);
 	g_string_append_printf(b->t, "%" PRIu64 " %s missing in %" PRIu64 " %s in both "
 			       "directions, never NAKed or re-sent: the capture dropped packets "
 			       "both ways, the network did not", missing,
-			       plural(missing, "PSN", "PSNs"), gaps, plural(gaps, "gap", "gaps"));
+			       fb_plural(missing, "PSN", "PSNs"), gaps, fb_plural(gaps, "gap", "gaps"));
 	fb_num(b, "missing_psns", (double)missing);
 	fb_num(b, "psn_gaps", (double)gaps);
 	for (int d = 0; d < 2; d++)
@@ -943,17 +469,17 @@ static void fold_capture_gaps(struct fb *b, GArray *out, guint from, const struc
 	fb_end(b, out, missing);
 }
 
-static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
+static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv_stats *c,
 			  const struct conv_frames *cf, const struct qpt_flow_opts *fo)
 {
 	int64_t first = 0, last = 0, conv_ns = 0;
 	guint from = out->len;
 
 	b->cf = cf;
-	if (conv_span(c, &first, &last))
+	if (fb_conv_span(c, &first, &last))
 		conv_ns = last - first;
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d], *y = c->dir[1 - d];
+		const struct qpt_dir_stats *x = &c->dir[d], *y = &c->dir[1 - d];
 		char ra[QPT_ADDR_STRLEN], sa[QPT_ADDR_STRLEN];
 		uint64_t errs = 0;
 
@@ -962,32 +488,32 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets with a bad "
 					       "ICRC: corrupted on the way to the capture point (or "
 					       "changed by the capture: a NIC offload, a rewrite)",
-					       x->bad_icrc, sendings(x));
+					       x->bad_icrc, fb_sendings(x));
 			fb_num(b, "bad_icrc", (double)x->bad_icrc);
-			fb_share(b, x->bad_icrc, sendings(x));
+			fb_share(b, x->bad_icrc, fb_sendings(x));
 			for (unsigned k = 0; b->ff && k < MIN(b->ff->nicrc, QPT_FINDING_FRAMES); k++)
 				fb_frame(b, b->ff->icrc_frames[k]);
 			fb_icrc_time(b);
 			fb_end(b, out, x->bad_icrc);
 		}
-		if (x->r == &qpt_dir_rare_none && y->r == &qpt_dir_rare_none)
+		if (!x->eventful && !y->eventful)
 			continue; /* each finding below counts something rare */
 		qpt_endpoint_addr(&c->ep[x->from], sa);
 		qpt_endpoint_addr(&c->ep[x->to], ra);
-		dir_loss(b, out, c, d, cf, conv_ns);
+		findings_dir_loss(b, out, c, d, cf, conv_ns);
 		for (unsigned k = 1; k < QPT_NAK_KINDS; k++)
-			errs += y->r->naks[k];
+			errs += y->naks[k];
 		if (errs) {
 			bool first_k = true;
 
 			fb_start(b, QPT_F_ERROR_NAKS, c, d);
 			g_string_append_printf(b->t, "%s refused %" PRIu64 " %s with an error NAK (",
-					       ra, errs, plural(errs, "request", "requests"));
+					       ra, errs, fb_plural(errs, "request", "requests"));
 			for (unsigned k = 1; k < QPT_NAK_KINDS; k++) {
-				if (!y->r->naks[k])
+				if (!y->naks[k])
 					continue;
 				g_string_append_printf(b->t, "%s%" PRIu64 " %s", first_k ? "" : ", ",
-						       y->r->naks[k], qpt_nak_name(k));
+						       y->naks[k], qpt_nak_name(k));
 				first_k = false;
 			}
 			g_string_append(b->t, "): the operation failed at the responder, and the QP "
@@ -996,137 +522,53 @@ static void conv_findings(struct fb *b, GArray *out, const struct qpt_conv *c,
 			fb_frames_of(b, cf, 1 - d, QPT_VB_NAK);
 			fb_end(b, out, errs);
 		}
-		if (y->r->rnr_naks) {
+		if (y->rnr_naks) {
 			fb_start(b, QPT_F_RNR, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " RNR %s from %s (receiver not ready: "
 					       "no receive buffer posted in time), %" PRIu64 " %s after them",
-					       y->r->rnr_naks, plural(y->r->rnr_naks, "NAK", "NAKs"), ra,
-					       x->r->rnr_retries, plural(x->r->rnr_retries, "retry", "retries"));
-			if (!x->r->gbn_episodes && x->r->retransmitted_packets)
+					       y->rnr_naks, fb_plural(y->rnr_naks, "NAK", "NAKs"), ra,
+					       x->rnr_retries, fb_plural(x->rnr_retries, "retry", "retries"));
+			if (!x->gbn_episodes && x->retransmitted_packets)
 				g_string_append_printf(b->t, " (%" PRIu64 " %s re-sent)",
-						       x->r->retransmitted_packets,
-						       plural(x->r->retransmitted_packets, "packet", "packets"));
-			fb_num(b, "rnr_naks", (double)y->r->rnr_naks);
-			fb_num(b, "rnr_retries", (double)x->r->rnr_retries);
+						       x->retransmitted_packets,
+						       fb_plural(x->retransmitted_packets, "packet", "packets"));
+			fb_num(b, "rnr_naks", (double)y->rnr_naks);
+			fb_num(b, "rnr_retries", (double)x->rnr_retries);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_RNR_NAK);
-			fb_end(b, out, y->r->rnr_naks);
+			fb_end(b, out, y->rnr_naks);
 		}
-		if (x->r->ecn_ce || y->r->cnps) {
-			double share = pct(x->r->ecn_ce, sendings(x));
+		if (x->ecn_ce || y->cnps) {
+			double share = fb_pct(x->ecn_ce, fb_sendings(x));
 
 			fb_start(b, QPT_F_CONGESTION, c, d);
 			g_string_append_printf(b->t, "congestion on the way to %s: %" PRIu64
 					       " of %" PRIu64 " packets ECN-CE marked (", ra,
-					       x->r->ecn_ce, sendings(x));
-			pct_text(b->t, share);
-			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->r->cnps,
-					       plural(y->r->cnps, "CNP", "CNPs"), ra, sa);
+					       x->ecn_ce, fb_sendings(x));
+			fb_pct_text(b->t, share);
+			g_string_append_printf(b->t, "), %" PRIu64 " %s from %s back to %s", y->cnps,
+					       fb_plural(y->cnps, "CNP", "CNPs"), ra, sa);
 			if (share >= 10)
 				b->f.severity = QPT_SEV_WARN;
-			fb_num(b, "ecn_ce", (double)x->r->ecn_ce);
-			fb_num(b, "packets", (double)sendings(x));
-			fb_share(b, x->r->ecn_ce, sendings(x));
-			fb_num(b, "cnps", (double)y->r->cnps);
+			fb_num(b, "ecn_ce", (double)x->ecn_ce);
+			fb_num(b, "packets", (double)fb_sendings(x));
+			fb_share(b, x->ecn_ce, fb_sendings(x));
+			fb_num(b, "cnps", (double)y->cnps);
 			fb_frames_of(b, cf, d, QPT_VB_ECN_CE);
 			fb_frames_of(b, cf, 1 - d, QPT_VB_CNP);
-			fb_end(b, out, x->r->ecn_ce + y->r->cnps);
+			fb_end(b, out, x->ecn_ce + y->cnps);
 		}
-		if (x->r->duplicates && !b->copies_wide) {
+		if (x->duplicates && !b->copies_wide) {
 			fb_start(b, QPT_F_CAPTURE_COPIES, c, d);
 			g_string_append_printf(b->t, "%" PRIu64 " %s seen twice by the capture "
 					       "(mirrored both ways, or captures merged): not re-sent",
-					       x->r->duplicates, plural(x->r->duplicates, "packet", "packets"));
-			fb_num(b, "duplicates", (double)x->r->duplicates);
+					       x->duplicates, fb_plural(x->duplicates, "packet", "packets"));
+			fb_num(b, "duplicates", (double)x->duplicates);
 			fb_frames_of(b, cf, d, QPT_VB_DUPLICATE);
-			fb_end(b, out, x->r->duplicates);
+			fb_end(b, out, x->duplicates);
 		}
 	}
 	fold_capture_gaps(b, out, from, c);
-	lossless_findings(b, out, c, cf, fo);
-}
-
-/* "priority 0", "priorities 0 and 4", "priorities 0, 2 and 4" */
-static void prio_list(GString *t, uint8_t mask)
-{
-	unsigned n = (unsigned)__builtin_popcount(mask), k = 0;
-
-	g_string_append(t, n == 1 ? "priority " : "priorities ");
-	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
-		if (!(mask & (1u << p)))
-			continue;
-		if (k)
-			g_string_append(t, k + 1 == n ? " and " : ", ");
-		g_string_append_printf(t, "%u", p);
-		k++;
-	}
-}
-
-/* The link's pauses against the priorities of the RoCE data (qpt_pfc.h). */
-static void pfc_findings(struct fb *b, GArray *out, struct qpt_flow *fl)
-{
-	const struct qpt_pfc *pf = qpt_flow_pfc(fl);
-	uint8_t roce = 0, paused = 0;
-	uint64_t xoff = 0, data = 0;
-
-	if (!qpt_pfc_any(pf))
-		return;
-	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
-		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
-
-		if (pr->data_packets) {
-			roce |= (uint8_t)(1u << p);
-			data += pr->data_packets;
-		}
-		if (pr->xoff_frames) {
-			paused |= (uint8_t)(1u << p);
-			xoff += pr->xoff_frames;
-		}
-	}
-	if (roce && paused && !(roce & paused)) {
-		fb_start(b, QPT_F_PFC_PRIORITY_MISMATCH, NULL, -1);
-		g_string_append(b->t, "PFC pauses only on ");
-		prio_list(b->t, paused);
-		g_string_append_printf(b->t, " (%" PRIu64 " XOFF %s), none on ", xoff,
-				       plural(xoff, "frame", "frames"));
-		prio_list(b->t, roce);
-		g_string_append_printf(b->t, " that %s the RoCE data (%" PRIu64 " %s): PFC is not "
-				       "enabled on the RoCE priority, or the hosts and the switch "
-				       "disagree on it (untagged frames count as priority 0)",
-				       __builtin_popcount(roce) == 1 ? "carries" : "carry", data,
-				       plural(data, "packet", "packets"));
-		for (unsigned p = 0; p < QPT_PFC_PRIOS; p++)
-			fb_frame(b, qpt_pfc_prio(pf, p)->first_frame);
-		fb_num(b, "xoff_frames", (double)xoff);
-		fb_num(b, "roce_packets", (double)data);
-		fb_end(b, out, xoff);
-	}
-	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
-		const struct qpt_pfc_prio *pr = qpt_pfc_prio(pf, p);
-		GArray *ids;
-		char gap[32];
-
-		if (!pr->stalls)
-			continue;
-		ids = qpt_flow_pfc_stalled(fl, p);
-		fb_start(b, QPT_F_PFC_STALLS, NULL, -1);
-		if (ids->len == 1)
-			b->f.conv = g_array_index(ids, int32_t, 0);
-		g_string_append_printf(b->t, "pauses on priority %u stalled %u %s (", p, ids->len,
-				       plural(ids->len, "conversation", "conversations"));
-		for (guint i = 0; i < ids->len && i < 8; i++)
-			g_string_append_printf(b->t, "%s%d", i ? ", " : "", g_array_index(ids, int32_t, i));
-		if (ids->len > 8)
-			g_string_append_printf(b->t, ", and %u more", ids->len - 8);
-		g_string_append_printf(b->t, "): sending before the pause, silent for all of it "
-				       "and at least %s", qpt_format_duration(QPT_PFC_STALL_GAP_NS, gap,
-									sizeof(gap)));
-		fb_frame(b, pr->first_stall_frame);
-		fb_num(b, "priority", p);
-		fb_num(b, "stalled_conversations", ids->len);
-		fb_num(b, "stalls", (double)pr->stalls);
-		fb_end(b, out, pr->stalls);
-		g_array_free(ids, TRUE);
-	}
+	findings_lossless(b, out, c, cf, fo);
 }
 
 static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtrArray *attempts,
@@ -1146,7 +588,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 		}
 		g_string_append_printf(b->t, "%u CM connection %s made no connection (%" PRIu64
 				       " rejected, %" PRIu64 " unanswered in the capture)",
-				       attempts->len, plural(attempts->len, "request", "requests"),
+				       attempts->len, fb_plural(attempts->len, "request", "requests"),
 				       rej, (uint64_t)attempts->len - rej);
 		fb_num(b, "cm_failed", attempts->len);
 		fb_num(b, "cm_rejects", (double)rej);
@@ -1166,7 +608,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 				       "%" PRIu64 " %s dropped by the interface and %" PRIu64 " by the "
 				       "operating system: the capture missed them (PSN gaps here may "
 				       "be the capture's, not the network's)", t->interface_drops,
-				       plural(t->interface_drops, "packet", "packets"), t->os_drops);
+				       fb_plural(t->interface_drops, "packet", "packets"), t->os_drops);
 		fb_num(b, "interface_drops", (double)t->interface_drops);
 		fb_num(b, "os_drops", (double)t->os_drops);
 		fb_end(b, out, t->interface_drops + t->os_drops);
@@ -1176,7 +618,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 		g_string_append_printf(b->t, "%" PRIu64 " %s stamped before the previous frame "
 				       "(a clock step, or files merged unsorted): times around them "
 				       "are not to be trusted", t->time_backwards,
-				       plural(t->time_backwards, "frame", "frames"));
+				       fb_plural(t->time_backwards, "frame", "frames"));
 		fb_num(b, "time_backwards", (double)t->time_backwards);
 		fb_end(b, out, t->time_backwards);
 	}
@@ -1184,7 +626,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 		fb_start(b, QPT_F_UNTRACKED, NULL, -1);
 		g_string_append_printf(b->t, "%" PRIu64 " %s not analysed: more QPs than the "
 				       "limit of %u (--max-qps; without it every QP is tracked)",
-				       t->untracked, plural(t->untracked, "packet", "packets"),
+				       t->untracked, fb_plural(t->untracked, "packet", "packets"),
 				       t->max_halves);
 		fb_num(b, "untracked", (double)t->untracked);
 		fb_num(b, "max_qps", (double)t->max_halves);
@@ -1198,7 +640,7 @@ static void totals_findings(struct fb *b, GArray *out, struct qpt_flow *fl, GPtr
 		fb_num(b, "fragmented_roce_packets", (double)t->fragmented_roce_packets);
 		fb_end(b, out, t->fragmented_roce_packets);
 	}
-	pfc_findings(b, out, fl);
+	findings_pfc(b, out, fl);
 }
 
 static gint finding_cmp(gconstpointer pa, gconstpointer pb)
@@ -1252,13 +694,13 @@ static void icrc_wide(struct fb *b, GArray *out, struct csrc *convs)
 {
 	uint64_t n = 0, bad = 0, all = 0;
 	GString *ids = g_string_new(NULL);
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	fb_start(b, QPT_F_BAD_ICRC, NULL, -1);
 	for (csrc_start(convs); (c = csrc_next(convs));) {
-		uint64_t k = c->dir[0]->bad_icrc + c->dir[1]->bad_icrc;
+		uint64_t k = c->dir[0].bad_icrc + c->dir[1].bad_icrc;
 
-		all += sendings(c->dir[0]) + sendings(c->dir[1]);
+		all += fb_sendings(&c->dir[0]) + fb_sendings(&c->dir[1]);
 		if (!k)
 			continue;
 		if (n < 8)
@@ -1268,7 +710,7 @@ static void icrc_wide(struct fb *b, GArray *out, struct csrc *convs)
 	}
 	csrc_end(convs);
 	g_string_append_printf(b->t, "%" PRIu64 " of %" PRIu64 " packets (", bad, all);
-	pct_text(b->t, pct(bad, all));
+	fb_pct_text(b->t, fb_pct(bad, all));
 	g_string_append_printf(b->t, ") in %" PRIu64 " conversations with a bad ICRC", n);
 	if (bad >= all - all / 100) {
 		/* a capture artefact, not the network's: a note */
@@ -1297,10 +739,10 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	GHashTable *cache = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	struct fb b = { .t = g_string_sized_new(640), .ff = ff, .fl = fl };
 	guint one_way = 0, copies = 0, icrc = 0;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 
 	for (csrc_start(convs); one_way < 2 && (c = csrc_next(convs));)
-		one_way += one_way_dir(c) >= 0;
+		one_way += fb_one_way_dir(c) >= 0;
 	csrc_end(convs);
 	b.one_way_wide = one_way > 1;
 	for (csrc_start(convs); copies < 2 && (c = csrc_next(convs));)
@@ -1308,7 +750,7 @@ static GArray *findings_of(struct qpt_flow *fl, struct csrc *convs, GPtrArray *a
 	csrc_end(convs);
 	b.copies_wide = copies > 1;
 	for (csrc_start(convs); icrc < 2 && (c = csrc_next(convs));)
-		icrc += c->dir[0]->bad_icrc + c->dir[1]->bad_icrc > 0;
+		icrc += c->dir[0].bad_icrc + c->dir[1].bad_icrc > 0;
 	csrc_end(convs);
 	b.icrc_wide = icrc > 1;
 	for (csrc_start(convs); (c = csrc_next(convs));) {
@@ -1365,179 +807,4 @@ GArray *qpt_findings_walk_view(struct qpt_flow *fl, qpt_conv_filter shown, void 
 	struct csrc s = { .fl = fl, .shown = shown, .data = data, .view = view };
 
 	return findings_of(fl, &s, attempts, capture_wide, ff);
-}
-
-/* ---- the roll-up ---------------------------------------------------------- */
-
-/* Adds addr to a group's hosts (counted in seen, addr -> count). */
-static void group_host(GHashTable *seen, const char *addr)
-{
-	gpointer n = g_hash_table_lookup(seen, addr);
-
-	g_hash_table_insert(seen, g_strdup(addr), GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
-}
-
-static gint host_cmp(gconstpointer pa, gconstpointer pb)
-{
-	const struct qpt_group_host *a = pa, *b = pb;
-
-	if (a->n != b->n)
-		return a->n > b->n ? -1 : 1;
-	return strcmp(a->addr, b->addr);
-}
-
-/* The most named hosts of seen into top (QPT_GROUP_HOSTS), their number. */
-static uint32_t group_hosts(GHashTable *seen, struct qpt_group_host *top)
-{
-	GArray *all = g_array_new(FALSE, TRUE, sizeof(struct qpt_group_host));
-	GHashTableIter it;
-	gpointer k, v;
-	uint32_t n;
-
-	g_hash_table_iter_init(&it, seen);
-	while (g_hash_table_iter_next(&it, &k, &v)) {
-		struct qpt_group_host h = { .n = GPOINTER_TO_UINT(v) };
-
-		g_strlcpy(h.addr, k, sizeof(h.addr));
-		g_array_append_val(all, h);
-	}
-	g_array_sort(all, host_cmp);
-	memset(top, 0, QPT_GROUP_HOSTS * sizeof(*top));
-	for (guint i = 0; i < all->len && i < QPT_GROUP_HOSTS; i++)
-		top[i] = g_array_index(all, struct qpt_group_host, i);
-	n = all->len;
-	g_array_free(all, TRUE);
-	return n;
-}
-
-struct member_key {
-	guint index;
-	struct qpt_rank_key rank;
-};
-
-static gint member_cmp(gconstpointer pa, gconstpointer pb)
-{
-	const struct member_key *a = pa, *b = pb;
-	int k = qpt_rank_key_cmp(&a->rank, &b->rank, true);
-
-	return k ? k : (a->index > b->index) - (a->index < b->index);
-}
-
-static gint group_cmp(gconstpointer pa, gconstpointer pb)
-{
-	const struct qpt_finding_group *a = pa, *b = pb;
-
-	if (a->severity != b->severity)
-		return a->severity > b->severity ? -1 : 1;
-	if (a->weight != b->weight)
-		return a->weight > b->weight ? -1 : 1;
-	if (a->kind != b->kind)
-		return (int)a->kind - (int)b->kind;
-	if (a->pcp != b->pcp)
-		return a->pcp - b->pcp;
-	/* two capture-wide ones of a kind: their first finding's order */
-	return (int)g_array_index(a->members, guint, 0) - (int)g_array_index(b->members, guint, 0);
-}
-
-GArray *qpt_findings_groups(struct qpt_flow *fl, const GArray *fs)
-{
-	return qpt_findings_groups_view(fl, fs, NULL);
-}
-
-GArray *qpt_findings_groups_view(struct qpt_flow *fl, const GArray *fs,
-				 const struct qpt_findings_view *view)
-{
-	GArray *groups = g_array_new(FALSE, TRUE, sizeof(struct qpt_finding_group));
-	/* "kind/pcp/session" -> index into groups + 1 */
-	GHashTable *at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-
-	for (guint i = 0; i < fs->len; i++) {
-		const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
-		bool wide = f->conv < 0 || f->dir < 0;
-		gchar *key = g_strdup_printf("%d/%d/%p", (int)f->kind, f->pcp, (const void *)f->tunnel);
-		guint gi = wide ? 0 : GPOINTER_TO_UINT(g_hash_table_lookup(at, key));
-		struct qpt_finding_group *g;
-
-		if (!gi) {
-			struct qpt_finding_group ng = {
-				.kind = f->kind, .severity = f->severity, .pcp = f->pcp,
-				.tunnel = f->tunnel, .capture_wide = wide,
-				.members = g_array_new(FALSE, FALSE, sizeof(guint)),
-			};
-
-			g_array_append_val(groups, ng);
-			gi = groups->len;
-			if (!wide) {
-				g_hash_table_insert(at, key, GUINT_TO_POINTER(gi));
-				key = NULL; /* the table's */
-			}
-		}
-		g_free(key);
-		g = &g_array_index(groups, struct qpt_finding_group, gi - 1);
-		g_array_append_val(g->members, i);
-		g->tunnel_several |= f->tunnel_several;
-		if (f->severity > g->severity)
-			g->severity = f->severity;
-		g->weight += f->weight;
-		g->part += f->part;
-		g->whole += f->whole;
-		if (f->has_time) {
-			if (!g->has_time || f->first_ns < g->first_ns)
-				g->first_ns = f->first_ns;
-			if (!g->has_time || f->last_ns > g->last_ns)
-				g->last_ns = f->last_ns;
-			g->has_time = true;
-		}
-	}
-	g_hash_table_destroy(at);
-	for (guint gi = 0; gi < groups->len; gi++) {
-		struct qpt_finding_group *g = &g_array_index(groups, struct qpt_finding_group, gi);
-		GHashTable *snd = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-		GHashTable *rcv = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-		GHashTable *convs = g_hash_table_new(g_direct_hash, g_direct_equal);
-		GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(struct member_key),
-						 g->members->len);
-
-		for (guint m = 0; m < g->members->len; m++) {
-			guint i = g_array_index(g->members, guint, m);
-			const struct qpt_finding *f = &g_array_index(fs, struct qpt_finding, i);
-			const struct qpt_conv *c = f->conv >= 0 ? qpt_flow_conv(fl, f->conv) : NULL;
-			struct member_key k = { .index = i };
-
-			if (f->from[0])
-				group_host(snd, f->from);
-			if (f->to[0])
-				group_host(rcv, f->to);
-			if (f->conv >= 0)
-				g_hash_table_add(convs, GINT_TO_POINTER(f->conv));
-			if (c && view && view->conv)
-				c = view->conv(c, view->data);
-			if (c)
-				qpt_conv_rank_key(c, &k.rank);
-			else
-				k.rank.id = INT32_MAX;
-			g_array_append_val(keys, k);
-		}
-		g_array_sort(keys, member_cmp);
-		for (guint m = 0; m < keys->len; m++)
-			g_array_index(g->members, guint, m) = g_array_index(keys, struct member_key, m).index;
-		g->nsenders = group_hosts(snd, g->senders);
-		g->nreceivers = group_hosts(rcv, g->receivers);
-		g->nconvs = g_hash_table_size(convs);
-		g_array_free(keys, TRUE);
-		g_hash_table_destroy(snd);
-		g_hash_table_destroy(rcv);
-		g_hash_table_destroy(convs);
-	}
-	g_array_sort(groups, group_cmp);
-	return groups;
-}
-
-void qpt_findings_groups_free(GArray *groups)
-{
-	if (!groups)
-		return;
-	for (guint i = 0; i < groups->len; i++)
-		g_array_free(g_array_index(groups, struct qpt_finding_group, i).members, TRUE);
-	g_array_free(groups, TRUE);
 }

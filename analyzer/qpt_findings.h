@@ -197,14 +197,14 @@ void qpt_findings_add_capture(GArray *fs, enum qpt_finding_kind kind, const char
 			      uint64_t weight);
 
 struct qpt_flow;
-struct qpt_conv;
+struct qpt_conv_stats;
 struct qpt_totals;
 /* What a front end counts itself (summary --from/--to: a time window's
  * numbers): conv(c, data) gives the conversation as the findings and the
  * ranking read it (the result is valid until the next call), totals
  * those of the capture-wide findings (NULL: the engine's). */
 struct qpt_findings_view {
-	const struct qpt_conv *(*conv)(const struct qpt_conv *c, void *data);
+	const struct qpt_conv_stats *(*conv)(const struct qpt_conv_stats *c, void *data);
 	void *data;
 	const struct qpt_totals *totals;
 };
@@ -225,7 +225,7 @@ void qpt_findings_frames_add(struct qpt_findings_frames *ff, const struct qpt_ve
 struct qpt_flow;
 /* The findings of the analysis, worst first (an array of struct
  * qpt_finding, the caller's).  convs: the conversations to consider
- * (struct qpt_conv *, e.g. from qpt_flow_conversations(), possibly
+ * (struct qpt_conv_stats *, e.g. from qpt_flow_conversations(), possibly
  * filtered); attempts: CM attempts (may be NULL); capture_wide: add the
  * findings about the capture as a whole (totals); ff may be NULL. */
 GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
@@ -233,14 +233,14 @@ GArray *qpt_findings(struct qpt_flow *fl, GPtrArray *convs, GPtrArray *attempts,
 /* The same over every conversation of fl that shown(c, data) accepts
  * (shown NULL: all), read one at a time without thawing any
  * (qpt_conv_walk): what a report of a million conversations uses. */
-struct qpt_conv;
+struct qpt_conv_stats;
 GArray *qpt_findings_walk(struct qpt_flow *fl,
-			  bool (*shown)(const struct qpt_conv *c, void *data), void *data,
+			  bool (*shown)(const struct qpt_conv_ident *c, void *data), void *data,
 			  GPtrArray *attempts, bool capture_wide,
 			  const struct qpt_findings_frames *ff);
 /* The same with each conversation and the totals read through view. */
 GArray *qpt_findings_walk_view(struct qpt_flow *fl,
-			       bool (*shown)(const struct qpt_conv *c, void *data), void *data,
+			       bool (*shown)(const struct qpt_conv_ident *c, void *data), void *data,
 			       GPtrArray *attempts, bool capture_wide,
 			       const struct qpt_findings_frames *ff,
 			       const struct qpt_findings_view *view);
@@ -262,8 +262,8 @@ struct qpt_conv_numbers {
 	double throughput_bps;	 /* payload bits over the conversation's duration */
 	double rtt_p50_us, rtt_p99_us; /* < 0 when no sample */
 };
-struct qpt_conv;
-void qpt_conv_numbers(const struct qpt_conv *c, struct qpt_conv_numbers *n);
+struct qpt_conv_stats;
+void qpt_conv_numbers(const struct qpt_conv_stats *c, struct qpt_conv_numbers *n);
 /* The table's RTT cell: "p50/p99" of n (three significant digits each,
  * "98.9 µs/214 µs"), "-" without a sample. */
 char *qpt_format_rtt_p50_p99(const struct qpt_conv_numbers *n, char *buf, size_t len);
@@ -271,6 +271,6 @@ char *qpt_format_rtt_p50_p99(const struct qpt_conv_numbers *n, char *buf, size_t
  * ("1.03 ms"), "-" when none. */
 char *qpt_format_time_lost(const struct qpt_conv_numbers *n, char *buf, size_t len);
 /* Time lost in go-back-N episodes of one direction (the kept episodes). */
-int64_t qpt_dir_time_lost(const struct qpt_dir *d);
+int64_t qpt_dir_time_lost(const struct qpt_dir_stats *d);
 
 #endif

@@ -33,7 +33,7 @@ extern const struct qpt_lat qpt_lat_none; /* no sample, never written */
 /* The samples in bin i (0 .. QPT_LAT_BINS_PER_DECADE * QPT_LAT_DECADES - 1). */
 uint32_t qpt_lat_bin(const struct qpt_lat *l, unsigned i);
 /* Whether the RTT of verdict v (v->ack_rtt_ns) of packet p is a sample of
- * the engine's ACK RTT (struct qpt_dir ack_rtt, summary's "RTT"): that of
+ * the engine's ACK RTT (struct qpt_dir_stats ack_rtt, summary's "RTT"): that of
  * a plain ACK.  A NAK's, a READ response's or an atomic ACK's ack_rtt_ns
  * times the answer only; it is no sample (the plugin's roce.analysis.ack_rtt
  * is on the samples alone). */
@@ -69,7 +69,7 @@ const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
 
 /* The priorities of one direction's packets, the ECN-CE marks on them and
  * the CNPs that the receiver sent back for them (qpt_ecn.c); allocated with
- * the direction's first packet, apart from struct qpt_dir.
+ * the direction's first packet.
  *
  * Packets are counted in the direction that carries them, by class: data
  * (requests, READ responses, atomic ACKs), ACK (an Acknowledge packet:
@@ -83,7 +83,7 @@ const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
  * at most one CNP per QP per interval: mlx5's min_time_between_cnps,
  * DCQCN's 50 us).  A mark no CNP follows within the window, but that a CNP
  * preceded by less than the window, was covered by the NIC's CNP timer.
- * A mark neither is without CNP (struct qpt_dir_rare.ce_without_cnp); a mark
+ * A mark neither is without CNP (struct qpt_dir_stats.ce_without_cnp); a mark
  * less than a window before the end of the capture is undecided. */
 enum qpt_qos_class { QPT_QOS_DATA, QPT_QOS_ACK, QPT_QOS_CNP, QPT_QOS_CLASSES };
 const char *qpt_qos_class_name(unsigned cls); /* "data", "ack", "cnp" */
@@ -94,144 +94,126 @@ struct qpt_qos_count {
 	uint64_t packets;
 };
 #define QPT_QOS_FRAMES 4
-struct qpt_ecn_mark {
-	int64_t ns;
-	uint64_t frame;
-	uint32_t psn;
-	bool covered; /* a CNP preceded it within the window */
-};
-struct qpt_dir_qos {
-	GArray *counts; /* struct qpt_qos_count, in the order first seen */
-	/* this direction's ECN-CE marks, answered by the other's CNPs */
-	struct qpt_lat reaction; /* CNP time - first unanswered mark's time, us */
-	uint64_t ce_answered, ce_covered, ce_undecided;
-	uint64_t cnps_without_ce; /* CNPs back with no unanswered mark here */
-	uint64_t no_cnp_frames[QPT_QOS_FRAMES]; /* the first marks without CNP */
-	/* the first CNPs it carries on another DSCP/PCP than expected */
-	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];
-	/* the sender's data rate (bytes of its IBA packets, BTH to ICRC for
-	 * RoCEv2) in the rate window before and after each CNP it received,
-	 * summed over the CNPs */
-	uint64_t rate_windows, bytes_before, bytes_after;
-	uint64_t rate_windows_cut; /* the capture ended inside the after window */
-	double rate_before_bps, rate_after_bps; /* their means (at the end) */
-	/* (the MTU evidence is in struct qpt_qos_inline) */
-	/* matching state */
-	GArray *pending; /* struct qpt_ecn_mark not yet answered, oldest first */
-	guint pending_head;
-	bool cnp_seen;
-	int64_t last_cnp_ns;
-	GArray *open;	 /* CNP rate windows whose after part is not over */
-	guint open_head;
-	/* CNPs this direction carried before its conversation had the other
-	 * direction (a traffic-paired QP: before its first ACK), matched to
-	 * the marks when the two are folded together (QPT_QOS_ORPHANS kept:
-	 * more are counted in cnps_without_ce) */
-#define QPT_QOS_ORPHANS 8
-	int64_t orphan_cnp_ns[QPT_QOS_ORPHANS];
-	unsigned n_orphans;
+
+/* ---- the read model ------------------------------------------------------
+ * What front ends read of a conversation: struct qpt_conv_stats, its
+ * identity (struct qpt_conv_ident) and its two directions' stats (struct
+ * qpt_dir_stats), every counter a plain field.  The walk
+ * (qpt_conv_walk_next) and qpt_flow_conv_stats() fill them from the
+ * engine's storage (qpt_flow_int.h, which no front end reads), for live and
+ * cold conversations alike.  The pointers in them (latencies, episodes, the
+ * CM exchange, priority counts) are the engine's, valid as the fill's
+ * result is. */
+
+/* Field lists the read model and the engine's storage (qpt_flow_int.h)
+ * share, each as fields of their own and as a whole (a struct of that list
+ * in an anonymous union, as Linux's struct_group()): one list, filled with
+ * one copy. */
+
+/* A direction's ECN and CNP results (qpt_ecn.c): its ECN-CE marks,
+ * answered by the other's CNPs (reaction: CNP time - first unanswered
+ * mark's time, us; cnps_without_ce: CNPs back with no unanswered mark
+ * here); the first marks without CNP; the first CNPs it carries on another
+ * DSCP/PCP than expected; the sender's data rate (bytes of its IBA
+ * packets, BTH to ICRC for RoCEv2) in the rate window before and after
+ * each CNP it received, summed over the CNPs (rate_windows_cut: the
+ * capture ended inside the after window), and their means (at the end). */
+#define QPT_QOS_RESULTS                                               \
+	struct qpt_lat reaction;                                      \
+	uint64_t ce_answered, ce_covered, ce_undecided;               \
+	uint64_t cnps_without_ce;                                     \
+	uint64_t no_cnp_frames[QPT_QOS_FRAMES];                       \
+	uint64_t cnp_unexpected_frames[QPT_QOS_FRAMES];               \
+	uint64_t rate_windows, bytes_before, bytes_after;             \
+	uint64_t rate_windows_cut;                                    \
+	double rate_before_bps, rate_after_bps;
+struct qpt_qos_results {
+	QPT_QOS_RESULTS
 };
 
-/* What a direction counts only once something out of the ordinary happened
- * (a loss, a resend, a NAK, a CNP, a READ or atomic): struct qpt_dir.r
- * points to qpt_dir_rare_none (all zero, never written) until the engine
- * writes one of these, then to the direction's own (issue 17: a million
- * healthy or one-packet QPs do not pay for them). */
-struct qpt_dir_rare {
-	uint64_t dup_acks;
-	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates,
-		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts;
-	uint64_t naks[QPT_NAK_KINDS];
-	uint64_t cnps, ecn_ce, fecn, becn, malformed;
-	uint64_t ce_without_cnp; /* ECN-CE marks no CNP answered (qpt_ecn.c) */
-	uint64_t cnp_unexpected; /* CNPs on another DSCP/PCP than expected */
-	uint64_t response_gaps, missing_responses; /* READ responses skipped */
-	uint64_t new_sequences;  /* a QPN's PSNs started again far away */
-	uint64_t time_backwards; /* frames stamped before the previous frame */
-	/* never NULL: qpt_lat_none until the first sample */
-	const struct qpt_lat *read_lat, *atomic_lat;
-	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
-	uint64_t gbn_episodes;
+/* What a direction counts only once something out of the ordinary
+ * happened: ce_without_cnp, ECN-CE marks no CNP answered (qpt_ecn.c);
+ * cnp_unexpected, CNPs on another DSCP/PCP than expected; response_gaps,
+ * missing_responses, READ responses skipped; new_sequences, a QPN's PSNs
+ * started again far away; time_backwards, frames stamped before the
+ * previous frame. */
+#define QPT_RARE_COUNTS                                                   \
+	uint64_t dup_acks;                                                \
+	uint64_t retransmitted_packets, psn_gaps, missing_psns, duplicates, \
+		out_of_order, rnr_naks, rnr_retries, read_retries, timeouts; \
+	uint64_t naks[QPT_NAK_KINDS];                                     \
+	uint64_t cnps, ecn_ce, fecn, becn, malformed;                     \
+	uint64_t ce_without_cnp, cnp_unexpected;                          \
+	uint64_t response_gaps, missing_responses;                        \
+	uint64_t new_sequences, time_backwards;
+struct qpt_rare_counts {
+	QPT_RARE_COUNTS
 };
-extern const struct qpt_dir_rare qpt_dir_rare_none;
 
-/* What a direction keeps of its priorities and MTU in struct qpt_dir
- * itself (qpt_ecn.c): 64 bytes, enough for most directions, whose data
- * and ACK packets carry one PCP and one DSCP each.  struct qpt_dir_qos is
- * allocated once one needs more: a second PCP or DSCP of a class, more than
- * 65,535 packets of one, a CNP, an ECN-CE mark; what is kept here of
- * counts moves into it then.  The CNP rate window's history of the data
- * packets is here while QPT_QOS_INLINE_HIST of them are in the window, on
- * the heap (its own struct, not struct qpt_dir_qos: a healthy direction
- * sending a burst does not need that) once more are, or a CNP came.  Read
- * the counts with qpt_qos_count_at() and the rest with qpt_dir_qos(). */
-#define QPT_QOS_INLINE_HIST 2
-#define QPT_QOS_HIST_HEAP 0xff /* qpt_qos_inline.nhist: history on the heap */
-struct qpt_qos_hist; /* qpt_ecn.c's */
-struct qpt_qos_inline {
-	/* MTU evidence (always here): the largest payload; the payload of
-	 * FIRST/MIDDLE packets (one MTU each), the largest and whether they
-	 * differed, and where (the first frame) */
-	uint64_t max_payload_frame, seg_frame;
-	/* the rest: qpt_ecn.c's own.  The rate window's history: the data
-	 * packets of the last window (nhist of them), or where it went */
+/* A direction's priorities, ECN marks and CNPs, and MTU evidence
+ * (qpt_ecn.c): the results, not the matching state. */
+struct qpt_qos_stats {
 	union {
 		struct {
-			int64_t ns[QPT_QOS_INLINE_HIST];
-			uint32_t len[QPT_QOS_INLINE_HIST];
-		} in;			   /* nhist <= QPT_QOS_INLINE_HIST */
-		struct qpt_qos_hist *heap; /* nhist == QPT_QOS_HIST_HEAP */
-	} hist;
+			QPT_QOS_RESULTS
+		};
+		struct qpt_qos_results res;
+	};
+	/* MTU evidence: the largest payload; the payload of FIRST/MIDDLE
+	 * packets (one MTU each), the largest and whether they differed, and
+	 * where (the first frame) */
+	uint64_t max_payload_frame, seg_frame;
 	uint32_t max_payload, seg_payload;
-	/* while struct qpt_dir.qos is NULL: packets per slot (class data or
-	 * ACK x PCP or DSCP: cls * 2 + dscp), 0: none; its value; the slots in
-	 * the order first seen, 2 bits each */
-	uint16_t n[4];
-	int8_t value[4];
-	uint8_t order;
-	uint8_t nhist;
-	bool seen; /* a packet or a CNP about it: qpt_dir_qos() not NULL */
 	bool seg_varies;
+	/* the priority counts, read with qpt_qos_count_at(): ncounts of them,
+	 * in counts (the engine's) or, when that is NULL, in counts_in */
+	unsigned ncounts;
+	const struct qpt_qos_count *counts;
+	struct qpt_qos_count counts_in[4];
 };
-G_STATIC_ASSERT(sizeof(struct qpt_qos_inline) == 64);
 
-/* One direction of a conversation (tcptrace's a2b / b2a). */
-struct qpt_dir {
-	/* (fields ordered so that none leaves a hole: two per conversation) */
-	uint8_t from, to; /* indexes into conv->ep */
-	/* messages by operation: qpt_dir_op(); only the operations seen are
-	 * stored (op_mask), in operation order */
-	uint16_t op_mask;
-	uint32_t first_psn; /* request PSN range: first_psn .. last_psn */
-	struct qpt_opstat *opv;
+/* One direction of a conversation (tcptrace's a2b / b2a).  A direction
+ * no packet went is all zero (from = d, to = 1 - d, latencies
+ * qpt_lat_none). */
+struct qpt_dir_stats {
+	uint8_t from, to; /* indexes into the conversation's ep */
+	bool psn_seen;
+	/* bit op: ops[op] holds the messages of operation op (enum qpt_op);
+	 * read them with qpt_dir_op() */
+	uint16_t ops_seen;
+	uint32_t first_psn, last_psn; /* request PSN range */
+	uint64_t psn_span; /* distinct PSNs advanced, with wrap */
 	uint64_t packets, payload_bytes, bytes;
 	uint64_t req_packets, resp_packets, acks, coalesced_acks;
-	/* packets whose ICRC was wrong: a counter of its own, not a rare
-	 * one (a capture path that zeroes every ICRC makes every direction
-	 * have them: a rare struct each cost 5x the memory of --no-crc) */
-	uint64_t bad_icrc;
-	struct qpt_dir_qos *qos; /* NULL until needed: read qpt_dir_qos() */
-	struct qpt_qos_inline qos_in;
-	/* never NULL in a conversation the engine made: its rare counters, or
-	 * qpt_dir_rare_none */
-	const struct qpt_dir_rare *r;
+	uint64_t bad_icrc; /* packets whose ICRC was wrong */
 	int64_t first_ns, last_ns;
-	uint32_t last_psn;
-	bool psn_seen;
-	uint64_t psn_span; /* distinct PSNs advanced, with wrap */
-	/* never NULL in a conversation the engine made: the RTT of the ACKs
-	 * the other direction sent for this one's requests, or qpt_lat_none
-	 * before the first (a direction nothing ACKed does not pay for it) */
-	const struct qpt_lat *ack_rtt;
+	/* something out of the ordinary was counted (a loss, a resend, a NAK,
+	 * a CNP, a READ or atomic); false: the rare counts, gbn_episodes and
+	 * episodes are zero (and read_lat, atomic_lat qpt_lat_none) */
+	bool eventful;
+	union {
+		struct {
+			QPT_RARE_COUNTS
+		};
+		struct qpt_rare_counts rare;
+	};
+	uint64_t gbn_episodes;
+	/* never NULL: qpt_lat_none without a sample.  ack_rtt: the RTT of the
+	 * ACKs the other direction sent for this one's requests */
+	const struct qpt_lat *ack_rtt, *read_lat, *atomic_lat;
+	/* struct qpt_episode, the first QPT_MAX_EPISODES (all counted in
+	 * gbn_episodes); NULL: none */
+	const GArray *episodes;
+	/* priorities, ECN, MTU evidence: read qpt_dir_qos() (NULL before the
+	 * direction's first packet) */
+	bool qos_seen;
+	struct qpt_qos_stats qos;
+	struct qpt_opstat ops[QPT_OP_COUNT]; /* those of ops_seen only */
 };
-
-/* A direction with nothing counted: dir[d] of a conversation until the
- * engine counts something for it (from = d, to = 1 - d). */
-extern const struct qpt_dir qpt_dir_none[2];
 
 G_STATIC_ASSERT(QPT_OP_COUNT <= 16);
 /* The messages of operation op (enum qpt_op) in d: all zero when none. */
-const struct qpt_opstat *qpt_dir_op(const struct qpt_dir *d, unsigned op);
+const struct qpt_opstat *qpt_dir_op(const struct qpt_dir_stats *d, unsigned op);
 
 enum qpt_paired_by { QPT_PAIR_NONE, QPT_PAIR_CM, QPT_PAIR_TRAFFIC };
 const char *qpt_paired_by_name(enum qpt_paired_by p);
@@ -249,26 +231,34 @@ struct qpt_cm_info {
 	struct qpt_cma_ip ip;
 };
 
-struct qpt_conv {
-	/* (fields ordered so that none leaves a hole: a million of them) */
-	int32_t id;
-	char transport[4]; /* "RC", "UC", "UD", "XRC", "RD" */
-	enum qpt_paired_by paired_by;
-	uint32_t mtu; /* learned or from CM, 0 unknown */
-	const char *pair_evidence; /* human words: "CM REQ/REP", "ACK PSN ..." */
-	/* the CM exchange that set it up (the engine's, not a copy); never
-	 * NULL: all zero without one (has_cm false) */
-	const struct qpt_cm_info *cm;
-	struct qpt_endpoint ep[2];
-	/* its two directions, never NULL: a direction nothing was counted for
-	 * yet (no packet went that way) is the shared all-zero
-	 * &qpt_dir_none[d], not a copy (issue 17: a QP seen one way does not
-	 * pay for the other) */
-	const struct qpt_dir *dir[2];
-	int32_t merged_into; /* that conversation's id, -1 when not merged */
-	bool merged;  /* folded into another conversation: skip */
+/* A conversation's identity: what a per-packet lookup needs
+ * (qpt_flow_conv_ident()), without its stats. */
+#define QPT_CONV_IDENT_FIELDS                                                       \
+	int32_t id;                                                                 \
+	char transport[4]; /* "RC", "UC", "UD", "XRC", "RD" */                      \
+	enum qpt_paired_by paired_by;                                               \
+	uint32_t mtu; /* learned or from CM, 0 unknown */                           \
+	const char *pair_evidence; /* human words: "CM REQ/REP", "ACK PSN ..." */  \
+	/* the CM exchange that set it up (the engine's); never NULL: all zero \
+	 * without one (has_cm false) */                                            \
+	const struct qpt_cm_info *cm;                                               \
+	struct qpt_endpoint ep[2];                                                  \
 	bool has_cm;
-	uint8_t cold_mark; /* the engine's own (qpt_flow_cold.c) */
+struct qpt_conv_ident {
+	QPT_CONV_IDENT_FIELDS
+};
+
+/* A conversation: its identity, as fields of its own and as a whole
+ * (ident, for what takes a struct qpt_conv_ident: the same bytes), and its
+ * two directions. */
+struct qpt_conv_stats {
+	union {
+		struct {
+			QPT_CONV_IDENT_FIELDS
+		};
+		struct qpt_conv_ident ident;
+	};
+	struct qpt_dir_stats dir[2];
 };
 
 struct qpt_flow_opts {
@@ -349,10 +339,12 @@ int qpt_event_cmp(const struct qpt_event *a, const struct qpt_event *b);
  * CM requests and PFC results stay; qpt_flow_packet() must not be called
  * again. */
 void qpt_flow_forget_halves(struct qpt_flow *fl);
-/* Conversations in id order (merged ones skipped), thawed if cold.  The
- * array is the caller's (g_ptr_array_free(a, TRUE)); the conversations in
- * it stay the engine's, valid until the next qpt_flow_packet() (whose
- * sweep may make them cold again, qpt_flow_cold.c) or qpt_flow_free(). */
+/* Conversations in id order (merged ones skipped), thawed if cold, each
+ * filled (struct qpt_conv_stats *): the array and the stats are the
+ * caller's (g_ptr_array_free(a, TRUE)), the pointers in them the engine's,
+ * valid until the next qpt_flow_packet() (whose sweep may make them cold
+ * again, qpt_flow_cold.c) or qpt_flow_free().  For a few conversations (a
+ * million: qpt_conv_walk). */
 GPtrArray *qpt_flow_conversations(struct qpt_flow *fl);
 /* A CM connection request that made no conversation: no REP came (a REJ
  * instead, or nothing in the capture; an RTU shows a REP that the capture
@@ -376,20 +368,26 @@ GArray *qpt_flow_pfc_stalled(struct qpt_flow *fl, unsigned prio);
 const struct qpt_flow_opts *qpt_flow_options(const struct qpt_flow *fl);
 /* How many distinct values of that class and kind the direction saw; the
  * value with the most packets in *top (may be NULL). */
-unsigned qpt_qos_values(const struct qpt_dir *d, unsigned cls, bool dscp, int *top);
+unsigned qpt_qos_values(const struct qpt_dir_stats *d, unsigned cls, bool dscp, int *top);
 /* The direction's priority counts in the order first seen: the i-th, NULL
- * past the last (it may be *tmp, filled). */
-const struct qpt_qos_count *qpt_qos_count_at(const struct qpt_dir *d, unsigned i,
-					     struct qpt_qos_count *tmp);
-/* Its ECN and rate state (all zero when none was needed), NULL before its
- * first packet; its priority counts are read with qpt_qos_count_at(). */
-const struct qpt_dir_qos *qpt_dir_qos(const struct qpt_dir *d);
+ * past the last. */
+const struct qpt_qos_count *qpt_qos_count_at(const struct qpt_dir_stats *d, unsigned i);
+/* Its ECN and rate results and MTU evidence (all zero when none was
+ * needed), NULL before its first packet; its priority counts are read with
+ * qpt_qos_count_at(). */
+const struct qpt_qos_stats *qpt_dir_qos(const struct qpt_dir_stats *d);
 /* The id a conversation has now: ids handed out before two halves were
  * paired late point to the conversation they were folded into. */
 int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id);
-/* The conversation with that id now (following folds), NULL when none;
- * valid as qpt_flow_conversations()' are. */
-const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id);
+/* The conversation with that id now (following folds) filled into *out
+ * (thawed if cold), NULL when none; the pointers in it valid as
+ * qpt_flow_conversations()' are. */
+const struct qpt_conv_stats *qpt_flow_conv_stats(struct qpt_flow *fl, int32_t id,
+						 struct qpt_conv_stats *out);
+/* Its identity alone into *out, for a lookup per packet (nothing counted
+ * is read); NULL when none. */
+const struct qpt_conv_ident *qpt_flow_conv_ident(struct qpt_flow *fl, int32_t id,
+						 struct qpt_conv_ident *out);
 
 /* The mirror or tunnel session a conversation's frames came in (ERSPAN,
  * GRE, VXLAN: the outermost one; qpt_flow_tunnel.c), set by its first
@@ -415,13 +413,14 @@ char *qpt_tunnel_outer_addr(const struct qpt_tunnel_id *t, bool dst, char *buf);
 char *qpt_format_tunnel(const struct qpt_tunnel_id *t, char *buf, size_t len);
 
 /* The conversations one at a time, in id order (merged ones skipped;
- * with a filter keep, only those keep(c, data) accepts), without thawing
- * any: a cold one (qpt_flow_cold.c) is decoded into the walk's own space,
- * valid until the next qpt_conv_walk_next() or qpt_conv_walk_end(); a live
- * one is the engine's (as for qpt_flow_conversations()).  What a report of
- * a million conversations reads, once or a few times each, in the memory
- * of one.  No frame may be fed to fl during a walk. */
-typedef bool (*qpt_conv_filter)(const struct qpt_conv *c, void *data);
+ * with a filter keep, only those keep(c, data) accepts: it sees the
+ * identity, the stats are filled for those it keeps), without thawing
+ * any: each filled into the walk's own space, valid until the next
+ * qpt_conv_walk_next() or qpt_conv_walk_end() (a cold one, qpt_flow_cold.c,
+ * decoded there too).  What a report of a million conversations reads,
+ * once or a few times each, in the memory of one (qpt_flow_read.c).  No
+ * frame may be fed to fl during a walk. */
+typedef bool (*qpt_conv_filter)(const struct qpt_conv_ident *c, void *data);
 struct qpt_conv_walk {
 	struct qpt_flow *fl;
 	qpt_conv_filter keep; /* NULL: every one */
@@ -431,7 +430,7 @@ struct qpt_conv_walk {
 };
 void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl, qpt_conv_filter keep,
 			 void *data);
-const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w);
+const struct qpt_conv_stats *qpt_conv_walk_next(struct qpt_conv_walk *w);
 void qpt_conv_walk_end(struct qpt_conv_walk *w);
 
 
@@ -464,7 +463,7 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
  * conversation ids[i] (ids of merges follow), totals are added.  Once
  * every part is moved, fl answers qpt_flow_conversations(),
  * qpt_flow_cm_attempts(), qpt_flow_totals(), qpt_flow_conv_id() and
- * qpt_flow_conv() as the one engine would; part keeps only its halves
+ * qpt_flow_conv_stats() as the one engine would; part keeps only its halves
  * (free it).  The ids of all parts together must be 0..n-1. */
 void qpt_flow_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids);
 

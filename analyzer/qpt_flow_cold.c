@@ -26,7 +26,8 @@
  * plain counters (no rare counters, ECN state, CM exchange; not a fold's
  * target), is made cold too: fl->convs holds its encoding (low bit set),
  * which the conversation's first half to thaw, or a reader
- * (qpt_flow_conv(), qpt_flow_conversations()), thaws again.  The pairing
+ * (qpt_flow_conv_stats(), qpt_flow_conversations()), thaws again; the
+ * walk (qpt_flow_read.c) decodes it without thawing.  The pairing
  * scans and the end-of-capture time read cold ones without thawing them
  * (fl_peek, fl_conv_peek).  qpt_flow_forget_halves() frees the halves
  * before the results thaw every conversation.
@@ -34,206 +35,12 @@
 #include <string.h>
 
 #include "qpt_flow_int.h"
-
-/* Under AddressSanitizer the blocks' free parts and freed records are
- * poisoned, so that a read of a freed or never-given cold record is caught
- * as it is with malloc's own memory. */
-#if defined(__SANITIZE_ADDRESS__)
-#define QPT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define QPT_ASAN 1
-#endif
-#endif
-#ifdef QPT_ASAN
-#include <sanitizer/asan_interface.h>
-#else
-#define ASAN_POISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
-#define ASAN_UNPOISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
-#endif
-
-/* ---- varints ----------------------------------------------------------- */
-
-struct cold_w {
-	GByteArray *b;
-	uint64_t ref_frame;
-	int64_t ref_ns, base_ns;
-	uint32_t ref_psn;
-};
-
-/* v as a varint in t: its length. */
-static unsigned varint(uint8_t t[10], uint64_t v)
-{
-	unsigned n = 0;
-
-	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	t[n++] = (uint8_t)v;
-	return n;
-}
-
-static void put_u(struct cold_w *w, uint64_t v)
-{
-	uint8_t t[10];
-
-	g_byte_array_append(w->b, t, varint(t, v));
-}
-
-/* v relative to ref: 0 as 0 (most unset times and frames), else the
- * zigzag of the difference, 2 up (1: v itself follows, for the one
- * difference the zigzag cannot shift up). */
-static void put_rel(struct cold_w *w, uint64_t v, uint64_t ref)
-{
-	int64_t d = (int64_t)(v - ref);
-	uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
-
-	if (!v) {
-		put_u(w, 0);
-	} else if (z <= UINT64_MAX - 2) {
-		put_u(w, z + 2);
-	} else {
-		put_u(w, 1);
-		put_u(w, v);
-	}
-}
-
-/* A PSN (or any 32-bit value near ref_psn): 0 as 0, else the zigzag of
- * the 32-bit difference, 1 up. */
-static void put_psn(struct cold_w *w, uint32_t v)
-{
-	int32_t d = (int32_t)(v - w->ref_psn);
-
-	put_u(w, v ? (uint64_t)(((uint32_t)d << 1) ^ (uint32_t)(d >> 31)) + 1 : 0);
-}
-
-/* A fingerprint (a hash: 4 bytes as they are). */
-static void put_fp(struct cold_w *w, uint32_t v)
-{
-	g_byte_array_append(w->b, (const uint8_t *)&v, 4);
-}
-
-struct cold_r {
-	const uint8_t *p, *end;
-	uint64_t ref_frame;
-	int64_t ref_ns, base_ns;
-	uint32_t ref_psn;
-};
-
-static uint64_t get_u(struct cold_r *r)
-{
-	uint64_t v = 0;
-
-	for (unsigned s = 0; s < 64; s += 7) {
-		uint8_t b;
-
-		g_assert(r->p < r->end); /* the engine's own encoding */
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << s;
-		if (!(b & 0x80))
-			return v;
-	}
-	g_assert_not_reached();
-}
-
-static uint32_t get_psn(struct cold_r *r)
-{
-	uint64_t z = get_u(r);
-	uint32_t y;
-
-	if (!z)
-		return 0;
-	y = (uint32_t)(z - 1);
-	return r->ref_psn + ((y >> 1) ^ (uint32_t)-(int32_t)(y & 1));
-}
-
-static uint32_t get_fp(struct cold_r *r)
-{
-	uint32_t v;
-
-	g_assert(r->end - r->p >= 4);
-	memcpy(&v, r->p, 4);
-	r->p += 4;
-	return v;
-}
-
-static uint64_t get_rel(struct cold_r *r, uint64_t ref)
-{
-	uint64_t z = get_u(r), d;
-
-	if (z == 0)
-		return 0;
-	if (z == 1)
-		return get_u(r);
-	z -= 2;
-	d = (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
-	return ref + d;
-}
-
-/* ---- the cold records' memory ------------------------------------------ */
-
-void *fl_slab_alloc(struct cold_slab *s, size_t n)
-{
-	size_t u = (n + SLAB_UNIT - 1) / SLAB_UNIT;
-	void *p;
-
-	if (u > SLAB_CLASSES)
-		return g_malloc(n);
-	if ((p = s->free[u])) {
-		ASAN_UNPOISON_MEMORY_REGION(p, sizeof(void *));
-		memcpy(&s->free[u], p, sizeof(void *));
-		ASAN_UNPOISON_MEMORY_REGION(p, n);
-		return p;
-	}
-	if (s->left < u * SLAB_UNIT) {
-		if (s->left >= sizeof(void *)) /* the block's tail, for a smaller one */
-			fl_slab_free(s, s->cur, s->left);
-		if (!s->blocks)
-			s->blocks = g_ptr_array_new();
-		s->cur = g_malloc(SLAB_BLOCK);
-		ASAN_POISON_MEMORY_REGION(s->cur, SLAB_BLOCK);
-		g_ptr_array_add(s->blocks, s->cur);
-		s->left = SLAB_BLOCK;
-	}
-	p = s->cur;
-	s->cur += u * SLAB_UNIT;
-	s->left -= u * SLAB_UNIT;
-	ASAN_UNPOISON_MEMORY_REGION(p, n);
-	return p;
-}
-
-void fl_slab_free(struct cold_slab *s, void *p, size_t n)
-{
-	size_t u = (n + SLAB_UNIT - 1) / SLAB_UNIT;
-
-	if (u > SLAB_CLASSES) {
-		g_free(p);
-		return;
-	}
-	ASAN_UNPOISON_MEMORY_REGION(p, sizeof(void *));
-	memcpy(p, &s->free[u], sizeof(void *));
-	ASAN_POISON_MEMORY_REGION(p, u * SLAB_UNIT);
-	s->free[u] = p;
-}
-
-void fl_slab_clear(struct cold_slab *s)
-{
-	for (guint i = 0; s->blocks && i < s->blocks->len; i++) {
-		ASAN_UNPOISON_MEMORY_REGION(s->blocks->pdata[i], SLAB_BLOCK);
-		g_free(s->blocks->pdata[i]);
-	}
-	if (s->blocks)
-		g_ptr_array_free(s->blocks, TRUE);
-	memset(s, 0, sizeof(*s));
-}
+#include "qpt_flow_varint.h"
 
 void fl_cold_free(struct qpt_flow *fl, struct cold_half *c)
 {
 	fl_slab_free(&fl->half_slab, c, sizeof(*c) + c->len);
 }
-
-static uint64_t get_u(struct cold_r *r);
 
 /* A cold conversation's length (a varint first), *body: what follows it. */
 static size_t blob_len(const uint8_t *blob, const uint8_t **body)
@@ -794,81 +601,26 @@ const struct qpt_conv *fl_conv_peek(struct qpt_flow *fl, int32_t id, struct conv
 	return &v->b.c;
 }
 
-/* ---- reading every conversation without thawing ------------------------ */
-
-/* A walk's decoded cold conversation, and whether it holds one (whose
- * counts and histograms are to be freed before the next). */
-struct walk_view {
-	struct conv_view v;
-	bool full;
-};
-
-static void walk_clear(struct walk_view *wv)
+void fl_conv_view_clear(struct conv_view *v)
 {
-	if (!wv || !wv->full)
-		return;
 	for (int d = 0; d < 2; d++) {
-		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)wv->v.b.c.dir[d];
+		struct qpt_dir *x = (struct qpt_dir *)(uintptr_t)v->b.c.dir[d];
 
 		if (x != &qpt_dir_none[d])
 			fl_dir_free_parts(x);
 	}
-	wv->full = false;
-}
-
-void qpt_conv_walk_start(struct qpt_conv_walk *w, struct qpt_flow *fl, qpt_conv_filter keep,
-			 void *data)
-{
-	*w = (struct qpt_conv_walk){ .fl = fl, .keep = keep, .data = data };
-}
-
-const struct qpt_conv *qpt_conv_walk_next(struct qpt_conv_walk *w)
-{
-	struct qpt_flow *fl = w->fl;
-	struct walk_view *wv = w->view;
-
-	walk_clear(wv);
-	while (w->next < fl->convs->len) {
-		guint id = w->next++;
-		void *p = g_ptr_array_index(fl->convs, id);
-
-		const struct qpt_conv *c = p;
-
-		if (fl_conv_is_cold(p)) { /* (a cold one is never merged) */
-			if (!wv)
-				w->view = wv = g_new(struct walk_view, 1);
-			memset(wv, 0, sizeof(*wv));
-			fl_conv_decode(fl, fl_cold_conv_of(p), (int32_t)id, &wv->v.b, &wv->v.d1,
-				       false);
-			wv->full = true;
-			c = &wv->v.b.c;
-		} else if (c->merged) {
-			continue;
-		}
-		if (!w->keep || w->keep(c, w->data))
-			return c;
-		walk_clear(wv);
-	}
-	return NULL;
-}
-
-void qpt_conv_walk_end(struct qpt_conv_walk *w)
-{
-	walk_clear(w->view);
-	g_free(w->view);
-	w->view = NULL;
 }
 
 gpointer fl_conv_recode(struct qpt_flow *fl, struct qpt_flow *part, int32_t id)
 {
 	uint8_t *blob = fl_cold_conv_of(g_ptr_array_index(part->convs, id)), *out;
-	struct walk_view wv = { .full = true };
+	struct conv_view v = { 0 };
 
-	fl_conv_decode(part, blob, id, &wv.v.b, &wv.v.d1, false);
+	fl_conv_decode(part, blob, id, &v.b, &v.d1, false);
 	if (!fl->cold_buf) /* fl's first cold record: part's times as the base */
 		fl->cold_base_ns = part->cold_base_ns;
-	out = fl_conv_encode(fl, &wv.v.b.c);
-	walk_clear(&wv);
+	out = fl_conv_encode(fl, &v.b.c);
+	fl_conv_view_clear(&v);
 	fl_cold_conv_free(part, blob);
 	part->convs->pdata[id] = NULL;
 	return (gpointer)((uintptr_t)out | 1);

@@ -6,6 +6,8 @@
  *   qpt_flow_cm.c    CM connection tracking
  *   qpt_flow_lat.c   latency histograms
  *   qpt_flow_cold.c  idle halves and conversations kept compact
+ *   qpt_flow_read.c  the read model (qpt_flow.h) filled: the walk
+ *   qpt_flow_slab.c  cold records' memory (qpt_flow_varint.h: their varints)
  *
  * Not part of the engine's interface (qpt_flow.h).
  */
@@ -16,6 +18,182 @@
 
 #include "qpt_flow.h"
 #include "qpt_pfc.h"
+
+/* ---- the storage of conversations and directions -------------------------
+ * What the engine keeps per conversation and direction, in the layout that
+ * makes a million of them small (issue 17).  Front ends read the read model
+ * (struct qpt_conv_stats, qpt_flow.h) that qpt_flow_read.c fills from
+ * these; nothing outside the flow files reads them. */
+
+struct qpt_ecn_mark {
+	int64_t ns;
+	uint64_t frame;
+	uint32_t psn;
+	bool covered; /* a CNP preceded it within the window */
+};
+struct qpt_dir_qos {
+	GArray *counts; /* struct qpt_qos_count, in the order first seen */
+	union { /* (read as the read model's struct qpt_qos_stats.res) */
+		struct {
+			QPT_QOS_RESULTS
+		};
+		struct qpt_qos_results res;
+	};
+	/* (the MTU evidence is in struct qpt_qos_inline; the results above
+	 * are read as struct qpt_qos_stats, qpt_flow_read.c) */
+	/* matching state */
+	GArray *pending; /* struct qpt_ecn_mark not yet answered, oldest first */
+	guint pending_head;
+	bool cnp_seen;
+	int64_t last_cnp_ns;
+	GArray *open;	 /* CNP rate windows whose after part is not over */
+	guint open_head;
+	/* CNPs this direction carried before its conversation had the other
+	 * direction (a traffic-paired QP: before its first ACK), matched to
+	 * the marks when the two are folded together (QPT_QOS_ORPHANS kept:
+	 * more are counted in cnps_without_ce) */
+#define QPT_QOS_ORPHANS 8
+	int64_t orphan_cnp_ns[QPT_QOS_ORPHANS];
+	unsigned n_orphans;
+};
+
+/* What a direction counts only once something out of the ordinary happened
+ * (a loss, a resend, a NAK, a CNP, a READ or atomic): struct qpt_dir.r
+ * points to qpt_dir_rare_none (all zero, never written) until the engine
+ * writes one of these, then to the direction's own (issue 17: a million
+ * healthy or one-packet QPs do not pay for them). */
+struct qpt_dir_rare {
+	union { /* (read as the read model's struct qpt_dir_stats.rare) */
+		struct {
+			QPT_RARE_COUNTS
+		};
+		struct qpt_rare_counts c;
+	};
+	/* never NULL: qpt_lat_none until the first sample */
+	const struct qpt_lat *read_lat, *atomic_lat;
+	GArray *episodes; /* struct qpt_episode, bounded (QPT_MAX_EPISODES) */
+	uint64_t gbn_episodes;
+};
+extern const struct qpt_dir_rare qpt_dir_rare_none;
+
+/* What a direction keeps of its priorities and MTU in struct qpt_dir
+ * itself (qpt_ecn.c): 64 bytes, enough for most directions, whose data
+ * and ACK packets carry one PCP and one DSCP each.  struct qpt_dir_qos is
+ * allocated once one needs more: a second PCP or DSCP of a class, more than
+ * 65,535 packets of one, a CNP, an ECN-CE mark; what is kept here of
+ * counts moves into it then.  The CNP rate window's history of the data
+ * packets is here while QPT_QOS_INLINE_HIST of them are in the window, on
+ * the heap (its own struct, not struct qpt_dir_qos: a healthy direction
+ * sending a burst does not need that) once more are, or a CNP came.  Read
+ * the counts with qpt_qos_count_at() and the rest with qpt_dir_qos(). */
+#define QPT_QOS_INLINE_HIST 2
+#define QPT_QOS_HIST_HEAP 0xff /* qpt_qos_inline.nhist: history on the heap */
+struct qpt_qos_hist; /* qpt_ecn.c's */
+struct qpt_qos_inline {
+	/* MTU evidence (always here): the largest payload; the payload of
+	 * FIRST/MIDDLE packets (one MTU each), the largest and whether they
+	 * differed, and where (the first frame) */
+	uint64_t max_payload_frame, seg_frame;
+	/* the rest: qpt_ecn.c's own.  The rate window's history: the data
+	 * packets of the last window (nhist of them), or where it went */
+	union {
+		struct {
+			int64_t ns[QPT_QOS_INLINE_HIST];
+			uint32_t len[QPT_QOS_INLINE_HIST];
+		} in;			   /* nhist <= QPT_QOS_INLINE_HIST */
+		struct qpt_qos_hist *heap; /* nhist == QPT_QOS_HIST_HEAP */
+	} hist;
+	uint32_t max_payload, seg_payload;
+	/* while struct qpt_dir.qos is NULL: packets per slot (class data or
+	 * ACK x PCP or DSCP: cls * 2 + dscp), 0: none; its value; the slots in
+	 * the order first seen, 2 bits each */
+	uint16_t n[4];
+	int8_t value[4];
+	uint8_t order;
+	uint8_t nhist;
+	bool seen; /* a packet or a CNP about it: qpt_dir_qos() not NULL */
+	bool seg_varies;
+};
+
+
+/* One direction of a conversation (tcptrace's a2b / b2a). */
+struct qpt_dir {
+	/* (fields ordered so that none leaves a hole: two per conversation) */
+	uint8_t from, to; /* indexes into conv->ep */
+	/* messages by operation: qpt_dir_op(); only the operations seen are
+	 * stored (op_mask), in operation order */
+	uint16_t op_mask;
+	uint32_t first_psn; /* request PSN range: first_psn .. last_psn */
+	struct qpt_opstat *opv;
+	uint64_t packets, payload_bytes, bytes;
+	uint64_t req_packets, resp_packets, acks, coalesced_acks;
+	/* packets whose ICRC was wrong: a counter of its own, not a rare
+	 * one (a capture path that zeroes every ICRC makes every direction
+	 * have them: a rare struct each cost 5x the memory of --no-crc) */
+	uint64_t bad_icrc;
+	struct qpt_dir_qos *qos; /* NULL until needed: read qpt_dir_qos() */
+	struct qpt_qos_inline qos_in;
+	/* never NULL in a conversation the engine made: its rare counters, or
+	 * qpt_dir_rare_none */
+	const struct qpt_dir_rare *r;
+	int64_t first_ns, last_ns;
+	uint32_t last_psn;
+	bool psn_seen;
+	uint64_t psn_span; /* distinct PSNs advanced, with wrap */
+	/* never NULL in a conversation the engine made: the RTT of the ACKs
+	 * the other direction sent for this one's requests, or qpt_lat_none
+	 * before the first (a direction nothing ACKed does not pay for it) */
+	const struct qpt_lat *ack_rtt;
+};
+
+/* A direction with nothing counted: dir[d] of a conversation until the
+ * engine counts something for it (from = d, to = 1 - d). */
+extern const struct qpt_dir qpt_dir_none[2];
+
+/* The messages of operation op in d (all zero when none): the storage's,
+ * qpt_dir_op() reads the read model's. */
+const struct qpt_opstat *fl_dir_op_r(const struct qpt_dir *d, unsigned op);
+/* Its priority counts (the i-th, NULL past the last; it may be *tmp,
+ * filled), as qpt_qos_count_at() reads the read model's (qpt_ecn.c). */
+const struct qpt_qos_count *fl_qos_count_at(const struct qpt_dir *d, unsigned i,
+					    struct qpt_qos_count *tmp);
+/* Where each counter of qpt_counters[] is in the storage: in struct
+ * qpt_dir at offset, or with rare in struct qpt_dir_rare (qpt_flow_read.c). */
+struct fl_counter_loc {
+	size_t offset;
+	bool rare;
+};
+extern const struct fl_counter_loc fl_counter_locs[QPT_C_COUNT];
+static inline uint64_t fl_counter(const struct qpt_dir *d, unsigned c)
+{
+	uint64_t v;
+
+	memcpy(&v, (fl_counter_locs[c].rare ? (const char *)d->r : (const char *)d) +
+			   fl_counter_locs[c].offset, sizeof(v));
+	return v;
+}
+
+struct qpt_conv {
+	/* (fields ordered so that none leaves a hole: a million of them) */
+	int32_t id;
+	char transport[4]; /* "RC", "UC", "UD", "XRC", "RD" */
+	enum qpt_paired_by paired_by;
+	uint32_t mtu; /* learned or from CM, 0 unknown */
+	const char *pair_evidence; /* human words: "CM REQ/REP", "ACK PSN ..." */
+	/* the CM exchange that set it up (the engine's, not a copy); never
+	 * NULL: all zero without one (has_cm false) */
+	const struct qpt_cm_info *cm;
+	struct qpt_endpoint ep[2];
+	/* its two directions, never NULL: a direction nothing was counted for
+	 * yet (no packet went that way) is the shared all-zero
+	 * &qpt_dir_none[d], not a copy (issue 17: a QP seen one way does not
+	 * pay for the other) */
+	const struct qpt_dir *dir[2];
+	int32_t merged_into; /* that conversation's id, -1 when not merged */
+	bool merged;  /* folded into another conversation: skip */
+	bool has_cm;
+	uint8_t cold_mark; /* the engine's own (qpt_flow_cold.c) */
+};
 
 #define WIN_SIZE 256u /* PSNs remembered per half: original frames, RTT */
 #define WIN_MIN 16u   /* a window doubles always up to this, then while a
@@ -416,6 +594,9 @@ uint8_t *fl_conv_encode(struct qpt_flow *fl, const struct qpt_conv *c);
  * the per-operation counts and histograms (a view). */
 void fl_conv_decode(struct qpt_flow *fl, const uint8_t *blob, int32_t id, struct conv_block *b,
 		    struct qpt_dir *d1, bool scalars_only);
+/* What a decoded conversation (fl_conv_decode, not scalars_only) has
+ * allocated, freed. */
+void fl_conv_view_clear(struct conv_view *v);
 /* a conversation of fl->convs (a cold one's memory: the caller's,
  * fl_cold_conv_free) */
 void fl_conv_free(struct qpt_conv *c);
@@ -507,7 +688,7 @@ struct addr_halves {
 	} u;
 };
 
-/* Cold records' memory (qpt_flow_cold.c): blocks carved in steps of
+/* Cold records' memory (qpt_flow_slab.c): blocks carved in steps of
  * SLAB_UNIT bytes, without malloc's header and rounding on each record (a
  * million of them: about 14 bytes each); a freed record goes to a free
  * list of its size, for the next record of that size.  Records larger

@@ -237,7 +237,7 @@ static unsigned op_index(uint16_t mask, unsigned op)
 	return (unsigned)__builtin_popcount(mask & ((1u << op) - 1));
 }
 
-const struct qpt_opstat *qpt_dir_op(const struct qpt_dir *d, unsigned op)
+const struct qpt_opstat *fl_dir_op_r(const struct qpt_dir *d, unsigned op)
 {
 	static const struct qpt_opstat none;
 
@@ -530,13 +530,13 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 	bool had_packets = d->packets != 0;
 
 	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
-		uint64_t v = qpt_counter(s, k);
+		uint64_t v = fl_counter(s, k);
 		char *base;
 
 		if (!v)
 			continue; /* a rare counter's struct only once one is non-zero */
-		base = qpt_counters[k].rare ? (char *)fl_dr(d) : (char *)d;
-		*(uint64_t *)(void *)(base + qpt_counters[k].offset) += v;
+		base = fl_counter_locs[k].rare ? (char *)fl_dr(d) : (char *)d;
+		*(uint64_t *)(void *)(base + fl_counter_locs[k].offset) += v;
 	}
 	if (s->r != &qpt_dir_rare_none) {
 		struct qpt_dir_rare *dr = fl_dr(d);
@@ -554,7 +554,7 @@ static void dir_merge(struct qpt_dir *d, const struct qpt_dir *s)
 		}
 	}
 	for (int i = 0; i < QPT_OP_COUNT; i++) {
-		const struct qpt_opstat *b = qpt_dir_op(s, (unsigned)i);
+		const struct qpt_opstat *b = fl_dir_op_r(s, (unsigned)i);
 		struct qpt_opstat *a;
 
 		if (!b->count)
@@ -839,25 +839,4 @@ int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
 		id = c->merged_into;
 	}
 	return id;
-}
-
-GPtrArray *qpt_flow_conversations(struct qpt_flow *fl)
-{
-	GPtrArray *out = g_ptr_array_new();
-
-	for (guint i = 0; i < fl->convs->len; i++) {
-		struct qpt_conv *c = fl_conv_live(fl, (int32_t)i);
-
-		if (!c->merged)
-			g_ptr_array_add(out, c);
-	}
-	return out;
-}
-
-const struct qpt_conv *qpt_flow_conv(struct qpt_flow *fl, int32_t id)
-{
-	id = qpt_flow_conv_id(fl, id);
-	if (id < 0 || (guint)id >= fl->convs->len)
-		return NULL;
-	return fl_conv_live(fl, id);
 }

@@ -4,26 +4,26 @@
 #include "qpt_findings.h"
 #include "qpt_flow.h"
 
-uint64_t qpt_conv_trouble(const struct qpt_conv *c)
+uint64_t qpt_conv_trouble(const struct qpt_conv_stats *c)
 {
 	uint64_t t = 0;
 
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
-		t += x->r->retransmitted_packets + x->r->psn_gaps + x->r->rnr_naks + x->r->duplicates;
+		t += x->retransmitted_packets + x->psn_gaps + x->rnr_naks + x->duplicates;
 		for (int i = 0; i < QPT_NAK_KINDS; i++)
-			t += x->r->naks[i];
+			t += x->naks[i];
 	}
 	return t;
 }
 
-void qpt_conv_rank_key(const struct qpt_conv *c, struct qpt_rank_key *k)
+void qpt_conv_rank_key(const struct qpt_conv_stats *c, struct qpt_rank_key *k)
 {
 	*k = (struct qpt_rank_key){ .trouble = qpt_conv_trouble(c), .id = c->id };
 	for (int d = 0; d < 2; d++) {
-		k->time_lost_ns += qpt_dir_time_lost(c->dir[d]);
-		k->congestion += c->dir[d]->r->cnps + c->dir[d]->r->ecn_ce;
+		k->time_lost_ns += qpt_dir_time_lost(&c->dir[d]);
+		k->congestion += c->dir[d].cnps + c->dir[d].ecn_ce;
 	}
 }
 
@@ -44,7 +44,7 @@ gint qpt_conv_cmp_worst(gconstpointer a, gconstpointer b)
 {
 	struct qpt_rank_key x, y;
 
-	qpt_conv_rank_key(*(const struct qpt_conv *const *)a, &x);
-	qpt_conv_rank_key(*(const struct qpt_conv *const *)b, &y);
+	qpt_conv_rank_key(*(const struct qpt_conv_stats *const *)a, &x);
+	qpt_conv_rank_key(*(const struct qpt_conv_stats *const *)b, &y);
 	return qpt_rank_key_cmp(&x, &y, true);
 }

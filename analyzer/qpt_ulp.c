@@ -30,7 +30,7 @@ const char *qpt_sid_ulp(uint64_t service_id)
 	return port < 0 ? NULL : qpt_name_of(qpt_ulp_names, (uint32_t)port, NULL);
 }
 
-const char *qpt_conv_ulp(const struct qpt_conv *c)
+const char *qpt_conv_ulp(const struct qpt_conv_ident *c)
 {
 	return c && c->has_cm ? qpt_sid_ulp(c->cm->service_id) : NULL;
 }

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-struct qpt_conv;
+struct qpt_conv_ident;
 
 /* The port of an RDMA-CM service ID in the TCP port space
  * (0x0000000001 06 PPPP), or -1 when it is not one. */
@@ -18,6 +18,6 @@ int32_t qpt_sid_tcp_port(uint64_t service_id);
 const char *qpt_sid_ulp(uint64_t service_id);
 /* The upper layer of a conversation set up by CM, or NULL (no CM, or a
  * service ID that names none). */
-const char *qpt_conv_ulp(const struct qpt_conv *c);
+const char *qpt_conv_ulp(const struct qpt_conv_ident *c);
 
 #endif

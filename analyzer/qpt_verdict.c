@@ -32,33 +32,22 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 }
 
 const struct qpt_lat qpt_lat_none;
-const struct qpt_dir_rare qpt_dir_rare_none = { .read_lat = &qpt_lat_none,
-						.atomic_lat = &qpt_lat_none };
-const struct qpt_dir qpt_dir_none[2] = {
-	{ .from = 0, .to = 1, .r = &qpt_dir_rare_none, .ack_rtt = &qpt_lat_none },
-	{ .from = 1, .to = 0, .r = &qpt_dir_rare_none, .ack_rtt = &qpt_lat_none },
-};
 
 const struct qpt_counter_info qpt_counters[QPT_C_COUNT] = {
-#define QPT_C_OFF_dir(f) offsetof(struct qpt_dir, f)
-#define QPT_C_OFF_rare(f) offsetof(struct qpt_dir_rare, f)
-#define QPT_C_RARE_dir false
-#define QPT_C_RARE_rare true
-#define QPT_C_ROW(f, k, l, col, alw, w)                                                \
-	[QPT_C_##f] = { .key = k, .label = l, .column = col, .offset = QPT_C_OFF_##w(f), \
-			.always = alw, .rare = QPT_C_RARE_##w },
+#define QPT_C_ROW(f, k, l, col, alw, w)                                             \
+	[QPT_C_##f] = { .key = k, .label = l, .column = col,                        \
+			.offset = offsetof(struct qpt_dir_stats, f), .always = alw },
 	QPT_DIR_COUNTERS(QPT_C_ROW)
 #undef QPT_C_ROW
 };
 
-uint64_t qpt_counter(const struct qpt_dir *d, unsigned c)
+uint64_t qpt_counter(const struct qpt_dir_stats *d, unsigned c)
 {
 	uint64_t v;
 
 	if (c >= QPT_C_COUNT)
 		return 0;
-	memcpy(&v, (qpt_counters[c].rare ? (const char *)d->r : (const char *)d) +
-			   qpt_counters[c].offset, sizeof(v));
+	memcpy(&v, (const char *)d + qpt_counters[c].offset, sizeof(v));
 	return v;
 }
 

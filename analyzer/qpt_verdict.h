@@ -206,8 +206,9 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 
 /* X(field, JSON key, text row label, a column of -z roce,qp (titled with
  * the row label's words, as summary --long names the row), text: shown even
- * when zero in both directions, where: dir (struct qpt_dir) or rare
- * (struct qpt_dir_rare: zero in a healthy conversation)) in the order they
+ * when zero in both directions, where the engine keeps it: dir (each
+ * direction) or rare (zero in a healthy conversation: qpt_flow_int.h)) in
+ * the order they
  * print; a NULL key or
  * label is not printed there (the counter is still merged and kept). */
 #define QPT_DIR_COUNTERS(X)                                                                     \
@@ -245,10 +246,8 @@ const struct qpt_event *qpt_verdict_event(const struct qpt_verdict *v, unsigned 
 struct qpt_counter_info {
 	const char *key, *label;
 	bool column; /* a column of -z roce,qp, titled with the label's words */
-	size_t offset; /* of the uint64_t in struct qpt_dir, or with rare in
-			* struct qpt_dir_rare (the row's last argument) */
+	size_t offset; /* of the uint64_t in struct qpt_dir_stats (qpt_flow.h) */
 	bool always;
-	bool rare;
 };
 enum {
 #define QPT_C_IDX(f, ...) QPT_C_##f,
@@ -257,8 +256,8 @@ enum {
 	QPT_C_COUNT
 };
 extern const struct qpt_counter_info qpt_counters[QPT_C_COUNT];
-struct qpt_dir;
-uint64_t qpt_counter(const struct qpt_dir *d, unsigned c);
+struct qpt_dir_stats;
+uint64_t qpt_counter(const struct qpt_dir_stats *d, unsigned c);
 
 /* ---- name tables ------------------------------------------------------- */
 
@@ -290,9 +289,9 @@ extern const struct qpt_name qpt_mad_class_names[]; /* short: "SubnMgt", ... */
 extern const struct qpt_name qpt_mad_class_descr[]; /* long: "Subnet Management ..." */
 extern const struct qpt_name qpt_mad_method_names[];
 extern const struct qpt_name qpt_ulp_names[];	   /* RDMA-CM TCP port: "NVMe-oF", ... */
-struct qpt_conv;
+struct qpt_conv_ident;
 /* The upper layer its CM service ID names, or NULL (qpt_ulp.c, qpt_ulp.h). */
-const char *qpt_conv_ulp(const struct qpt_conv *c);
+const char *qpt_conv_ulp(const struct qpt_conv_ident *c);
 
 /* ---- endpoints --------------------------------------------------------- */
 

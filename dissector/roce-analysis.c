@@ -607,6 +607,7 @@ static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 {
 	struct qpt_verdict v;
+	struct qpt_conv_ident ci;
 	roce_frame_t *fi, rec;
 	roce_slot_t *slot;
 	guint32 own = 0, other = 0;
@@ -636,7 +637,7 @@ roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 	fi->msg_len = v.msg_len;
 	fi->msg_packets = v.msg_packets;
 	fi->msg_op = v.msg_op;
-	fi->ulp = v.conv >= 0 ? qpt_conv_ulp(qpt_flow_conv(flow, v.conv)) : NULL;
+	fi->ulp = v.conv >= 0 ? qpt_conv_ulp(qpt_flow_conv_ident(flow, v.conv, &ci)) : NULL;
 	/* This frame's flags: those of its own events (and flags no event
 	 * names); a kind only an earlier frame's event has is that frame's. */
 	for (unsigned i = 0; i < v.nevents; i++) {

@@ -210,7 +210,8 @@ static gboolean roce_ct_endpoints(const void *data, conv_hash_t *hash, int table
 				  roce_ct_ends_t *ends)
 {
 	const roce_frame_t *fi = (const roce_frame_t *)data;
-	const struct qpt_conv *c;
+	const struct qpt_conv_ident *c;
+	struct qpt_conv_ident ci;
 	roce_ct_first_t *first;
 	gpointer key;
 
@@ -224,7 +225,7 @@ static gboolean roce_ct_endpoints(const void *data, conv_hash_t *hash, int table
 		g_hash_table_remove_all(roce_ct_first[table]); /* an empty table: a new fill */
 	first = (roce_ct_first_t *)g_hash_table_lookup(roce_ct_first[table], key);
 	if (!first) {
-		c = qpt_flow_conv(roce_flow(), ends->stream);
+		c = qpt_flow_conv_ident(roce_flow(), ends->stream, &ci);
 		if (!c)
 			return FALSE;
 		first = g_new(roce_ct_first_t, 1);
@@ -318,7 +319,7 @@ static GHashTable *seen_ids(GHashTable *seen)
 	return live;
 }
 
-static bool seen_live(const struct qpt_conv *c, void *live)
+static bool seen_live(const struct qpt_conv_ident *c, void *live)
 {
 	return g_hash_table_contains((GHashTable *)live, GINT_TO_POINTER(c->id + 1));
 }
@@ -388,7 +389,7 @@ static void qp_columns(void)
 	qp_add_col(QP_RTT, 0, TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT p50/p99", "%s");
 }
 
-static guint64 dir_messages(const struct qpt_dir *d)
+static guint64 dir_messages(const struct qpt_dir_stats *d)
 {
 	guint64 n = 0;
 
@@ -397,12 +398,12 @@ static guint64 dir_messages(const struct qpt_dir *d)
 	return n;
 }
 
-static guint64 dir_naks(const struct qpt_dir *d)
+static guint64 dir_naks(const struct qpt_dir_stats *d)
 {
 	guint64 n = 0;
 
 	for (int i = 0; i < QPT_NAK_KINDS; i++)
-		n += d->r->naks[i];
+		n += d->naks[i];
 	return n;
 }
 
@@ -418,9 +419,9 @@ static void fmt_ep(const struct qpt_endpoint *e, char *buf, size_t len, gboolean
 }
 
 /* The text of every column of one conversation ("a->b/b->a" pairs). */
-static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
+static void qp_cells(const struct qpt_conv_stats *c, char cell[QP_MAX_COLS][QP_CELL])
 {
-	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
+	const struct qpt_dir_stats *a = &c->dir[0], *b = &c->dir[1];
 	struct qpt_conv_numbers n;
 
 	qpt_conv_numbers(c, &n);
@@ -435,7 +436,7 @@ static void qp_cells(const struct qpt_conv *c, char cell[QP_MAX_COLS][QP_CELL])
 			g_strlcpy(s, c->transport[0] ? c->transport : "?", QP_CELL);
 			break;
 		case QP_ULP:
-			g_strlcpy(s, qpt_conv_ulp(c) ? qpt_conv_ulp(c) : "-", QP_CELL);
+			g_strlcpy(s, qpt_conv_ulp(&c->ident) ? qpt_conv_ulp(&c->ident) : "-", QP_CELL);
 			break;
 		case QP_EP_A:
 			fmt_ep(&c->ep[0], s, QP_CELL, FALSE);
@@ -502,7 +503,7 @@ static void qp_draw(void *tapdata _U_)
 	unsigned width[QP_MAX_COLS];
 	qp_row_t cell;
 	struct qpt_conv_walk w;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 	GHashTable *live;
 	guint n = 0;
 
@@ -640,7 +641,7 @@ static void qp_table_build(stat_tap_table *table)
 {
 	GHashTable *live = seen_ids(qp_table_seen);
 	struct qpt_conv_walk w;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 	guint row;
 
 	qpt_conv_walk_start(&w, roce_flow(), seen_live, live);

@@ -4,7 +4,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "qpt_flow.h"
+#include "qpt_flow_int.h" /* (the storage: what a direction costs) */
 
 #define A_QP 0x11
 #define B_QP 0x12
@@ -62,15 +62,15 @@ static void setup(struct feed *f)
 	f->ns = 1000000000;
 }
 
-static const struct qpt_dir *dir0(struct feed *f)
+static const struct qpt_dir_stats *dir0(struct feed *f)
 {
+	static struct qpt_conv_stats conv;
 	GPtrArray *c = qpt_flow_conversations(f->fl);
-	const struct qpt_conv *conv;
 
 	g_assert_cmpuint(c->len, ==, 1);
-	conv = g_ptr_array_index(c, 0);
+	conv = *(const struct qpt_conv_stats *)g_ptr_array_index(c, 0);
 	g_ptr_array_free(c, TRUE);
-	return conv->dir[0];
+	return &conv.dir[0];
 }
 
 /* A CM MAD on QP1 from a or b. */
@@ -135,7 +135,7 @@ static void test_cm_failed(void)
 	struct qpt_verdict v;
 	const struct qpt_cm_attempt *a;
 	const struct qpt_event *ev;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 	GPtrArray *convs;
 	struct qpt_pkt p;
 	uint64_t frame = 0;
@@ -222,7 +222,7 @@ static void test_wrap_in_order(void)
 	v = feed(&f, true, 0x0a, 0, 5000);
 	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	g_assert_cmpuint(v->original_frame, ==, 4);
-	g_assert_cmpuint(dir0(&f)->r->retransmitted_packets, ==, 2);
+	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 2);
 	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 6); /* counted once */
 	qpt_flow_free(f.fl);
 }
@@ -251,7 +251,7 @@ static void test_gap_across_wrap(void)
 	g_assert_true(v->flags & QPT_V(RETRANSMISSION));
 	g_assert_true(v->flags & QPT_V(TIMEOUT_RESEND));
 	g_assert_cmpuint(v->original_frame, ==, 0);
-	g_assert_cmpuint(dir0(&f)->r->missing_psns, ==, 2);
+	g_assert_cmpuint(dir0(&f)->missing_psns, ==, 2);
 	g_assert_cmpuint(qpt_dir_op(dir0(&f), QPT_OP_WRITE)->count, ==, 4);
 	qpt_flow_free(f.fl);
 }
@@ -308,8 +308,8 @@ static void test_copy_interleaved(void)
 	v = feed(&f, true, 0x0a, 6, 1000);
 	g_assert_true(v->flags & QPT_V(DUPLICATE));
 	g_assert_cmpuint(v->original_frame, ==, 2);
-	g_assert_cmpuint(dir0(&f)->r->retransmitted_packets, ==, 0);
-	g_assert_cmpuint(dir0(&f)->r->gbn_episodes, ==, 0);
+	g_assert_cmpuint(dir0(&f)->retransmitted_packets, ==, 0);
+	g_assert_cmpuint(dir0(&f)->gbn_episodes, ==, 0);
 	feed(&f, true, 0x0a, 8, 1000); /* frame 6, new */
 	{ /* a NAK (sequence error at 7), then 7 and 8 again: resends */
 		struct qpt_pkt n = mk(false, 0x11, 7);
@@ -476,7 +476,7 @@ static void send_pkt(struct qpt_flow *fl, uint64_t *frame, bool from_1, uint32_t
 /* A conversation of the pairing tests: -1 when unpaired, else its host 1
  * endpoint's index, once it is checked to be paired by traffic between
  * the two hosts with both QPNs known. */
-static int paired_host1(const struct qpt_conv *c)
+static int paired_host1(const struct qpt_conv_stats *c)
 {
 	int e1 = c->ep[0].addr[15] == 1 ? 0 : 1;
 
@@ -529,7 +529,7 @@ static void test_pair_many_same_hosts(void)
 
 	cs = qpt_flow_conversations(fl);
 	for (guint k = 0; k < cs->len; k++) {
-		const struct qpt_conv *c = g_ptr_array_index(cs, k);
+		const struct qpt_conv_stats *c = g_ptr_array_index(cs, k);
 		int e1 = paired_host1(c);
 		uint32_t i;
 
@@ -543,8 +543,8 @@ static void test_pair_many_same_hosts(void)
 		g_assert_false(seen[i]);
 		seen[i] = true;
 		/* every packet of QP i in it: its requests, its ACKs */
-		g_assert_cmpuint(c->dir[e1]->packets, ==, i < PAIR_N ? 2 : 1);
-		g_assert_cmpuint(c->dir[1 - e1]->packets, ==, 2);
+		g_assert_cmpuint(c->dir[e1].packets, ==, i < PAIR_N ? 2 : 1);
+		g_assert_cmpuint(c->dir[1 - e1].packets, ==, 2);
 	}
 	g_assert_true(seen[PAIR_N + 10]);
 	/* two ACK halves and one request half, apart; the unrelated ACK */
@@ -611,7 +611,7 @@ static void pair_few(uint32_t n)
 
 	cs = qpt_flow_conversations(fl);
 	for (guint k = 0; k < cs->len; k++) {
-		const struct qpt_conv *c = g_ptr_array_index(cs, k);
+		const struct qpt_conv_stats *c = g_ptr_array_index(cs, k);
 		int e1 = paired_host1(c);
 		uint32_t i;
 
@@ -674,7 +674,7 @@ static void test_read_retry_episode_end(void)
 {
 	struct feed f;
 	const struct qpt_verdict *v;
-	const struct qpt_dir *d;
+	const struct qpt_dir_stats *d;
 	const struct qpt_episode *e;
 
 	setup(&f);
@@ -694,10 +694,10 @@ static void test_read_retry_episode_end(void)
 	feed_len(&f, true, 0x0a, 7, 64, 64);	 /* 12 new WRITE */
 	qpt_flow_end(f.fl, NULL, NULL);
 	d = dir0(&f);
-	g_assert_cmpuint(d->r->gbn_episodes, ==, 1);
-	g_assert_nonnull(d->r->episodes);
-	g_assert_cmpuint(d->r->episodes->len, ==, 1);
-	e = &g_array_index(d->r->episodes, struct qpt_episode, 0);
+	g_assert_cmpuint(d->gbn_episodes, ==, 1);
+	g_assert_nonnull(d->episodes);
+	g_assert_cmpuint(d->episodes->len, ==, 1);
+	e = &g_array_index(d->episodes, struct qpt_episode, 0);
 	g_assert_cmpuint(e->trigger, ==, QPT_TRIGGER_READ_RETRY);
 	g_assert_cmpuint(e->trigger_frame, ==, 9);
 	g_assert_cmpuint(e->end_frame, ==, 11);
@@ -720,26 +720,24 @@ static void feed_qos(struct feed *f, bool from_a, uint8_t op, uint32_t psn, int 
 }
 
 /* The i-th priority count of d, which must exist. */
-static struct qpt_qos_count count_at(const struct qpt_dir *d, unsigned i)
+static struct qpt_qos_count count_at(const struct qpt_dir_stats *d, unsigned i)
 {
-	struct qpt_qos_count tmp;
-	const struct qpt_qos_count *e = qpt_qos_count_at(d, i, &tmp);
+	const struct qpt_qos_count *e = qpt_qos_count_at(d, i);
 
 	g_assert_nonnull(e);
 	return *e;
 }
 
-/* Data on one PCP and DSCP costs no struct qpt_dir_qos; 70,000 packets of
+/* Data on one PCP and DSCP costs no struct qpt_qos_stats; 70,000 packets of
  * one value (more than its inline count holds), then a second PCP, then
  * ACK-class packets from b: every count as fed, in the order first seen. */
 static void test_qos_counts(void)
 {
 	struct feed f;
-	const struct qpt_dir *a, *b;
+	const struct qpt_dir_stats *a, *b;
 	struct qpt_qos_count e;
 	GPtrArray *cs;
-	const struct qpt_conv *c;
-	struct qpt_qos_count tmp;
+	const struct qpt_conv_stats *c;
 	int top = -2;
 
 	setup(&f);
@@ -749,10 +747,11 @@ static void test_qos_counts(void)
 	cs = qpt_flow_conversations(f.fl);
 	g_assert_cmpuint(cs->len, ==, 1);
 	c = g_ptr_array_index(cs, 0);
-	a = c->dir[0];
-	b = c->dir[1];
-	g_assert_null(a->qos); /* the memory asked for: none allocated */
-	g_assert_null(b->qos);
+	a = &c->dir[0];
+	b = &c->dir[1];
+	/* the memory asked for: none allocated */
+	g_assert_null(fl_conv_live(f.fl, 0)->dir[0]->qos);
+	g_assert_null(fl_conv_live(f.fl, 0)->dir[1]->qos);
 	g_assert_nonnull(qpt_dir_qos(a));
 	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, false, &top), ==, 1);
 	g_assert_cmpint(top, ==, 3);
@@ -765,13 +764,18 @@ static void test_qos_counts(void)
 	g_assert_true(e.dscp);
 	g_assert_cmpint(e.value, ==, 26);
 	g_assert_cmpuint(e.packets, ==, 10);
-	g_assert_null(qpt_qos_count_at(a, 2, &tmp));
+	g_assert_null(qpt_qos_count_at(a, 2));
 	for (uint32_t i = 10; i < 70000; i++)
 		feed_qos(&f, true, 0x0a, i, 3, 26, 100, f.ns + 200000);
 	feed_qos(&f, true, 0x0a, 70000, 5, 26, 100, f.ns + 200000);
 	feed_qos(&f, false, 0x11, 70000, -1, 10, 20, f.ns + 1000);
 	feed_qos(&f, false, 0x11, 70000, -1, 12, 20, f.ns + 1000);
 	qpt_flow_end(f.fl, NULL, NULL);
+	g_ptr_array_free(cs, TRUE); /* (the read model is filled when asked) */
+	cs = qpt_flow_conversations(f.fl);
+	c = g_ptr_array_index(cs, 0);
+	a = &c->dir[0];
+	b = &c->dir[1];
 	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, false, &top), ==, 2);
 	g_assert_cmpint(top, ==, 3);
 	g_assert_cmpuint(qpt_qos_values(a, QPT_QOS_DATA, true, &top), ==, 1);
@@ -781,7 +785,7 @@ static void test_qos_counts(void)
 	g_assert_cmpuint(count_at(a, 1).packets, ==, 70001);
 	g_assert_cmpint(count_at(a, 2).value, ==, 5);
 	g_assert_cmpuint(count_at(a, 2).packets, ==, 1);
-	g_assert_null(qpt_qos_count_at(a, 3, &tmp));
+	g_assert_null(qpt_qos_count_at(a, 3));
 	/* b: PCP 3 then untagged; DSCP 26, 10, 12 */
 	g_assert_cmpuint(qpt_qos_values(b, QPT_QOS_ACK, false, NULL), ==, 2);
 	g_assert_cmpuint(qpt_qos_values(b, QPT_QOS_ACK, true, NULL), ==, 3);
@@ -791,7 +795,7 @@ static void test_qos_counts(void)
 	g_assert_cmpuint(e.packets, ==, 2);
 	g_assert_cmpint(count_at(b, 3).value, ==, 10);
 	g_assert_cmpint(count_at(b, 4).value, ==, 12);
-	g_assert_null(qpt_qos_count_at(b, 5, &tmp));
+	g_assert_null(qpt_qos_count_at(b, 5));
 	g_assert_cmpuint(qpt_qos_values(b, QPT_QOS_DATA, false, NULL), ==, 0);
 	g_ptr_array_free(cs, TRUE);
 	qpt_flow_free(f.fl);
@@ -804,8 +808,8 @@ static void rate_case(const int64_t *at_us, const uint32_t *len, unsigned n, int
 		      uint64_t before, uint64_t after)
 {
 	struct feed f;
-	const struct qpt_dir *a;
-	const struct qpt_dir_qos *q;
+	const struct qpt_dir_stats *a;
+	const struct qpt_qos_stats *q;
 	const int64_t t0 = 2000000000;
 	bool cnp_sent = false;
 
@@ -851,7 +855,7 @@ static void test_qos_rate_window(void)
 	rate_case(t3, l3, G_N_ELEMENTS(t3), 330, 30, 32);
 }
 
-/* The rate window when the direction's struct qpt_dir_qos came first (a
+/* The rate window when the direction's struct qpt_qos_stats came first (a
  * second PCP) and its history was still inline, and when a CNP finds the
  * history inline: the same sums.  Packets (us after t0, IBA bytes): 0
  * (100, PCP 5), 50 (200), CNP back at 60, 100 (400), 150 (800), 200 (1600,
@@ -863,8 +867,9 @@ static void test_qos_rate_qos_first(void)
 	static const int64_t at[] = { 0, 50, 100, 150, 200 };
 	static const uint32_t len[] = { 100, 200, 400, 800, 1600 };
 	struct feed f;
-	const struct qpt_dir_qos *q;
-	const struct qpt_conv *c;
+	const struct qpt_qos_stats *q;
+	const struct qpt_conv_stats *c;
+	const struct qpt_conv *st;
 	GPtrArray *all;
 	const int64_t t0 = 2000000000;
 
@@ -889,16 +894,20 @@ static void test_qos_rate_qos_first(void)
 	all = qpt_flow_conversations(f.fl);
 	g_assert_cmpuint(all->len, ==, 1);
 	c = g_ptr_array_index(all, 0);
+	g_assert_cmpuint(c->dir[0].packets, ==, 1);
+	g_assert_cmpuint(c->dir[1].packets, ==, 0);
+	g_assert_cmpuint(c->dir[1].from, ==, 1);
+	g_assert_cmpuint(c->dir[1].to, ==, 0);
+	g_assert_false(c->dir[1].eventful);
 	g_ptr_array_free(all, TRUE);
-	g_assert_cmpuint(c->dir[0]->packets, ==, 1);
-	g_assert_true(c->dir[1] == &qpt_dir_none[1]);
-	g_assert_cmpuint(c->dir[1]->packets, ==, 0);
-	g_assert_cmpuint(c->dir[1]->from, ==, 1);
-	g_assert_cmpuint(c->dir[1]->to, ==, 0);
-	g_assert_true(c->dir[1]->r == &qpt_dir_rare_none);
+	/* the storage: the other direction is the shared sentinel until
+	 * written */
+	st = fl_conv_live(f.fl, 0);
+	g_assert_true(st->dir[1] == &qpt_dir_none[1]);
+	g_assert_true(st->dir[1]->r == &qpt_dir_rare_none);
 	feed(&f, false, 0x11, 7, 1000);
-	g_assert_true(c->dir[1] != &qpt_dir_none[1]);
-	g_assert_cmpuint(c->dir[1]->packets, ==, 1);
+	g_assert_true(st->dir[1] != &qpt_dir_none[1]);
+	g_assert_cmpuint(st->dir[1]->packets, ==, 1);
 	g_assert_cmpuint(qpt_dir_none[1].packets, ==, 0); /* not written */
 	qpt_flow_free(f.fl);
 }

@@ -178,6 +178,7 @@ struct mon {
 	struct opts *o;
 	struct qpt_monitor_opts *mo;
 	struct qpt_flow *fl;
+	guint fl_convs; /* its conversations at the last refresh */
 	int32_t id_base, next_base;
 	GHashTable *convs; /* key -> struct mconv */
 	struct mtot retired, now;
@@ -251,27 +252,27 @@ static void lat_buckets(const struct qpt_lat *l, uint64_t *v)
 }
 
 /* The values of one direction of an engine conversation. */
-static void dir_values(const struct qpt_dir *x, uint64_t v[MV_N])
+static void dir_values(const struct qpt_dir_stats *x, uint64_t v[MV_N])
 {
 	memset(v, 0, sizeof(uint64_t) * MV_N);
 	v[MV_PACKETS] = x->packets;
 	v[MV_PAYLOAD] = x->payload_bytes;
-	v[MV_RETRANS] = x->r->retransmitted_packets;
-	v[MV_GAPS] = x->r->psn_gaps;
-	v[MV_GBN] = x->r->gbn_episodes;
-	v[MV_RNR] = x->r->rnr_naks;
-	v[MV_RNR_RETRIES] = x->r->rnr_retries;
-	v[MV_TIMEOUTS] = x->r->timeouts;
-	v[MV_OOO] = x->r->out_of_order;
+	v[MV_RETRANS] = x->retransmitted_packets;
+	v[MV_GAPS] = x->psn_gaps;
+	v[MV_GBN] = x->gbn_episodes;
+	v[MV_RNR] = x->rnr_naks;
+	v[MV_RNR_RETRIES] = x->rnr_retries;
+	v[MV_TIMEOUTS] = x->timeouts;
+	v[MV_OOO] = x->out_of_order;
 	v[MV_BAD_ICRC] = x->bad_icrc;
-	v[MV_CNPS] = x->r->cnps;
-	v[MV_ECN_CE] = x->r->ecn_ce;
-	v[MV_CE_NO_CNP] = x->r->ce_without_cnp;
-	v[MV_DUPS] = x->r->duplicates;
+	v[MV_CNPS] = x->cnps;
+	v[MV_ECN_CE] = x->ecn_ce;
+	v[MV_CE_NO_CNP] = x->ce_without_cnp;
+	v[MV_DUPS] = x->duplicates;
 	for (int k = 0; k < QPT_NAK_KINDS; k++)
-		v[MV_NAKS + k] = x->r->naks[k];
-	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
+		v[MV_NAKS + k] = x->naks[k];
+	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
 
 		if (e->end_ns > e->start_ns)
 			v[MV_GBN_LOST_NS] += (uint64_t)(e->end_ns - e->start_ns);
@@ -279,9 +280,9 @@ static void dir_values(const struct qpt_dir *x, uint64_t v[MV_N])
 	v[MV_RTT_N] = x->ack_rtt->n;
 	v[MV_RTT_SUM_NS] = (uint64_t)llround(x->ack_rtt->sum_us * 1000.0);
 	lat_buckets(x->ack_rtt, &v[MV_RTT_LE]);
-	v[MV_READ_N] = x->r->read_lat->n;
-	v[MV_READ_SUM_NS] = (uint64_t)llround(x->r->read_lat->sum_us * 1000.0);
-	lat_buckets(x->r->read_lat, &v[MV_READ_LE]);
+	v[MV_READ_N] = x->read_lat->n;
+	v[MV_READ_SUM_NS] = (uint64_t)llround(x->read_lat->sum_us * 1000.0);
+	lat_buckets(x->read_lat, &v[MV_READ_LE]);
 }
 
 /* What a conversation's recent trouble counts: resends, PSN gaps, NAKs,
@@ -296,15 +297,15 @@ static uint64_t trouble_of(const uint64_t *v)
 	return t;
 }
 
-static int64_t conv_last_ns(const struct qpt_conv *c)
+static int64_t conv_last_ns(const struct qpt_conv_stats *c)
 {
-	int64_t a = c->dir[0]->packets ? c->dir[0]->last_ns : INT64_MIN;
-	int64_t b = c->dir[1]->packets ? c->dir[1]->last_ns : INT64_MIN;
+	int64_t a = c->dir[0].packets ? c->dir[0].last_ns : INT64_MIN;
+	int64_t b = c->dir[1].packets ? c->dir[1].last_ns : INT64_MIN;
 
 	return a > b ? a : b;
 }
 
-static void conv_key(const struct qpt_conv *c, struct mconv *e)
+static void conv_key(const struct qpt_conv_stats *c, struct mconv *e)
 {
 	qpt_endpoint_addr(&c->ep[0], e->local);
 	qpt_endpoint_addr(&c->ep[1], e->remote);
@@ -320,7 +321,7 @@ static void conv_key(const struct qpt_conv *c, struct mconv *e)
 	g_snprintf(e->key, sizeof(e->key), "%s|%s|%s|%s|%s", e->transport, e->local, e->lqpn,
 		   e->remote, e->rqpn);
 	for (int d = 0; d < 2; d++) {
-		e->from[d] = c->dir[d]->from ? 1 : 0;
+		e->from[d] = c->dir[d].from ? 1 : 0;
 		e->qpn[d] = c->ep[d].qpn;
 		e->qpn_known[d] = c->ep[d].qpn_known;
 	}
@@ -404,7 +405,7 @@ static struct acct *acct_of(struct mon *m, int32_t id)
 /* A direction's priority: the 802.1Q PCP most of its data packets carry
  * (untagged: 0, as a switch port's default priority and the PFC analysis
  * take it). */
-static int8_t dir_prio(const struct qpt_dir *x)
+static int8_t dir_prio(const struct qpt_dir_stats *x)
 {
 	int top = -1;
 
@@ -461,11 +462,11 @@ static void acct_unfold(struct mon *m)
 }
 
 /* What a direction added since the last look, to its link series. */
-static void acct_add(struct mon *m, const struct qpt_conv *c, int d, const uint64_t *v,
+static void acct_add(struct mon *m, const struct qpt_conv_stats *c, int d, const uint64_t *v,
 		     uint16_t *link, int8_t *prio)
 {
 	struct acct *a = acct_of(m, c->id);
-	const struct qpt_dir *x = c->dir[d];
+	const struct qpt_dir_stats *x = &c->dir[d];
 	char src[QPT_ADDR_STRLEN], dst[QPT_ADDR_STRLEN];
 	struct lser *l;
 
@@ -489,7 +490,8 @@ static void acct_add(struct mon *m, const struct qpt_conv *c, int d, const uint6
  * so far. */
 static void refresh(struct mon *m)
 {
-	GPtrArray *all = qpt_flow_conversations(m->fl);
+	struct qpt_conv_walk w;
+	const struct qpt_conv_stats *c;
 	const struct qpt_totals *t = qpt_flow_totals(m->fl);
 	int64_t now = now_ns(m);
 	int64_t idle_before = now - (int64_t)(m->mo->idle * 1e9);
@@ -509,18 +511,19 @@ static void refresh(struct mon *m)
 	m->now.malformed += t->malformed;
 	m->now.untracked += t->untracked;
 	m->now.cut += t->cut_by_snaplen;
-	m->now.conversations += all->len;
-	for (guint i = 0; i < all->len; i++) {
-		const struct qpt_conv *c = g_ptr_array_index(all, i);
+	m->fl_convs = 0;
+	/* read one at a time, none thawed */
+	for (qpt_conv_walk_start(&w, m->fl, NULL, NULL); (c = qpt_conv_walk_next(&w));) {
 		struct mconv probe = { 0 }, *e;
 		int64_t last = conv_last_ns(c);
 		uint16_t link[2];
 		int8_t prio[2];
 
+		m->fl_convs++;
 		if (c->id + m->id_base >= m->next_base)
 			m->next_base = c->id + m->id_base + 1;
 		for (int d = 0; d < 2; d++) {
-			dir_values(c->dir[d], v[d]);
+			dir_values(&c->dir[d], v[d]);
 			for (int k = 0; k < MV_N; k++)
 				m->now.v[k] += v[d][k];
 			acct_add(m, c, d, v[d], &link[d], &prio[d]);
@@ -558,6 +561,8 @@ static void refresh(struct mon *m)
 		e->last_ns = last > e->last_ns ? last : e->last_ns;
 		e->trouble = qpt_conv_trouble(c);
 	}
+	qpt_conv_walk_end(&w);
+	m->now.conversations += m->fl_convs;
 	/* Keys no engine conversation has now (folded into another, or from a
 	 * renewed engine) keep what they carry, until they are idle.  Every
 	 * one's recent trouble: what it had before, halved every
@@ -589,7 +594,6 @@ static void refresh(struct mon *m)
 		}
 		e->recent = e->recent_d[0] + e->recent_d[1];
 	}
-	g_ptr_array_free(all, TRUE);
 }
 
 /* every JSON line names its schema (docs/schema/qptrace-monitor-1.json) */
@@ -1338,13 +1342,10 @@ static void on_live(u_char *user, const struct pcap_pkthdr *h, const u_char *dat
 static void tick(struct mon *m, int64_t *next_interval_us)
 {
 	int64_t now = g_get_monotonic_time();
-	GPtrArray *all;
 
 	refresh(m);
-	all = qpt_flow_conversations(m->fl);
-	if ((gint)all->len > m->mo->max_convs)
+	if ((gint)m->fl_convs > m->mo->max_convs)
 		renew_engine(m);
-	g_ptr_array_free(all, TRUE);
 	if (m->mo->interval > 0 && now >= *next_interval_us) {
 		conv_lines(m, false);
 		diagnosis(m, false);

@@ -91,6 +91,6 @@ gboolean qpt_opt_link_speed(const gchar *name, const gchar *value, gpointer data
  * after a message); does a conversation (NULL: none) pass them. */
 bool qpt_selecting(const struct opts *o);
 bool qpt_selection_init(const struct opts *o, char addr_text[QPT_ADDR_STRLEN]);
-bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c);
+bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv_ident *c);
 
 #endif

@@ -226,7 +226,9 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 			return;
 	} else if (qpt_selecting(k->o)) {
 		/* standard input, read once: the conversation as known now */
-		const struct qpt_conv *c = v->conv >= 0 ? qpt_flow_conv(k->fl, v->conv) : NULL;
+		struct qpt_conv_ident ci;
+		const struct qpt_conv_ident *c =
+			v->conv >= 0 ? qpt_flow_conv_ident(k->fl, v->conv, &ci) : NULL;
 
 		if (!qpt_conv_matches(k->o, k->addr_text, c))
 			return;
@@ -264,7 +266,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		k->an->stop = true; /* -c N: N frames shown */
 }
 
-static bool shown_conv(const struct qpt_conv *c, void *data)
+static bool shown_conv(const struct qpt_conv_ident *c, void *data)
 {
 	const struct pk *k = data;
 
@@ -284,7 +286,7 @@ static GArray *selected_ids(struct pk *k, gchar **one)
 	GPtrArray *quiet = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
 	struct qpt_flow *fl;
 	struct qpt_conv_walk w;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 	GArray *final, *sel = NULL;
 
 	fl = qpt_drive_new(k->o);

@@ -407,9 +407,9 @@ static void map_ids(struct pass *ps, GPtrArray *plots)
 
 /* ---- the command -------------------------------------------------------- */
 
-static uint64_t conv_rexmit(const struct qpt_conv *c)
+static uint64_t conv_rexmit(const struct qpt_conv_stats *c)
 {
-	return c->dir[0]->r->retransmitted_packets + c->dir[1]->r->retransmitted_packets;
+	return c->dir[0].retransmitted_packets + c->dir[1].retransmitted_packets;
 }
 
 static gchar *out_name(const char *output, int32_t id)
@@ -530,6 +530,18 @@ static bool output_is_input(const struct opts *o, const char *name)
 	return same;
 }
 
+/* Conversation id filled, the caller's (g_free); NULL when none. */
+static struct qpt_conv_stats *conv_stats_new(struct qpt_flow *fl, int32_t id)
+{
+	struct qpt_conv_stats *s = g_new(struct qpt_conv_stats, 1);
+
+	if (!qpt_flow_conv_stats(fl, id, s)) {
+		g_free(s);
+		return NULL;
+	}
+	return s;
+}
+
 int cmd_plot(struct opts *o)
 {
 	struct pass ps = { .o = o };
@@ -613,7 +625,7 @@ int cmd_plot(struct opts *o)
 	 * candidates are read by id */
 	{
 		struct qpt_conv_walk w;
-		const struct qpt_conv *c;
+		const struct qpt_conv_stats *c;
 		guint untroubled = 0;
 
 		for (qpt_conv_walk_start(&w, ps.fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); nconvs++) {
@@ -636,14 +648,14 @@ int cmd_plot(struct opts *o)
 				   o->conv, o->files[0], nconvs, first_id, last_id);
 			status = 2;
 		} else {
-			g_ptr_array_add(plots, (gpointer)qpt_flow_conv(ps.fl, o->conv >= 0 ?
-									o->conv : first_id));
+			g_ptr_array_add(plots, conv_stats_new(ps.fl, o->conv >= 0 ? o->conv : first_id));
 		}
 	} else if (o->top > 0) {
 		for (guint i = 0; i < cand->len; i++)
-			g_ptr_array_add(plots, (gpointer)qpt_flow_conv(ps.fl,
-						g_array_index(cand, int32_t, i)));
+			g_ptr_array_add(plots, conv_stats_new(ps.fl, g_array_index(cand, int32_t, i)));
 		g_ptr_array_sort(plots, qpt_conv_cmp_worst);
+		for (guint i = (guint)o->top; i < plots->len; i++)
+			g_free(plots->pdata[i]);
 		if (plots->len > (guint)o->top)
 			g_ptr_array_set_size(plots, (guint)o->top);
 	} else {
@@ -652,16 +664,17 @@ int cmd_plot(struct opts *o)
 		status = 2;
 	}
 	for (guint i = 0; i < plots->len; i++) {
-		const struct qpt_conv *c = plots->pdata[i];
+		const struct qpt_conv_stats *c = plots->pdata[i];
 		struct plot *p = g_new0(struct plot, 1);
 
 		p->id = c->id;
 		for (int d = 0; d < 2; d++)
-			if (c->dir[d]->psn_seen) { /* offsets from the first request PSN */
+			if (c->dir[d].psn_seen) { /* offsets from the first request PSN */
 				p->sp[d].init = true;
-				p->sp[d].base = p->sp[d].last_raw = c->dir[d]->first_psn;
+				p->sp[d].base = p->sp[d].last_raw = c->dir[d].first_psn;
 			}
 		plots->pdata[i] = p;
+		g_free((gpointer)c);
 	}
 	made = true;
 	/* --top: the names are known now, before anything is written */
@@ -698,7 +711,8 @@ int cmd_plot(struct opts *o)
 		struct plot *p = plots->pdata[i];
 		/* read by id (the others are not thawed); one folded into
 		 * another since the first read is not that conversation */
-		const struct qpt_conv *c = qpt_flow_conv(ps.fl, p->id);
+		struct qpt_conv_stats cs;
+		const struct qpt_conv_stats *c = qpt_flow_conv_stats(ps.fl, p->id, &cs);
 		GString *svg;
 		gchar *name;
 

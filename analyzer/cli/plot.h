@@ -87,7 +87,7 @@ struct plot {
 
 /* The SVG of p, conversation c of the engine; t0 is the time of the first
  * frame of files. */
-GString *plot_render(const struct plot *p, const struct qpt_conv *c, int64_t t0,
+GString *plot_render(const struct plot *p, const struct qpt_conv_stats *c, int64_t t0,
 		     gchar **files);
 
 #endif

@@ -427,12 +427,12 @@ static void draw_acked(GString *o, const struct plot *p, const struct space *sp,
 
 }
 
-static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *c,
+static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv_stats *c,
 		       int d, const struct geom *g, int pi, struct totals *tot,
 		       double unit, const char *uname, bool last)
 {
 	const struct space *sp = &p->sp[d];
-	const struct qpt_dir *x = c->dir[d];
+	const struct qpt_dir_stats *x = &c->dir[d];
 	char from[QPT_ENDPOINT_QP_STRLEN], to[QPT_ENDPOINT_QP_STRLEN];
 	double tick = CLAMP(g->h / (g->yhi - g->ylo) * 0.7, 6.0, 14.0);
 	const char *gbn_key = qpt_verdicts[QPT_VB_GBN_START].plot;
@@ -459,9 +459,9 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 	/* go-back-N episodes of this direction, shaded trigger -> end */
 	if (gbn_key) {
 		g_string_append_printf(o, "<g data-series=\"%s\" data-total=\"%" PRIu64 "\" clip-path=\"url(#clip%d)\">",
-				       gbn_key, x->r->gbn_episodes, pi);
-		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
-			const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
+				       gbn_key, x->gbn_episodes, pi);
+		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+			const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
 			unsigned k = gbn_class(e);
 			char lost[32];
 			double a = px(g, e->start_ns - p->first_ns);
@@ -480,14 +480,14 @@ static void draw_panel(GString *o, const struct plot *p, const struct qpt_conv *
 			tot->episodes[k]++;
 		}
 		g_string_append(o, "</g>\n");
-		if (x->r->episodes && x->r->episodes->len) {
+		if (x->episodes && x->episodes->len) {
 			/* labels on two rows, only where they fit without overlapping */
 			double row_end[2] = { -1e9, -1e9 };
 
 			g_string_append(o, "<g class=\"episode-labels\" font-size=\"11\" fill=\"#6a1a1a\">");
-			for (guint i = 0; i < x->r->episodes->len; i++) {
+			for (guint i = 0; i < x->episodes->len; i++) {
 				const struct qpt_episode *e =
-					&g_array_index(x->r->episodes, struct qpt_episode, i);
+					&g_array_index(x->episodes, struct qpt_episode, i);
 				char label[64];
 				double lx = px(g, e->start_ns - p->first_ns) + 3, lw;
 				int r;
@@ -614,7 +614,7 @@ static void draw_legend(GString *o, const struct totals *t, double y0)
 	g_string_append(o, "</g>\n");
 }
 
-GString *plot_render(const struct plot *p, const struct qpt_conv *c, int64_t t0,
+GString *plot_render(const struct plot *p, const struct qpt_conv_stats *c, int64_t t0,
 		     gchar **files)
 {
 	GString *o = g_string_sized_new(1 << 16);
@@ -638,17 +638,17 @@ GString *plot_render(const struct plot *p, const struct qpt_conv *c, int64_t t0,
 	tmax = p->last_ns - p->first_ns;
 	tmin = p->min_ns - p->first_ns;
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
-		rexmit += x->r->retransmitted_packets;
-		rnr += x->r->rnr_naks;
-		cnps += x->r->cnps;
-		gbn += x->r->gbn_episodes;
+		rexmit += x->retransmitted_packets;
+		rnr += x->rnr_naks;
+		cnps += x->cnps;
+		gbn += x->gbn_episodes;
 		for (int k = 0; k < QPT_NAK_KINDS; k++)
-			naks += x->r->naks[k];
-		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
+			naks += x->naks[k];
+		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
 			const struct qpt_episode *e =
-				&g_array_index(x->r->episodes, struct qpt_episode, i);
+				&g_array_index(x->episodes, struct qpt_episode, i);
 
 			lost_us += (double)(e->end_ns - e->start_ns) / 1000.0;
 		}

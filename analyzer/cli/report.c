@@ -73,9 +73,7 @@ struct run {
 	 * as the summary shows it (window_view: its storage) */
 	GHashTable *wconvs, *wfinal;
 	struct qpt_totals wtot;
-	struct qpt_conv vconv;
-	struct qpt_dir vdir[2];
-	struct qpt_dir_rare vrare[2];
+	struct qpt_conv_stats vconv;
 	GArray *vep[2];
 	struct qpt_findings_view view;
 };
@@ -211,7 +209,7 @@ bool qpt_selecting(const struct opts *o)
 
 /* Does the conversation pass --conv, --qp and --addr?  (The window is
  * checked apart: by frame for events, by conversation for summary.) */
-bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv *c)
+bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct qpt_conv_ident *c)
 {
 	bool qp = o->qp < 0, addr = !o->addr;
 
@@ -230,7 +228,7 @@ bool qpt_conv_matches(const struct opts *o, const char *addr_text, const struct 
 	return qp && addr;
 }
 
-static bool conv_selected(const struct run *r, const struct qpt_conv *c)
+static bool conv_selected(const struct run *r, const struct qpt_conv_ident *c)
 {
 	return qpt_conv_matches(r->o, r->addr_text, c);
 }
@@ -399,6 +397,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		     const struct qpt_pkt *pkt, const struct qpt_verdict *v)
 {
 	struct run *r = user;
+	struct qpt_conv_ident ci;
 
 	if (f->number && (!r->have_span || ns < r->first_ns))
 		r->first_ns = ns;
@@ -444,7 +443,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 	if (r->intervals || r->win)
 		for (unsigned i = 0; i < v->nevents; i++)
 			if (conv_selected(r, v->ev[i].conv >= 0 ?
-						     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL)) {
+						     qpt_flow_conv_ident(r->fl, v->ev[i].conv, &ci) : NULL)) {
 				if (r->intervals)
 					interval_at(r, v->ev[i].time_ns)->ev[v->ev[i].kind]++;
 				if (r->win)
@@ -459,7 +458,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		return;
 	for (unsigned i = 0; i < v->nevents; i++)
 		if (conv_selected(r, v->ev[i].conv >= 0 ?
-					     qpt_flow_conv(r->fl, v->ev[i].conv) : NULL))
+					     qpt_flow_conv_ident(r->fl, v->ev[i].conv, &ci) : NULL))
 		{
 			event_out(&v->ev[i], r, f);
 			r->nevents[v->ev[i].kind]++;
@@ -582,7 +581,7 @@ static void json_attempts(GString *o, GPtrArray *att)
 }
 
 /* Per operation: messages and their bytes, for the ops seen. */
-static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *b)
+static void text_ops(GString *o, const struct qpt_dir_stats *a, const struct qpt_dir_stats *b)
 {
 	for (int op = 1; op < QPT_OP_COUNT; op++) {
 		char label[64];
@@ -597,27 +596,26 @@ static void text_ops(GString *o, const struct qpt_dir *a, const struct qpt_dir *
 }
 
 /* NAKs by code: PSN sequence errors always, the others when seen. */
-static void text_naks(GString *o, const struct qpt_dir *a, const struct qpt_dir *b,
+static void text_naks(GString *o, const struct qpt_dir_stats *a, const struct qpt_dir_stats *b,
 		      bool verbose)
 {
 	for (unsigned i = 0; i < QPT_NAK_KINDS; i++) {
 		char label[64];
 
-		if (!a->r->naks[i] && !b->r->naks[i] && (i || !verbose))
+		if (!a->naks[i] && !b->naks[i] && (i || !verbose))
 			continue;
 		g_snprintf(label, sizeof(label), "NAK %s:", qpt_nak_name(i));
-		row(o, label, a->r->naks[i], b->r->naks[i]);
+		row(o, label, a->naks[i], b->naks[i]);
 	}
 }
 
 /* "3", "3+5" (the most packets first), "none" (untagged), "-" (no packet) */
-static void qos_cell(char *buf, size_t len, const struct qpt_dir *x, unsigned cls, bool dscp)
+static void qos_cell(char *buf, size_t len, const struct qpt_dir_stats *x, unsigned cls, bool dscp)
 {
 	GString *t = g_string_new(NULL);
 	const struct qpt_qos_count *e;
-	struct qpt_qos_count tmp;
 
-	for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
+	for (unsigned i = 0; (e = qpt_qos_count_at(x, i)); i++) {
 		if (e->cls != cls || e->dscp != dscp)
 			continue;
 		if (t->len)
@@ -633,16 +631,16 @@ static void qos_cell(char *buf, size_t len, const struct qpt_dir *x, unsigned cl
 
 /* Priorities, ECN reaction and the rate around CNPs (qpt_ecn.c): shown
  * with -v, or when the conversation has ECN marks or CNPs. */
-static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
+static void text_qos(GString *o, const struct qpt_conv_stats *c, bool verbose)
 {
 	static const char *const labels[QPT_QOS_CLASSES] = {
 		"data PCP/DSCP:", "ACK/NAK PCP/DSCP:", "CNP PCP/DSCP:"
 	};
-	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
-	const struct qpt_dir *d2[2] = { a, b };
-	const struct qpt_dir_qos *aq = qpt_dir_qos(a), *bq = qpt_dir_qos(b);
+	const struct qpt_dir_stats *a = &c->dir[0], *b = &c->dir[1];
+	const struct qpt_dir_stats *d2[2] = { a, b };
+	const struct qpt_qos_stats *aq = qpt_dir_qos(a), *bq = qpt_dir_qos(b);
 
-	if (!verbose && !a->r->ecn_ce && !b->r->ecn_ce && !a->r->cnps && !b->r->cnps)
+	if (!verbose && !a->ecn_ce && !b->ecn_ce && !a->cnps && !b->cnps)
 		return;
 	for (unsigned cls = 0; cls < QPT_QOS_CLASSES; cls++) {
 		char cell[2][96];
@@ -671,7 +669,7 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 		char cell[2][64];
 
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir_qos *q = qpt_dir_qos(d2[d]);
+			const struct qpt_qos_stats *q = qpt_dir_qos(d2[d]);
 			char r0[32], r1[32];
 
 			if (!q || !q->rate_windows) {
@@ -689,9 +687,9 @@ static void text_qos(GString *o, const struct qpt_conv *c, bool verbose)
 	}
 }
 
-static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool verbose)
+static void text_conv(GString *o, const struct qpt_conv_stats *c, int64_t t0, bool verbose)
 {
-	const struct qpt_dir *a = c->dir[0], *b = c->dir[1];
+	const struct qpt_dir_stats *a = &c->dir[0], *b = &c->dir[1];
 	char e0[QPT_ENDPOINT_QP_STRLEN], e1[QPT_ENDPOINT_QP_STRLEN];
 
 	qpt_format_endpoint_qp(&c->ep[0], e0);
@@ -741,8 +739,8 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			text_naks(o, a, b, verbose);
 	}
 	row_lat(o, "ACK RTT min/p50/max:", a->ack_rtt, b->ack_rtt);
-	row_lat(o, "READ latency min/p50/max:", a->r->read_lat, b->r->read_lat);
-	row_lat(o, "atomic latency min/p50/max:", a->r->atomic_lat, b->r->atomic_lat);
+	row_lat(o, "READ latency min/p50/max:", a->read_lat, b->read_lat);
+	row_lat(o, "atomic latency min/p50/max:", a->atomic_lat, b->atomic_lat);
 	text_qos(o, c, verbose);
 	{
 		char ta[32] = "-", tb[32] = "-";
@@ -771,11 +769,11 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 			       a->packets ? secs(a->last_ns - t0) : 0.0,
 			       b->packets ? secs(b->last_ns - t0) : 0.0);
 	for (int d = 0; d < 2; d++) {
-		const struct qpt_dir *x = c->dir[d];
+		const struct qpt_dir_stats *x = &c->dir[d];
 
-		for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
+		for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
 			const struct qpt_episode *e =
-				&g_array_index(x->r->episodes, struct qpt_episode, i);
+				&g_array_index(x->episodes, struct qpt_episode, i);
 
 			char lost[32];
 
@@ -790,11 +788,11 @@ static void text_conv(GString *o, const struct qpt_conv *c, int64_t t0, bool ver
 					       qpt_format_duration(e->end_ns - e->start_ns, lost,
 								   sizeof(lost)));
 		}
-		if (x->r->episodes && x->r->gbn_episodes > x->r->episodes->len)
+		if (x->episodes && x->gbn_episodes > x->episodes->len)
 			qpt_appendf(o, "  %s: %" PRIu64 " more go-back-N episodes, "
 					       "not kept (at most %u per direction)\n",
 					       d ? "b->a" : "a->b",
-					       x->r->gbn_episodes - x->r->episodes->len, x->r->episodes->len);
+					       x->gbn_episodes - x->episodes->len, x->episodes->len);
 	}
 	g_string_append_c(o, '\n');
 }
@@ -817,7 +815,7 @@ static void json_lat(GString *o, const char *key, const struct qpt_lat *l)
 			       l->max_us);
 }
 
-static void json_ops(GString *o, const struct qpt_dir *x)
+static void json_ops(GString *o, const struct qpt_dir_stats *x)
 {
 	bool first = true;
 
@@ -846,19 +844,18 @@ static void json_ops(GString *o, const struct qpt_dir *x)
 }
 
 /* Priorities and ECN of a direction (qpt_ecn.c): "pcp":{"3":120}, ... */
-static void json_qos(GString *o, const struct qpt_dir *x)
+static void json_qos(GString *o, const struct qpt_dir_stats *x)
 {
 	static const char *const keys[QPT_QOS_CLASSES] = { "", "ack_", "cnp_" };
-	const struct qpt_dir_qos *q = qpt_dir_qos(x);
+	const struct qpt_qos_stats *q = qpt_dir_qos(x);
 
 	for (unsigned cls = 0; cls < QPT_QOS_CLASSES; cls++)
 		for (int dscp = 0; dscp < 2; dscp++) {
 			const struct qpt_qos_count *e;
-			struct qpt_qos_count tmp;
 			bool first = true;
 
 			qpt_appendf(o, ",\"%s%s\":{", keys[cls], dscp ? "dscp" : "pcp");
-			for (unsigned i = 0; (e = qpt_qos_count_at(x, i, &tmp)); i++) {
+			for (unsigned i = 0; (e = qpt_qos_count_at(x, i)); i++) {
 				if (e->cls != cls || e->dscp != (dscp != 0))
 					continue;
 				if (e->value < 0)
@@ -885,9 +882,9 @@ static void json_qos(GString *o, const struct qpt_dir *x)
 		} else {
 			g_string_append(o, ",\"rate_before_bps\":null,\"rate_after_bps\":null");
 		}
-		qpt_appendf(o, "},\"max_payload\":%u", x->qos_in.max_payload);
-		if (x->qos_in.seg_payload)
-			qpt_appendf(o, ",\"segment_payload\":%u", x->qos_in.seg_payload);
+		qpt_appendf(o, "},\"max_payload\":%u", x->qos.max_payload);
+		if (x->qos.seg_payload)
+			qpt_appendf(o, ",\"segment_payload\":%u", x->qos.seg_payload);
 	} else {
 		g_string_append(o, ",\"ecn_reaction_us\":null");
 	}
@@ -912,7 +909,7 @@ static void json_u64(GString *o, const char *sep, const char *key, uint64_t v)
 	g_string_append_len(o, d + n, (gssize)(sizeof(d) - n));
 }
 
-static void json_dir(GString *o, const struct qpt_dir *x)
+static void json_dir(GString *o, const struct qpt_dir_stats *x)
 {
 	qpt_appendf(o, "{\"from\":%u,\"to\":%u", x->from, x->to);
 	for (unsigned k = 0; k < QPT_C_COUNT; k++) {
@@ -923,7 +920,7 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 		if (k == QPT_C_out_of_order) {
 			g_string_append(o, ",\"naks\":{");
 			for (unsigned i = 0; i < QPT_NAK_KINDS; i++)
-				json_u64(o, i ? "," : "", qpt_nak_name(i), x->r->naks[i]);
+				json_u64(o, i ? "," : "", qpt_nak_name(i), x->naks[i]);
 			g_string_append_c(o, '}');
 		}
 	}
@@ -940,12 +937,12 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 	}
 	qpt_appendf(o, ",\"time_lost_us\":%.3f", (double)qpt_dir_time_lost(x) / 1000.0);
 	json_lat(o, "ack_rtt_us", x->ack_rtt);
-	json_lat(o, "read_latency_us", x->r->read_lat);
-	json_lat(o, "atomic_latency_us", x->r->atomic_lat);
+	json_lat(o, "read_latency_us", x->read_lat);
+	json_lat(o, "atomic_latency_us", x->atomic_lat);
 	json_qos(o, x);
 	g_string_append(o, ",\"episodes\":[");
-	for (guint i = 0; x->r->episodes && i < x->r->episodes->len; i++) {
-		const struct qpt_episode *e = &g_array_index(x->r->episodes, struct qpt_episode, i);
+	for (guint i = 0; x->episodes && i < x->episodes->len; i++) {
+		const struct qpt_episode *e = &g_array_index(x->episodes, struct qpt_episode, i);
 
 		qpt_appendf(o,
 				       "%s{\"trigger\":\"%s\",\"trigger_frame\":%" PRIu64
@@ -957,10 +954,10 @@ static void json_dir(GString *o, const struct qpt_dir *x)
 				       (double)(e->end_ns - e->start_ns) / 1000.0);
 	}
 	qpt_appendf(o, "],\"episodes_truncated\":%s}",
-			       x->r->episodes && x->r->gbn_episodes > x->r->episodes->len ? "true" : "false");
+			       x->episodes && x->gbn_episodes > x->episodes->len ? "true" : "false");
 }
 
-static void json_conv(GString *o, const struct qpt_conv *c)
+static void json_conv(GString *o, const struct qpt_conv_stats *c)
 {
 	char a[64];
 
@@ -981,7 +978,7 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 	g_string_append_c(o, ']');
 	if (c->mtu)
 		qpt_appendf(o, ",\"mtu\":%u", c->mtu);
-	if (qpt_conv_ulp(c)) qpt_appendf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(c));
+	if (qpt_conv_ulp(&c->ident)) qpt_appendf(o, ",\"ulp\":\"%s\"", qpt_conv_ulp(&c->ident));
 	if (c->has_cm) {
 		const struct qpt_cm_info *cm = c->cm;
 
@@ -1018,9 +1015,9 @@ static void json_conv(GString *o, const struct qpt_conv *c)
 		g_string_append_c(o, '}');
 	}
 	g_string_append(o, ",\"directions\":[");
-	json_dir(o, c->dir[0]);
+	json_dir(o, &c->dir[0]);
 	g_string_append_c(o, ',');
-	json_dir(o, c->dir[1]);
+	json_dir(o, &c->dir[1]);
 	g_string_append(o, "]}");
 }
 
@@ -1639,7 +1636,7 @@ static const struct {
 enum { N_COL = G_N_ELEMENTS(table_col) };
 
 /* One conversation's line of the table. */
-static void table_line(struct run *r, const struct qpt_conv *c)
+static void table_line(struct run *r, const struct qpt_conv_stats *c)
 {
 	GString *o = r->out;
 	struct qpt_conv_numbers n;
@@ -1656,9 +1653,9 @@ static void table_line(struct run *r, const struct qpt_conv *c)
 	/* the share of re-sent packets: of the sendings of the directions
 	 * that re-sent them (as the findings count it) */
 	for (int d = 0; d < 2; d++)
-		if (c->dir[d]->r->retransmitted_packets)
-			resent_of += c->dir[d]->packets - MIN(c->dir[d]->packets,
-							      c->dir[d]->r->duplicates);
+		if (c->dir[d].retransmitted_packets)
+			resent_of += c->dir[d].packets - MIN(c->dir[d].packets,
+							      c->dir[d].duplicates);
 	g_snprintf(cell[0], sizeof(cell[0]), "%d", c->id);
 	cell[1][0] = 0;
 	g_strlcpy(cell[2], c->transport[0] ? c->transport : "?", sizeof(cell[2]));
@@ -1697,10 +1694,10 @@ static void table_line(struct run *r, const struct qpt_conv *c)
  * above it, before any below), so a million healthy conversations cost
  * their report nothing: they are read again, one at a time, where they go
  * (qpt_conv_walk), and the sorted rows are read by id. */
-static bool shown_filter(const struct qpt_conv *c, void *r);
-static const struct qpt_conv *viewed(struct run *r, const struct qpt_conv *c);
+static bool shown_filter(const struct qpt_conv_ident *c, void *r);
+static const struct qpt_conv_stats *viewed(struct run *r, const struct qpt_conv_stats *c);
 
-static const struct conv_row *conv_row_of(const struct qpt_conv *c, struct conv_row *row)
+static const struct conv_row *conv_row_of(const struct qpt_conv_stats *c, struct conv_row *row)
 {
 	qpt_conv_rank_key(c, row);
 	return row;
@@ -1712,7 +1709,8 @@ static void text_conv_table(struct run *r, guint nshown)
 	GArray *rows;
 	const struct conv_row zero = { .id = -1 };
 	struct qpt_conv_walk w;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
+	struct qpt_conv_stats one;
 	guint k = 0;
 
 	if (!nshown)
@@ -1732,7 +1730,7 @@ static void text_conv_table(struct run *r, guint nshown)
 							     table_col[col].width);
 	g_string_append_c(o, '\n');
 	for (; k < rows->len && conv_row_keys_cmp(&g_array_index(rows, struct conv_row, k), &zero) < 0; k++)
-		table_line(r, viewed(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id)));
+		table_line(r, viewed(r, qpt_flow_conv_stats(r->fl, g_array_index(rows, struct conv_row, k).id, &one)));
 	for (qpt_conv_walk_start(&w, r->fl, shown_filter, r); (c = viewed(r, qpt_conv_walk_next(&w)));) {
 		struct conv_row row;
 
@@ -1741,7 +1739,7 @@ static void text_conv_table(struct run *r, guint nshown)
 	}
 	qpt_conv_walk_end(&w);
 	for (; k < rows->len; k++)
-		table_line(r, viewed(r, qpt_flow_conv(r->fl, g_array_index(rows, struct conv_row, k).id)));
+		table_line(r, viewed(r, qpt_flow_conv_stats(r->fl, g_array_index(rows, struct conv_row, k).id, &one)));
 	if (r->rows_hidden)
 		qpt_appendf(o, "  and %u more %s (-v, --top N)\n", r->rows_hidden,
 			    r->rows_hidden == 1 ? "conversation" : "conversations");
@@ -1751,13 +1749,13 @@ static void text_conv_table(struct run *r, guint nshown)
 
 /* In the summary: selected, and with a frame in the window when there is
  * one (ids seen during the reading may have been folded since). */
-static bool in_window(const struct run *r, const struct qpt_conv *c)
+static bool in_window(const struct run *r, const struct qpt_conv_ident *c)
 {
 	return !r->window || ((guint)c->id < r->seen_final->len &&
 			      g_array_index(r->seen_final, gboolean, c->id));
 }
 
-static bool shown_conv(const struct run *r, const struct qpt_conv *c)
+static bool shown_conv(const struct run *r, const struct qpt_conv_ident *c)
 {
 	return conv_selected(r, c) && in_window(r, c);
 }
@@ -1815,15 +1813,15 @@ struct worst_row {
 	uint64_t n[2][3]; /* per direction: retransmitted, PSN gaps, go-back-N */
 };
 
-static void worst_add(GArray *rows, const struct qpt_conv *c)
+static void worst_add(GArray *rows, const struct qpt_conv_stats *c)
 {
 	struct worst_row w;
 
 	qpt_conv_rank_key(c, &w.k);
 	for (int d = 0; d < 2; d++) {
-		w.n[d][0] = c->dir[d]->r->retransmitted_packets;
-		w.n[d][1] = c->dir[d]->r->psn_gaps;
-		w.n[d][2] = c->dir[d]->r->gbn_episodes;
+		w.n[d][0] = c->dir[d].retransmitted_packets;
+		w.n[d][1] = c->dir[d].psn_gaps;
+		w.n[d][2] = c->dir[d].gbn_episodes;
 	}
 	g_array_append_val(rows, w);
 }
@@ -1839,7 +1837,7 @@ static gint worst_cmp(gconstpointer a, gconstpointer b)
  * messages those of the whole input; the go-back-N episodes that started
  * in the window, as the whole input found them); valid until the next
  * call. */
-static const struct qpt_conv *window_view(const struct qpt_conv *c, void *data)
+static const struct qpt_conv_stats *window_view(const struct qpt_conv_stats *c, void *data)
 {
 	struct run *r = data;
 	static const struct wdir none;
@@ -1851,16 +1849,12 @@ static const struct qpt_conv *window_view(const struct qpt_conv *c, void *data)
 	r->vconv = *c;
 	for (int d = 0; d < 2; d++) {
 		const struct wdir *wd = w ? &w->d[d] : &none;
-		struct qpt_dir *x = &r->vdir[d];
-		struct qpt_dir_rare *y = &r->vrare[d];
-		const GArray *eps = c->dir[d]->r->episodes;
+		struct qpt_dir_stats *x = &r->vconv.dir[d];
+		const GArray *eps = c->dir[d].episodes;
 
-		*x = *c->dir[d];
-		*y = *c->dir[d]->r;
 		for (unsigned k = 0; k < QPT_C_COUNT; k++)
-			memcpy((qpt_counters[k].rare ? (char *)y : (char *)x) + qpt_counters[k].offset,
-			       &wd->c[k], sizeof(uint64_t));
-		memcpy(y->naks, wd->naks, sizeof(y->naks));
+			memcpy((char *)x + qpt_counters[k].offset, &wd->c[k], sizeof(uint64_t));
+		memcpy(x->naks, wd->naks, sizeof(x->naks));
 		x->first_ns = wd->first_ns;
 		x->last_ns = wd->last_ns;
 		g_array_set_size(r->vep[d], 0);
@@ -1874,14 +1868,13 @@ static const struct qpt_conv *window_view(const struct qpt_conv *c, void *data)
 			in.end_ns = MIN(in.end_ns, r->win_last);
 			g_array_append_val(r->vep[d], in);
 		}
-		y->episodes = eps ? r->vep[d] : NULL;
-		x->r = y;
-		r->vconv.dir[d] = x;
+		x->episodes = eps ? r->vep[d] : NULL;
+		x->eventful = true; /* (the window's counts: the findings look) */
 	}
 	return &r->vconv;
 }
 
-static const struct qpt_conv *viewed(struct run *r, const struct qpt_conv *c)
+static const struct qpt_conv_stats *viewed(struct run *r, const struct qpt_conv_stats *c)
 {
 	return window_view(c, r);
 }
@@ -1909,18 +1902,18 @@ static void window_final(struct run *r)
 static guint count_shown(const struct run *r, guint *all)
 {
 	struct qpt_conv_walk w;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 	guint n = 0, k = 0;
 
 	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w)); k++)
-		n += shown_conv(r, c);
+		n += shown_conv(r, &c->ident);
 	qpt_conv_walk_end(&w);
 	if (all)
 		*all = k;
 	return n;
 }
 
-static bool shown_filter(const struct qpt_conv *c, void *r)
+static bool shown_filter(const struct qpt_conv_ident *c, void *r)
 {
 	return shown_conv(r, c);
 }
@@ -1978,36 +1971,36 @@ static void summary_out(struct run *r, const char *file)
 	uint64_t resent_dirs = 0, all_dirs = 0, sendings_all = 0;
 	guint nconvs = 0, nshown = 0, njson = 0, nall = 0;
 	struct qpt_conv_walk w;
-	const struct qpt_conv *c;
+	const struct qpt_conv_stats *c;
 	GArray *fs, *groups;
 	struct qpt_diag_opts dopt = { .verbose = r->o->verbose || r->o->long_report,
 				      .top = r->o->top };
 
 	for (qpt_conv_walk_start(&w, r->fl, NULL, NULL); (c = qpt_conv_walk_next(&w));) {
 		nall++;
-		if (!in_window(r, c))
+		if (!in_window(r, &c->ident))
 			continue; /* with --from/--to, the window's conversations count */
-		nshown += shown_conv(r, c);
+		nshown += shown_conv(r, &c->ident);
 		nconvs++;
 		c = viewed(r, c);
 		if (qpt_conv_trouble(c))
 			worst_add(troubled, c);
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir *x = c->dir[d];
+			const struct qpt_dir_stats *x = &c->dir[d];
 
-			rexmit += x->r->retransmitted_packets;
+			rexmit += x->retransmitted_packets;
 			all_dirs += x->packets > 0;
-			if (x->r->retransmitted_packets) {
+			if (x->retransmitted_packets) {
 				resent_dirs++;
-				sendings_all += x->packets - MIN(x->packets, x->r->duplicates);
+				sendings_all += x->packets - MIN(x->packets, x->duplicates);
 			}
-			gaps += x->r->psn_gaps;
-			rnr += x->r->rnr_naks;
-			gbn += x->r->gbn_episodes;
-			cnps += x->r->cnps;
-			ce += x->r->ecn_ce;
+			gaps += x->psn_gaps;
+			rnr += x->rnr_naks;
+			gbn += x->gbn_episodes;
+			cnps += x->cnps;
+			ce += x->ecn_ce;
 			for (int k = 0; k < QPT_NAK_KINDS; k++)
-				naks += x->r->naks[k];
+				naks += x->naks[k];
 		}
 	}
 	qpt_conv_walk_end(&w);

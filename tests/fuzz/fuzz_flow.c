@@ -210,19 +210,17 @@ static void walk(struct qpt_flow *fl)
 	if (tot->tracked + tot->untracked > tot->frames)
 		abort();
 	for (guint i = 0; i < convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(convs, i);
 
-		if (cv->merged)
-			abort();
 		qpt_paired_by_name(cv->paired_by);
 		for (int d = 0; d < 2; d++) {
-			const struct qpt_dir *di = cv->dir[d];
+			const struct qpt_dir_stats *di = &cv->dir[d];
 
 			qpt_lat_percentile(di->ack_rtt, 50);
 			qpt_lat_percentile(di->ack_rtt, 99);
-			qpt_lat_percentile(di->r->read_lat, 50);
-			qpt_lat_percentile(di->r->atomic_lat, 99);
-			if (di->r->episodes && di->r->episodes->len > 100000)
+			qpt_lat_percentile(di->read_lat, 50);
+			qpt_lat_percentile(di->atomic_lat, 99);
+			if (di->episodes && di->episodes->len > 100000)
 				abort();
 		}
 	}

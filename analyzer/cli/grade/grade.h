@@ -238,11 +238,11 @@ void grade_sort_unique(GArray *a);
 /* "frame 4", "frames 4-6, 9", or "frames 4-18" when the list is long. */
 void grade_fmt_frames(GString *o, GArray *in);
 /* A conversation's first and last frame of each direction. */
-void grade_conv_frames(const struct capture *cap, const struct qpt_conv *c, struct result *r);
+void grade_conv_frames(const struct capture *cap, const struct qpt_conv_stats *c, struct result *r);
 /* "frames 4-18", "frame 4" or "no data packets". */
-void grade_conv_range(GString *o, const struct capture *cap, const struct qpt_conv *c);
+void grade_conv_range(GString *o, const struct capture *cap, const struct qpt_conv_stats *c);
 /* "conversation 0 RC 10.0.0.1 QP 0x000011 <-> 10.0.0.2 QP 0x000012, frames 4-18" */
-void grade_conv_desc(GString *o, const struct capture *cap, const struct qpt_conv *cv);
+void grade_conv_desc(GString *o, const struct capture *cap, const struct qpt_conv_stats *cv);
 bool grade_tr_match(const struct check *c, const char *tr); /* the check's transport= */
 const char *grade_tr_label(const struct check *c);	   /* it, or "" for any */
 /* "24 RC WRITE_ONLY_IMM, 8 RC WRITE_LAST_IMM" for a list of frame records. */

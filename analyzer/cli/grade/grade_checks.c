@@ -39,7 +39,7 @@ static void check_transport(const struct check *c, const struct capture *cap, st
 	GHashTable *other_tr = g_hash_table_new(g_str_hash, g_str_equal);
 
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 		const char *tr = cv->transport[0] ? cv->transport : "?";
 
 		if (!strcmp(tr, c->transport)) {
@@ -208,7 +208,7 @@ static void check_no_gaps(const struct check *c, const struct capture *cap, stru
 }
 
 /* Where the engine's MTU of a conversation comes from. */
-static void mtu_evidence(GString *o, const struct capture *cap, const struct qpt_conv *cv,
+static void mtu_evidence(GString *o, const struct capture *cap, const struct qpt_conv_stats *cv,
 			 struct result *r)
 {
 	if (cv->has_cm && cv->cm->path_mtu && cv->cm->path_mtu == cv->mtu && cv->cm->req_frame) {
@@ -238,7 +238,7 @@ static void check_path_mtu(const struct check *c, const struct capture *cap, str
 	unsigned known = 0, wrong = 0;
 
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 		GString *s;
 
 		if (!cv->mtu || !grade_tr_match(c, cv->transport))
@@ -367,7 +367,7 @@ static void check_min_qps(const struct check *c, const struct capture *cap, stru
 	long nconv = 0, nqp;
 
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 
 		if (!grade_tr_match(c, cv->transport))
 			continue;
@@ -487,15 +487,14 @@ static void check_priority(const struct check *c, const struct capture *cap, str
 	const char *cls = qpt_qos_class_name((unsigned)c->qos_class);
 
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 
 		if (!grade_tr_match(c, cv->transport))
 			continue;
 		for (int d = 0; d < 2; d++) {
 			const struct qpt_qos_count *e;
-			struct qpt_qos_count tmp;
 
-			for (unsigned k = 0; (e = qpt_qos_count_at(cv->dir[d], k, &tmp)); k++) {
+			for (unsigned k = 0; (e = qpt_qos_count_at(&cv->dir[d], k)); k++) {
 				long want = e->dscp ? c->dscp : c->pcp;
 
 				if (e->cls != (unsigned)c->qos_class || want < 0)

@@ -237,7 +237,7 @@ void grade_check_cm(const struct check *c, const struct capture *cap, struct res
 	long complete = 0, total = 0;
 
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 		const struct qpt_cm_info *m = cv->cm;
 		GString *why;
 		GString *s;
@@ -346,7 +346,7 @@ void grade_check_paired(const struct check *c, const struct capture *cap, struct
 	long n = 0;
 
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 		bool ok = c->by == BY_ANY ? cv->paired_by != QPT_PAIR_NONE :
 			  c->by == BY_CM  ? cv->paired_by == QPT_PAIR_CM :
 					    cv->paired_by == QPT_PAIR_TRAFFIC;

@@ -175,7 +175,7 @@ static void candidates(GString *o, const struct capture *cap, const struct init_
 
 	for (guint i = 0; i < cap->msgs->len; i++) {
 		const struct mrec *m = &g_array_index(cap->msgs, struct mrec, i);
-		const struct qpt_conv *cv = m->conv >= 0 && (guint)m->conv < cap->convs->len ?
+		const struct qpt_conv_stats *cv = m->conv >= 0 && (guint)m->conv < cap->convs->len ?
 						    g_ptr_array_index(cap->convs, m->conv) : NULL;
 		struct opsum *s = NULL;
 
@@ -201,7 +201,7 @@ static void candidates(GString *o, const struct capture *cap, const struct init_
 			s->size = -1;
 	}
 	for (guint i = 0; i < cap->convs->len; i++) {
-		const struct qpt_conv *cv = g_ptr_array_index(cap->convs, i);
+		const struct qpt_conv_stats *cv = g_ptr_array_index(cap->convs, i);
 
 		if (!cv->transport[0])
 			continue;

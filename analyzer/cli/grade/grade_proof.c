@@ -71,7 +71,7 @@ void grade_fmt_frames(GString *o, GArray *in)
 	g_array_free(a, TRUE);
 }
 
-void grade_conv_frames(const struct capture *cap, const struct qpt_conv *c, struct result *r)
+void grade_conv_frames(const struct capture *cap, const struct qpt_conv_stats *c, struct result *r)
 {
 	if (c->id >= 0 && (guint)c->id < cap->spans->len) {
 		const struct convspan *s = &g_array_index(cap->spans, struct convspan, c->id);
@@ -83,7 +83,7 @@ void grade_conv_frames(const struct capture *cap, const struct qpt_conv *c, stru
 	}
 }
 
-void grade_conv_range(GString *o, const struct capture *cap, const struct qpt_conv *c)
+void grade_conv_range(GString *o, const struct capture *cap, const struct qpt_conv_stats *c)
 {
 	uint64_t lo = 0, hi = 0;
 
@@ -224,7 +224,7 @@ static void endpoint_words(GString *o, const char *ep)
 		g_string_append(o, ep);
 }
 
-void grade_conv_desc(GString *o, const struct capture *cap, const struct qpt_conv *cv)
+void grade_conv_desc(GString *o, const struct capture *cap, const struct qpt_conv_stats *cv)
 {
 	char a[QPT_ENDPOINT_QP_STRLEN], b[QPT_ENDPOINT_QP_STRLEN];
 
