@@ -260,6 +260,13 @@ struct half {
 	/* qpt_flow_cold.c: a frame or lookup had it since the last sweep;
 	 * the sweep is making it cold */
 	bool touched : 1, freezing : 1;
+	/* seen_hi_ok: every sighting in seen[] has a PSN at or before
+	 * seen_hi (within 2^23, serial order), so a packet past seen_hi
+	 * matches none and fl_capture_copy skips the scan.  Cleared (a cold
+	 * half comes back without it) until fl_seen_bound() finds the ring
+	 * within SEEN_SPAN again. */
+	uint32_t seen_hi : 24;
+	bool seen_hi_ok : 1;
 };
 G_STATIC_ASSERT(WIN_SIZE <= UINT16_MAX);
 G_STATIC_ASSERT(sizeof(struct half) == 184); /* with malloc's 8: 192 */
