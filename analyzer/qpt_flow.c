@@ -12,6 +12,7 @@
  * first NAK of an episode matters; an RNR NAK names the PSN to retry.
  */
 
+#include <stddef.h>
 #include <string.h>
 
 #include "qpt_flow_int.h"
@@ -25,6 +26,9 @@ const char *qpt_paired_by_name(enum qpt_paired_by p)
 {
 	return qpt_name_of(qpt_paired_by_names, p, "none");
 }
+
+G_STATIC_ASSERT(offsetof(struct qpt_verdict, original_frame) ==
+		offsetof(struct qpt_verdict, ev) + sizeof(((struct qpt_verdict *)0)->ev));
 
 /* A verdict of no frame: its events are all of earlier frames. */
 void fl_end_verdict(struct qpt_verdict *v)
@@ -201,7 +205,10 @@ static void flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	bool back = fl->have_ns && ns < fl->last_ns;
 	int64_t back_ns = back ? fl->last_ns - ns : 0;
 
-	memset(v, 0, sizeof(*v));
+	/* the header and the links; the events past nevents are never read
+	 * (fl_emit writes each one whole) */
+	memset(v, 0, offsetof(struct qpt_verdict, ev));
+	memset(&v->original_frame, 0, sizeof(*v) - offsetof(struct qpt_verdict, original_frame));
 	v->frame = frame;
 	v->conv = -1;
 	v->dir = -1;
