@@ -442,6 +442,13 @@ static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
 	return (struct qpt_dir *)(uintptr_t)c->dir[d];
 }
 
+/* h's direction of its conversation for writing, NULL before it has one
+ * (inline: several calls a packet) */
+static inline struct qpt_dir *fl_dir_of(struct half *h)
+{
+	return h->conv ? fl_dirw(h->conv, h->dir) : NULL;
+}
+
 /* A latency histogram for writing (allocated with the first sample: *l
  * is qpt_lat_none until then). */
 static inline struct qpt_lat *fl_lat_w(const struct qpt_lat **l)
@@ -633,13 +640,22 @@ void fl_end_verdict(struct qpt_verdict *v);
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);
-struct half *fl_twin_of(struct qpt_flow *fl, struct half *h);
+/* The twin half (NULL: none known); fl_twin_of() answers from h->twin
+ * while it holds (its QPN the one h's conversation names), else
+ * fl_twin_find() looks it up (qpt_flow_pair.c) */
+struct half *fl_twin_find(struct qpt_flow *fl, struct half *h);
+static inline struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
+{
+	if (h->twin && h->conv && h->key.sqpn == ~0u && h->conv->ep[h->dir].qpn_known &&
+	    h->twin->key.qpn == h->conv->ep[h->dir].qpn)
+		return h->twin;
+	return fl_twin_find(fl, h);
+}
 struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
 			     struct half *resp, enum qpt_paired_by by,
 			     const char *evidence);
 struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn);
-struct qpt_dir *fl_dir_of(struct half *h);
 void fl_episode_close(struct half *h, uint64_t frame, int64_t ns);
 void fl_learn_mtu(struct half *h, const struct qpt_pkt *p);
 void fl_set_transport(struct half *h, uint8_t opcode);

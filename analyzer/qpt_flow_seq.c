@@ -8,11 +8,6 @@
 
 #include "qpt_flow_int.h"
 
-struct qpt_dir *fl_dir_of(struct half *h)
-{
-	return h->conv ? fl_dirw(h->conv, h->dir) : NULL;
-}
-
 static void win_grow(struct half *h, int w)
 {
 	uint32_t size = h->win_size[w], n = size * 2;
