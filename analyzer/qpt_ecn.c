@@ -362,8 +362,10 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	qos_count(x, cls, false, p->vlan_pcp, 1);
 	if (has_dscp)
 		qos_count(x, cls, true, p->dscp, 1);
-	qos_expire(fl, c, 0, ns, v, false);
-	qos_expire(fl, c, 1, ns, v, false);
+	/* (the call only for a direction with a mark waiting) */
+	for (int dd = 0; dd < 2; dd++)
+		if (c->dir[dd]->qos && pending_len(c->dir[dd]->qos))
+			qos_expire(fl, c, dd, ns, v, false);
 
 	if (cls == QPT_QOS_CNP) {
 		struct qpt_dir_qos *m;
