@@ -1116,7 +1116,7 @@ void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_p
 		g_string_append(out, "]}\n");
 		return;
 	}
-	{
+	if (v->flags) { /* (most frames have no tag) */
 		const char *nl = strchr(out->str + start, '\n');
 		GString *tags = g_string_new("");
 		gsize at = nl ? (gsize)(nl - out->str) : out->len;
