@@ -12,6 +12,7 @@
 #ifndef QPT_FLOW_INT_H
 #define QPT_FLOW_INT_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "qpt_flow.h"
@@ -631,12 +632,27 @@ struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op);
 void fl_lat_add(struct qpt_lat *l, double us);
 void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s);
 uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16]);
-struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
-			      const struct half *h, unsigned kind, uint32_t psn,
-			      uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
-			      const char *detail);
+/* qpt_flow_emit.c and this, the bottom of the pipeline. */
+G_STATIC_ASSERT(offsetof(struct qpt_verdict, original_frame) ==
+		offsetof(struct qpt_verdict, ev) + sizeof(((struct qpt_verdict *)0)->ev));
+/* v as frame's verdict, no event yet: the header and the links cleared,
+ * not the events past nevents, which are never read (fl_emit writes each
+ * one whole; inline: every packet) */
+static inline void fl_verdict_reset(struct qpt_verdict *v, uint64_t frame)
+{
+	memset(v, 0, offsetof(struct qpt_verdict, ev));
+	memset(&v->original_frame, 0, sizeof(*v) - offsetof(struct qpt_verdict, original_frame));
+	v->frame = frame;
+	v->conv = -1;
+	v->dir = -1;
+	v->ack_rtt_ns = -1;
+}
 /* v as the verdict of no frame (the end's: its events are of earlier ones) */
 void fl_end_verdict(struct qpt_verdict *v);
+/* Adds event e (its frame, time_ns, kind, psn, original_frame, count,
+ * code, duration_ns, detail; conv and dir are h's, -1 without h) to v, and
+ * its kind to v's flags when it is v's frame's; NULL when v is full. */
+struct qpt_event *fl_emit(struct qpt_verdict *v, const struct half *h, const struct qpt_event *e);
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);

@@ -254,7 +254,8 @@ static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, struct half *h, ui
 	v->original_frame = orig->frame;
 	if (d)
 		fl_dr(d)->duplicates++;
-	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig->frame, 0, 0, 0, why);
+	fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns, .kind = QPT_VB_DUPLICATE,
+			.psn = psn, .original_frame = orig->frame, .detail = why });
 	return true;
 }
 
