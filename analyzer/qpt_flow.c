@@ -16,16 +16,6 @@
 
 #include "qpt_flow_int.h"
 
-const char *qpt_trigger_name(unsigned trigger)
-{
-	return qpt_name_of(qpt_trigger_names, trigger, "?");
-}
-
-const char *qpt_paired_by_name(enum qpt_paired_by p)
-{
-	return qpt_name_of(qpt_paired_by_names, p, "none");
-}
-
 int qpt_event_cmp(const struct qpt_event *a, const struct qpt_event *b)
 {
 	if (a->frame != b->frame)
