@@ -233,9 +233,11 @@ static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t 
 			frames_keep(q->no_cnp_frames, m->frame);
 			/* a packet's verdict keeps room for its own events */
 			if (v && (drain || v->nevents + 2 < QPT_MAX_EVENTS)) {
-				struct qpt_event *ev = fl_emit(v, m->frame, m->ns, NULL,
-							       QPT_VB_ECN_NO_CNP, m->psn, 0, 0,
-							       0, 0, "no CNP for this QP within the ECN window");
+				struct qpt_event *ev = fl_emit(v, NULL, &(struct qpt_event){
+						.frame = m->frame, .time_ns = m->ns,
+						.kind = QPT_VB_ECN_NO_CNP, .psn = m->psn,
+						.detail = "no CNP for this QP within the ECN "
+							  "window" });
 
 				if (ev) {
 					ev->conv = c->id;
@@ -335,8 +337,10 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	qos_count(x, cls, false, p->vlan_pcp, 1);
 	if (has_dscp)
 		qos_count(x, cls, true, p->dscp, 1);
-	qos_expire(fl, c, 0, ns, v, false);
-	qos_expire(fl, c, 1, ns, v, false);
+	/* (the call only for a direction with a mark waiting) */
+	for (int dd = 0; dd < 2; dd++)
+		if (c->dir[dd]->qos && pending_len(c->dir[dd]->qos))
+			qos_expire(fl, c, dd, ns, v, false);
 
 	if (cls == QPT_QOS_CNP) {
 		struct qpt_dir_qos *m;
@@ -349,10 +353,13 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
 			fl_dr(x)->cnp_unexpected++;
 			frames_keep(q->cnp_unexpected_frames, frame);
-			fl_emit(v, frame, ns, h, QPT_VB_CNP_PRIORITY, p->bth.psn, 0, 0, 0, 0,
-				has_dscp && fl->o.cnp_dscp >= 0 && p->dscp != fl->o.cnp_dscp ?
-					"CNP on another DSCP than expected (--cnp-dscp)" :
-					"CNP on another 802.1Q priority than expected (--cnp-priority)");
+			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+					.kind = QPT_VB_CNP_PRIORITY, .psn = p->bth.psn,
+					.detail = has_dscp && fl->o.cnp_dscp >= 0 &&
+							  p->dscp != fl->o.cnp_dscp ?
+						"CNP on another DSCP than expected (--cnp-dscp)" :
+						"CNP on another 802.1Q priority than expected "
+						"(--cnp-priority)" });
 		}
 		/* a CNP to a QP whose data the conversation does not have yet
 		 * (its two halves are paired later): kept for the fold */

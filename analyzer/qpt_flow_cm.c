@@ -92,8 +92,9 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 	if (!r) {
 		v->flags |= QPT_V(CM_UNKNOWN);
 		fl->t.cm_unknown_comm_id++;
-		fl_emit(v, frame, ns, NULL, QPT_VB_CM_UNKNOWN, 0, 0, 0, cm->msg, 0,
-		     qpt_cm_msg_name(cm->msg));
+		fl_emit(v, NULL, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_CM_UNKNOWN, .code = cm->msg,
+				.detail = qpt_cm_msg_name(cm->msg) });
 		return;
 	}
 	switch (cm->msg) {
@@ -145,9 +146,10 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 		struct qpt_event *ev;
 
 		fl->t.cm_rejects++;
-		ev = fl_emit(v, frame, ns, NULL, QPT_VB_CM_REJECT, p->bth.psn,
-					    r->att.info.req_frame, 0, cm->reason, 0,
-					    qpt_cm_rej_reason_text(cm->reason));
+		ev = fl_emit(v, NULL, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_CM_REJECT, .psn = p->bth.psn,
+				.original_frame = r->att.info.req_frame, .code = cm->reason,
+				.detail = qpt_cm_rej_reason_text(cm->reason) });
 
 		if (ev && r->conv)
 			ev->conv = r->conv->id;

@@ -14,6 +14,7 @@
 #ifndef QPT_FLOW_INT_H
 #define QPT_FLOW_INT_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "qpt_flow.h"
@@ -438,6 +439,13 @@ struct half {
 	/* qpt_flow_cold.c: a frame or lookup had it since the last sweep;
 	 * the sweep is making it cold */
 	bool touched : 1, freezing : 1;
+	/* seen_hi_ok: every sighting in seen[] has a PSN at or before
+	 * seen_hi (within 2^23, serial order), so a packet past seen_hi
+	 * matches none and fl_capture_copy skips the scan.  Cleared (a cold
+	 * half comes back without it) until fl_seen_bound() finds the ring
+	 * within SEEN_SPAN again. */
+	uint32_t seen_hi : 24;
+	bool seen_hi_ok : 1;
 };
 G_STATIC_ASSERT(WIN_SIZE <= UINT16_MAX);
 G_STATIC_ASSERT(sizeof(struct half) == 184); /* with malloc's 8: 192 */
@@ -614,6 +622,13 @@ static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
 		c->dir[d] = x;
 	}
 	return (struct qpt_dir *)(uintptr_t)c->dir[d];
+}
+
+/* h's direction of its conversation for writing, NULL before it has one
+ * (inline: several calls a packet) */
+static inline struct qpt_dir *fl_dir_of(struct half *h)
+{
+	return h->conv ? fl_dirw(h->conv, h->dir) : NULL;
 }
 
 /* A latency histogram for writing (allocated with the first sample: *l
@@ -798,22 +813,46 @@ struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op);
 void fl_lat_add(struct qpt_lat *l, double us);
 void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s);
 uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16]);
-struct qpt_event *fl_emit(struct qpt_verdict *v, uint64_t frame, int64_t ns,
-			      const struct half *h, unsigned kind, uint32_t psn,
-			      uint64_t orig, uint32_t count, uint32_t code, int64_t dur,
-			      const char *detail);
+/* qpt_flow_emit.c and this, the bottom of the pipeline. */
+G_STATIC_ASSERT(offsetof(struct qpt_verdict, original_frame) ==
+		offsetof(struct qpt_verdict, ev) + sizeof(((struct qpt_verdict *)0)->ev));
+/* v as frame's verdict, no event yet: the header and the links cleared,
+ * not the events past nevents, which are never read (fl_emit writes each
+ * one whole; inline: every packet) */
+static inline void fl_verdict_reset(struct qpt_verdict *v, uint64_t frame)
+{
+	memset(v, 0, offsetof(struct qpt_verdict, ev));
+	memset(&v->original_frame, 0, sizeof(*v) - offsetof(struct qpt_verdict, original_frame));
+	v->frame = frame;
+	v->conv = -1;
+	v->dir = -1;
+	v->ack_rtt_ns = -1;
+}
 /* v as the verdict of no frame (the end's: its events are of earlier ones) */
 void fl_end_verdict(struct qpt_verdict *v);
+/* Adds event e (its frame, time_ns, kind, psn, original_frame, count,
+ * code, duration_ns, detail; conv and dir are h's, -1 without h) to v, and
+ * its kind to v's flags when it is v's frame's; NULL when v is full. */
+struct qpt_event *fl_emit(struct qpt_verdict *v, const struct half *h, const struct qpt_event *e);
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);
-struct half *fl_twin_of(struct qpt_flow *fl, struct half *h);
+/* The twin half (NULL: none known); fl_twin_of() answers from h->twin
+ * while it holds (its QPN the one h's conversation names), else
+ * fl_twin_find() looks it up (qpt_flow_pair.c) */
+struct half *fl_twin_find(struct qpt_flow *fl, struct half *h);
+static inline struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
+{
+	if (h->twin && h->conv && h->key.sqpn == ~0u && h->conv->ep[h->dir].qpn_known &&
+	    h->twin->key.qpn == h->conv->ep[h->dir].qpn)
+		return h->twin;
+	return fl_twin_find(fl, h);
+}
 struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
 			     struct half *resp, enum qpt_paired_by by,
 			     const char *evidence);
 struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn);
-struct qpt_dir *fl_dir_of(struct half *h);
 void fl_episode_close(struct half *h, uint64_t frame, int64_t ns);
 void fl_learn_mtu(struct half *h, const struct qpt_pkt *p);
 void fl_set_transport(struct half *h, uint8_t opcode);

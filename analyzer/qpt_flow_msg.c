@@ -254,8 +254,43 @@ static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, struct half *h, ui
 	v->original_frame = orig->frame;
 	if (d)
 		fl_dr(d)->duplicates++;
-	fl_emit(v, frame, ns, h, QPT_VB_DUPLICATE, psn, orig->frame, 0, 0, 0, why);
+	fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns, .kind = QPT_VB_DUPLICATE,
+			.psn = psn, .original_frame = orig->frame, .detail = why });
 	return true;
+}
+
+/* The ring's PSNs, after psn went in: while each packet is within
+ * SEEN_SPAN of seen_hi, a sighting is at most SEEN_RING * SEEN_SPAN
+ * (2.1 M) PSNs before seen_hi, where the serial order of PSNs (2^23) still
+ * holds; a farther packet clears seen_hi_ok, and it is found again by
+ * scanning the ring once its sightings are within SEEN_SPAN. */
+#define SEEN_SPAN 65536
+G_STATIC_ASSERT((SEEN_RING + 1) * SEEN_SPAN < (1 << 23));
+
+static void seen_bound(struct half *h, uint32_t psn)
+{
+	int32_t lo = 0, hi = 0;
+
+	if (h->seen_hi_ok) {
+		int32_t a = qpt_psn_diff(psn, h->seen_hi);
+
+		if (a >= -SEEN_SPAN && a <= SEEN_SPAN) {
+			if (a > 0)
+				h->seen_hi = psn;
+			return;
+		}
+	}
+	for (unsigned i = 0; i < h->seen_size; i++) {
+		int32_t d;
+
+		if (!h->seen[i].frame)
+			continue;
+		d = qpt_psn_diff(h->seen[i].psn, psn);
+		lo = MIN(lo, d);
+		hi = MAX(hi, d);
+	}
+	h->seen_hi = qpt_psn_add(psn, hi);
+	h->seen_hi_ok = hi - lo <= SEEN_SPAN;
 }
 
 bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -283,7 +318,9 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 			       "the same packet seen by another capture point: a capture copy");
 	}
 same_point:
-	for (unsigned i = 0; i < h->seen_size; i++) {
+	/* past every sighting's PSN: none is a copy */
+	for (unsigned i = h->seen_hi_ok && qpt_psn_diff(psn, h->seen_hi) > 0 ? h->seen_size : 0;
+	     i < h->seen_size; i++) {
 		const struct seen *e = &h->seen[i];
 		int64_t dt = ns - e->ns;
 
@@ -359,6 +396,7 @@ same_point:
 		t->x->rc->resend_min_frame = 0;
 	h->seen[h->seen_pos] = (struct seen){ .psn = psn, .fp = fp, .ns = ns, .frame = frame };
 	h->seen_pos = (uint8_t)((h->seen_pos + 1) % SEEN_RING);
+	seen_bound(h, psn);
 	return false;
 }
 

@@ -516,7 +516,7 @@ static struct half *twin_entry(struct qpt_flow *fl, const struct half *h)
 	return g_hash_table_lookup(fl->halves, &k);
 }
 
-struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
+struct half *fl_twin_find(struct qpt_flow *fl, struct half *h)
 {
 	struct half *e = twin_entry(fl, h);
 

@@ -8,11 +8,6 @@
 
 #include "qpt_flow_int.h"
 
-struct qpt_dir *fl_dir_of(struct half *h)
-{
-	return h->conv ? fl_dirw(h->conv, h->dir) : NULL;
-}
-
 static void win_grow(struct half *h, int w)
 {
 	uint32_t size = h->win_size[w], n = size * 2;
@@ -186,9 +181,10 @@ static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64
 	fl_dr(td)->psn_gaps++;
 	fl_dr(td)->missing_psns += (uint32_t)before;
 	td->first_psn = psn;
-	fl_emit(v, frame, ns, t, QPT_VB_PSN_GAP, psn, 0, (uint32_t)before, 0, 0,
-		"PSNs before the first request captured, asked for by a NAK: lost before "
-		"the capture point");
+	fl_emit(v, t, &(struct qpt_event){ .frame = frame, .time_ns = ns, .kind = QPT_VB_PSN_GAP,
+			.psn = psn, .count = (uint32_t)before,
+			.detail = "PSNs before the first request captured, asked for by a NAK: "
+				  "lost before the capture point" });
 }
 
 /* The gap this never-seen PSN fills, or NULL. */
@@ -280,8 +276,10 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	s = p ? fl_slot_of(h, WIN_REQ, p->bth.psn, false) : NULL;
 	if (!d || !p || qpt_psn_diff(p->bth.psn, fl_rec(h)->fill_psn) <= 0 ||
 	    qpt_psn_diff(p->bth.psn, h->expected) >= 0 || !s || s->frame > fl_rec(h)->fill_frame) {
-		fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_OUT_OF_ORDER, fl_rec(h)->fill_psn, 0, 0,
-			0, 0, "fills a PSN gap without a resend trigger");
+		fl_emit(v, h, &(struct qpt_event){ .frame = fl_rec(h)->fill_frame,
+				.time_ns = fl_rec(h)->fill_ns, .kind = QPT_VB_OUT_OF_ORDER,
+				.psn = fl_rec(h)->fill_psn,
+				.detail = "fills a PSN gap without a resend trigger" });
 		return;
 	}
 	fl_dr(d)->out_of_order--;
@@ -303,11 +301,16 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	fl_rec(h)->episode_next = qpt_psn_add(fl_rec(h)->fill_psn, 1);
 	fl_rec(h)->episode_reopen = false;
 	fl_dr(d)->gbn_episodes++;
-	fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_GBN_START, fl_rec(h)->fill_psn, fl_rec(h)->fill_frame,
-		(uint32_t)d->r->gbn_episodes, 0, 0,
-		qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?"));
-	fl_emit(v, fl_rec(h)->fill_frame, fl_rec(h)->fill_ns, h, QPT_VB_RETRANSMISSION, fl_rec(h)->fill_psn, 0, 0, 0, 0,
-		"PSN sent before (original not captured): the first resend of a go-back-N");
+	fl_emit(v, h, &(struct qpt_event){ .frame = fl_rec(h)->fill_frame,
+			.time_ns = fl_rec(h)->fill_ns, .kind = QPT_VB_GBN_START,
+			.psn = fl_rec(h)->fill_psn, .original_frame = fl_rec(h)->fill_frame,
+			.count = (uint32_t)d->r->gbn_episodes,
+			.detail = qpt_name_of(qpt_trigger_descr, QPT_TRIGGER_RESEND, "?") });
+	fl_emit(v, h, &(struct qpt_event){ .frame = fl_rec(h)->fill_frame,
+			.time_ns = fl_rec(h)->fill_ns, .kind = QPT_VB_RETRANSMISSION,
+			.psn = fl_rec(h)->fill_psn,
+			.detail = "PSN sent before (original not captured): the first resend of "
+				  "a go-back-N" });
 }
 
 /* The READ that this READ request re-issues from inside its range, known by
@@ -538,12 +541,15 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 		h->nak_pending = false;
 	fl_dr(d)->gbn_episodes++;
 	v->trigger = e.trigger;
-	fl_emit(v, frame, ns, h, QPT_VB_GBN_START, psn, e.trigger_frame,
-		(uint32_t)d->r->gbn_episodes, 0, ns - e.start_ns,
-		qpt_name_of(qpt_trigger_descr, e.trigger, "?"));
+	fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns, .kind = QPT_VB_GBN_START,
+			.psn = psn, .original_frame = e.trigger_frame,
+			.count = (uint32_t)d->r->gbn_episodes, .duration_ns = ns - e.start_ns,
+			.detail = qpt_name_of(qpt_trigger_descr, e.trigger, "?") });
 	if (e.trigger == QPT_TRIGGER_TIMEOUT)
-		fl_emit(v, frame, ns, h, QPT_VB_TIMEOUT_RESEND, psn, prev_frame, 0, 0, silence,
-			"resend after a silence (local ACK timeout)");
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_TIMEOUT_RESEND, .psn = psn,
+				.original_frame = prev_frame, .duration_ns = silence,
+				.detail = "resend after a silence (local ACK timeout)" });
 }
 
 void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -580,8 +586,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	    ABS(qpt_psn_diff(psn, h->expected)) > NEW_SEQ_DISTANCE) {
 		seq_restart(h, fl_twin_of(fl, h), psn);
 		fl_dr(d)->new_sequences++;
-		fl_emit(v, frame, ns, h, QPT_VB_NEW_SEQUENCE, psn, prev_frame, 0, 0, silence,
-			"PSN far outside the window after a silence: a new sequence");
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_NEW_SEQUENCE, .psn = psn,
+				.original_frame = prev_frame, .duration_ns = silence,
+				.detail = "PSN far outside the window after a silence: a new "
+					  "sequence" });
 	}
 	if (!h->req_started) {
 		h->req_started = true;
@@ -654,8 +663,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			/* the interrupted message completes when the gap is filled */
 			g->msg = h->msg;
 			h->msg.open = false;
-			fl_emit(v, frame, ns, h, QPT_VB_PSN_GAP, psn, 0, skipped, 0, 0,
-			     "PSNs skipped: lost before the capture point or from the capture");
+			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+					.kind = QPT_VB_PSN_GAP, .psn = psn, .count = skipped,
+					.detail = "PSNs skipped: lost before the capture point or "
+						  "from the capture" });
 		}
 		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
@@ -752,8 +763,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	if (rr) { /* re-issued from inside the first READ's range */
 		v->original_frame = rr->frame;
 		fl_dr(d)->read_retries++;
-		fl_emit(v, frame, ns, h, QPT_VB_READ_RETRY, psn, rr->frame, 0, 0, 0,
-			"READ re-issued inside its response range");
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_READ_RETRY, .psn = psn, .original_frame = rr->frame,
+				.detail = "READ re-issued inside its response range" });
 	}
 	if (h->rnr_resend && !h->in_episode && silence < fl->o.timeout_gap_ns &&
 	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
@@ -774,8 +786,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = fl_rec(h)->rnr_frame;
 		fl_dr(d)->rnr_retries++;
-		fl_emit(v, frame, ns, h, QPT_VB_RNR_RETRY, psn, fl_rec(h)->rnr_frame, 0,
-		     fl_rec(h)->rnr_timer, ns - fl_rec(h)->rnr_ns, "retry after RNR NAK");
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_RNR_RETRY, .psn = psn,
+				.original_frame = fl_rec(h)->rnr_frame,
+				.code = fl_rec(h)->rnr_timer, .duration_ns = ns - fl_rec(h)->rnr_ns,
+				.detail = "retry after RNR NAK" });
 	} else if (episode_goes_on(fl, h, p, silence, rr)) {
 		if (!h->in_episode)
 			episode_reopen(h);
@@ -804,9 +819,13 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (qpt_psn_diff(request_end(h, p), fl_rec(h)->episode_next) >= 0)
 			fl_rec(h)->episode_next = qpt_psn_add(request_end(h, p), 1);
 	}
-	fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame, 0, 0,
-	     0, v->flags & QPT_V(READ_RETRY) ? "READ re-issued inside its response range" :
-	     s ? "PSN sent before" : "PSN sent before (original not captured)");
+	fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+			.kind = QPT_VB_RETRANSMISSION, .psn = psn,
+			.original_frame = v->original_frame,
+			.detail = v->flags & QPT_V(READ_RETRY) ?
+					  "READ re-issued inside its response range" :
+				  s ? "PSN sent before" :
+				      "PSN sent before (original not captured)" });
 }
 
 static void ack_requests(struct half *h, struct half *t,
@@ -851,8 +870,9 @@ static void ack_requests(struct half *h, struct half *t,
 	}
 	if (is_ack && ackreqs > 1) {
 		d->coalesced_acks++;
-		fl_emit(v, frame, ns, h, QPT_VB_COALESCED_ACK, psn, 0, ackreqs, 0, 0,
-		     "one ACK for several requests that asked for one");
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_COALESCED_ACK, .psn = psn, .count = ackreqs,
+				.detail = "one ACK for several requests that asked for one" });
 	}
 	/* Recovered once the responder answers up to the highest PSN sent
 	 * before the episode (even with a resent response: READs). */
@@ -919,8 +939,9 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (a->kind == QPT_AETH_NAK) {
 			v->flags |= QPT_V(NAK);
 			fl_dr(d)->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
-			fl_emit(v, frame, ns, h, QPT_VB_NAK, psn, 0, 0, a->value, 0,
-			     qpt_nak_name(a->value));
+			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+					.kind = QPT_VB_NAK, .psn = psn, .code = a->value,
+					.detail = qpt_nak_name(a->value) });
 			/* during an episode too: a resent packet lost again
 			 * (a nested episode); it replaces a pending one the
 			 * go-back under way has resent the PSN of */
@@ -946,8 +967,10 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (a->kind == QPT_AETH_RNR) {
 			v->flags |= QPT_V(RNR_NAK);
 			fl_dr(d)->rnr_naks++;
-			fl_emit(v, frame, ns, h, QPT_VB_RNR_NAK, psn, 0, 0, a->value,
-			     (int64_t)(qpt_rnr_timer_us(a->value) * 1000), "receiver not ready");
+			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+					.kind = QPT_VB_RNR_NAK, .psn = psn, .code = a->value,
+					.duration_ns = (int64_t)(qpt_rnr_timer_us(a->value) * 1000),
+					.detail = "receiver not ready" });
 			if (t) {
 				t->rnr_pending = true;
 				fl_rec(t)->rnr_frame = frame;
@@ -964,8 +987,9 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    h->ack_synd == p->aeth.syndrome) {
 			v->flags |= QPT_V(DUP_ACK);
 			fl_dr(d)->dup_acks++;
-			fl_emit(v, frame, ns, h, QPT_VB_DUP_ACK, psn, 0, 0, 0, 0,
-			     "same PSN and MSN as the previous ACK");
+			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+					.kind = QPT_VB_DUP_ACK, .psn = psn,
+					.detail = "same PSN and MSN as the previous ACK" });
 		}
 		h->ack_valid = true;
 		h->ack_psn = psn;
@@ -1003,9 +1027,13 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			s->frame = frame;
 			s->ns = ns;
 		}
-		fl_emit(v, frame, ns, h, QPT_VB_RETRANSMISSION, psn, v->original_frame,
-		     0, 0, 0, v->original_frame ? "response resent by the responder" :
-						  "response resent by the responder (original not captured)");
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_RETRANSMISSION, .psn = psn,
+				.original_frame = v->original_frame,
+				.detail = v->original_frame ?
+						  "response resent by the responder" :
+						  "response resent by the responder (original not "
+						  "captured)" });
 	} else {
 		struct slot *s = fl_slot_of(h, WIN_RESP, psn, true);
 
@@ -1023,9 +1051,11 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			if (miss > 0) {
 				fl_dr(d)->response_gaps++;
 				fl_dr(d)->missing_responses += (uint32_t)miss;
-				fl_emit(v, frame, ns, h, QPT_VB_RESPONSE_GAP, psn, 0,
-					(uint32_t)miss, 0, 0,
-					"READ response PSNs skipped: lost before the capture point");
+				fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+						.kind = QPT_VB_RESPONSE_GAP, .psn = psn,
+						.count = (uint32_t)miss,
+						.detail = "READ response PSNs skipped: lost before "
+							  "the capture point" });
 			}
 			rd->next_valid = true;
 			rd->next_resp = qpt_psn_add(psn, 1);

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qpt_names.h" /* the name tables, apart */
+
 /* Expert-info group and severity, as Wireshark's PI_* (the plugin maps
  * them one to one). */
 enum qpt_group { QPT_GRP_SEQUENCE, QPT_GRP_CHECKSUM, QPT_GRP_MALFORMED,
@@ -259,36 +261,6 @@ extern const struct qpt_counter_info qpt_counters[QPT_C_COUNT];
 struct qpt_dir_stats;
 uint64_t qpt_counter(const struct qpt_dir_stats *d, unsigned c);
 
-/* ---- name tables ------------------------------------------------------- */
-
-/* value -> name, ended by { 0, NULL } (the layout of Wireshark's
- * value_string: the plugin uses these tables as they are). */
-struct qpt_name {
-	uint32_t value;
-	const char *name;
-};
-/* The name of v in t, or dflt. */
-const char *qpt_name_of(const struct qpt_name *t, uint32_t v, const char *dflt);
-/* The value of name in t (exact), or -1. */
-int64_t qpt_value_of(const struct qpt_name *t, const char *name);
-
-#define QPT_NAK_KINDS 5 /* AETH NAK codes 0..4 that have names */
-extern const struct qpt_name qpt_nak_names[];	   /* "PSN_SEQ_ERR", ... */
-extern const struct qpt_name qpt_nak_descr[];	   /* "PSN Sequence Error", ... */
-extern const struct qpt_name qpt_aeth_kind_names[]; /* "ACK", "RNR", "NAK" */
-extern const struct qpt_name qpt_aeth_kind_descr[]; /* "ACK", "RNR NAK", ... */
-extern const struct qpt_name qpt_transport_names[]; /* "RoCEv2", "RoCEv1", "IB" */
-extern const struct qpt_name qpt_service_names[];   /* opcode & 0xe0: "RC", ... */
-extern const struct qpt_name qpt_op_names[];	   /* enum qpt_op: "SEND", ... */
-extern const struct qpt_name qpt_trigger_names[];   /* enum qpt_trigger */
-extern const struct qpt_name qpt_trigger_descr[];   /* its words */
-extern const struct qpt_name qpt_paired_by_names[]; /* enum qpt_paired_by */
-extern const struct qpt_name qpt_cm_msg_names[];    /* attribute ID: "REQ", ... */
-extern const struct qpt_name qpt_cm_rej_reasons[];  /* "no QP", ... */
-extern const struct qpt_name qpt_mad_class_names[]; /* short: "SubnMgt", ... */
-extern const struct qpt_name qpt_mad_class_descr[]; /* long: "Subnet Management ..." */
-extern const struct qpt_name qpt_mad_method_names[];
-extern const struct qpt_name qpt_ulp_names[];	   /* RDMA-CM TCP port: "NVMe-oF", ... */
 struct qpt_conv_ident;
 /* The upper layer its CM service ID names, or NULL (qpt_ulp.c, qpt_ulp.h). */
 const char *qpt_conv_ulp(const struct qpt_conv_ident *c);

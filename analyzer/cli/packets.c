@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pcap/pcap.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "reader.h"
@@ -198,7 +199,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		     const struct qpt_pkt *pkt, const struct qpt_verdict *v)
 {
 	struct pk *k = user;
-	struct qpt_verdict shown_v;
+	struct pend *e;
 
 	(void)ns;
 	pend_revise(k, v);
@@ -239,28 +240,29 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 		k->c.malformed++;
 	if (pkt->icrc_checked && !pkt->icrc_ok)
 		k->c.bad_icrc++;
-	/* the conversation's id as it is now (a later pairing may fold it) */
-	shown_v = *v;
-	if (v->conv >= 0)
-		shown_v.conv = qpt_flow_conv_id(k->fl, v->conv);
-	/* only this frame's own verdicts; later ones come by pend_revise */
-	shown_v.flags = 0;
-	for (unsigned i = 0; i < v->nevents; i++)
-		if (v->ev[i].frame == f->number)
-			shown_v.flags |= 1u << v->ev[i].kind;
-	shown_v.flags |= v->flags;
 	if (k->pend_n == PENDING)
 		pend_flush_one(k);
-	{
-		struct pend *e = &k->pend[(k->pend_first + k->pend_n++) % PENDING];
-
-		e->f = *f;
-		e->f.data = NULL;
-		e->f.pkt = NULL;
-		e->pkt = *pkt;
-		e->v = shown_v;
-		e->data = k->o->write_file && f->data ? g_memdup2(f->data, f->caplen) : NULL;
-	}
+	e = &k->pend[(k->pend_first + k->pend_n++) % PENDING];
+	e->f = *f;
+	e->f.data = NULL;
+	e->f.pkt = NULL;
+	e->pkt = *pkt;
+	/* the verdict without the events it does not use (a copy of 616
+	 * bytes a frame otherwise) */
+	memcpy(&e->v, v, offsetof(struct qpt_verdict, ev));
+	memcpy(e->v.ev, v->ev, v->nevents * sizeof(*v->ev));
+	memcpy(&e->v.original_frame, &v->original_frame,
+	       sizeof(*v) - offsetof(struct qpt_verdict, original_frame));
+	/* the conversation's id as it is now (a later pairing may fold it) */
+	if (v->conv >= 0)
+		e->v.conv = qpt_flow_conv_id(k->fl, v->conv);
+	/* only this frame's own verdicts; later ones come by pend_revise */
+	e->v.flags = 0;
+	for (unsigned i = 0; i < v->nevents; i++)
+		if (v->ev[i].frame == f->number)
+			e->v.flags |= 1u << v->ev[i].kind;
+	e->v.flags |= v->flags;
+	e->data = k->o->write_file && f->data ? g_memdup2(f->data, f->caplen) : NULL;
 	k->shown++;
 	if (k->o->count > 0 && k->shown >= (uint64_t)k->o->count)
 		k->an->stop = true; /* -c N: N frames shown */

@@ -4,7 +4,9 @@
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,6 +115,53 @@ static const char *opcode_name(uint8_t op)
 static void print_ext(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
 static void print_delivery(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
 
+/* Numbers without printf: packets writes millions of lines (and JSON
+ * members), and a g_string_append_printf() per field was most of its
+ * time.  As "%u". */
+static void append_u64(GString *o, uint64_t v)
+{
+	char b[20], *p = b + sizeof(b);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	g_string_append_len(o, p, b + sizeof(b) - p);
+}
+
+/* As "%0*x" (width digits at least, lower case). */
+static void append_hex(GString *o, uint64_t v, unsigned width)
+{
+	char b[16], *p = b + sizeof(b);
+
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while ((v >>= 4) != 0);
+	while (b + sizeof(b) - p < (ptrdiff_t)width && p > b)
+		*--p = '0';
+	g_string_append_len(o, p, b + sizeof(b) - p);
+}
+
+/* As "%.6f": t * 1e6 rounded to an integer by hand when t is below 1e6
+ * (t * 1e6 then within 2^-12 of the exact product) and not within 1e-3 of
+ * a half (where that error could round it the other way than printf, which
+ * rounds the exact value); printf otherwise. */
+static void append_secs6(GString *o, double t)
+{
+	double y = t * 1e6, whole = floor(y), frac = y - whole;
+	uint64_t r;
+
+	if (signbit(t) || !(t < 1e6) || fabs(frac - 0.5) < 1e-3) {
+		qpt_appendf(o, "%.6f", t);
+		return;
+	}
+	r = (uint64_t)whole + (frac > 0.5);
+	append_u64(o, r / 1000000);
+	g_string_append_c(o, '.');
+	r %= 1000000;
+	for (uint64_t d = 100000; d; d /= 10)
+		g_string_append_c(o, (char)('0' + r / d % 10));
+}
+
 static void line_cm(GString *o, const struct qpt_pkt *pkt)
 {
 	const struct qpt_cm *cm = &pkt->cm;
@@ -161,13 +210,26 @@ static void print_line(GString *o, const struct qpt_frame *f,
 
 	qpt_format_addr(pkt, true, s, sizeof(s));
 	qpt_format_addr(pkt, false, d, sizeof(d));
-	g_string_append_printf(o, "%" G_GUINT64_FORMAT " %.6f %s > %s %s", f->number,
-			       t, s, d, qpt_transport_name(pkt->transport));
+	append_u64(o, f->number);
+	g_string_append_c(o, ' ');
+	append_secs6(o, t);
+	g_string_append_c(o, ' ');
+	g_string_append(o, s);
+	g_string_append_len(o, " > ", 3);
+	g_string_append(o, d);
+	g_string_append_c(o, ' ');
+	g_string_append(o, qpt_transport_name(pkt->transport));
 	if (pkt->flags & QPT_HAS_BTH) {
 		const struct qpt_bth *b = &pkt->bth;
 
-		g_string_append_printf(o, " %s QP=0x%06x PSN=%u%s", opcode_name(b->opcode),
-				       b->dqpn, b->psn, b->ackreq ? " A" : "");
+		g_string_append_c(o, ' ');
+		g_string_append(o, opcode_name(b->opcode));
+		g_string_append_len(o, " QP=0x", 6);
+		append_hex(o, b->dqpn, 6);
+		g_string_append_len(o, " PSN=", 5);
+		append_u64(o, b->psn);
+		if (b->ackreq)
+			g_string_append_len(o, " A", 2);
 		if (b->fecn)
 			g_string_append(o, " FECN");
 		if (b->becn)
@@ -183,8 +245,10 @@ static void print_line(GString *o, const struct qpt_frame *f,
 				       qpt_mad_class_name(pkt->mad.mgmt_class),
 				       qpt_mad_method_name(pkt->mad.method),
 				       pkt->mad.attr_id);
-	if (pkt->flags & QPT_HAS_BTH && !(pkt->flags & QPT_HAS_MAD))
-		g_string_append_printf(o, " len=%u", pkt->payload_len);
+	if (pkt->flags & QPT_HAS_BTH && !(pkt->flags & QPT_HAS_MAD)) {
+		g_string_append_len(o, " len=", 5);
+		append_u64(o, pkt->payload_len);
+	}
 	if (is_roce_ip(pkt) && pkt->ip_ecn == 3)
 		g_string_append(o, " ECN=CE");
 	if (pkt->icrc_checked && !pkt->icrc_ok)
@@ -342,18 +406,6 @@ static void print_verbose(GString *o, const struct qpt_frame *f,
 }
 
 /* ---- JSON Lines -------------------------------------------------------- */
-
-/* JSON members without printf: packets --json writes millions of them, and
- * a g_string_append_printf() per member was half of its time. */
-static void append_u64(GString *o, uint64_t v)
-{
-	char b[20], *p = b + sizeof(b);
-
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	g_string_append_len(o, p, b + sizeof(b) - p);
-}
 
 static void json_key(GString *o, bool comma, const char *k)
 {
@@ -534,10 +586,14 @@ static void pr_FETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
 
 static void pr_RETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
 {
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " RETH va=0x%" PRIx64 " rkey=0x%08x dmalen=%u",
-				       p->reth.va, p->reth.rkey, p->reth.dmalen);
-	else if (m == QPT_PRINT_VERBOSE)
+	if (m == QPT_PRINT_LINE) {
+		g_string_append_len(o, " RETH va=0x", 11);
+		append_hex(o, p->reth.va, 1);
+		g_string_append_len(o, " rkey=0x", 8);
+		append_hex(o, p->reth.rkey, 8);
+		g_string_append_len(o, " dmalen=", 8);
+		append_u64(o, p->reth.dmalen);
+	} else if (m == QPT_PRINT_VERBOSE)
 		g_string_append_printf(o, "  RETH VA 0x%016" PRIx64 " R_Key 0x%08x DMA length %u\n",
 				       p->reth.va, p->reth.rkey, p->reth.dmalen);
 	else {
@@ -578,16 +634,18 @@ static void pr_AETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
 	const struct qpt_aeth *a = &p->aeth;
 
 	if (m == QPT_PRINT_LINE) {
-		if (a->kind == QPT_AETH_ACK)
-			g_string_append_printf(o, " AETH ACK credits=%u", a->value);
-		else if (a->kind == QPT_AETH_RNR)
+		if (a->kind == QPT_AETH_ACK) {
+			g_string_append_len(o, " AETH ACK credits=", 18);
+			append_u64(o, a->value);
+		} else if (a->kind == QPT_AETH_RNR)
 			g_string_append_printf(o, " AETH RNR-NAK timer=%u (%.2f ms)",
 					       a->value, qpt_rnr_timer_us(a->value) / 1000);
 		else if (a->kind == QPT_AETH_NAK)
 			g_string_append_printf(o, " AETH NAK %s", qpt_nak_name(a->value));
 		else
 			g_string_append_printf(o, " AETH reserved 0x%02x", a->syndrome);
-		g_string_append_printf(o, " MSN=%u", a->msn);
+		g_string_append_len(o, " MSN=", 5);
+		append_u64(o, a->msn);
 	} else if (m == QPT_PRINT_VERBOSE) {
 		g_string_append_printf(o, "  AETH syndrome 0x%02x (%s %u) MSN %u\n",
 				       a->syndrome, qpt_aeth_kind_name(a->kind), a->value,
@@ -1059,7 +1117,7 @@ void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_p
 		g_string_append(out, "]}\n");
 		return;
 	}
-	{
+	if (v->flags) { /* (most frames have no tag) */
 		const char *nl = strchr(out->str + start, '\n');
 		GString *tags = g_string_new("");
 		gsize at = nl ? (gsize)(nl - out->str) : out->len;
