@@ -11,6 +11,11 @@ with its rare-counter pointer r, struct qpt_conv with dir pointers and
 cold_mark, ...), so that a change to how the engine keeps a million
 conversations small rewires none of them (issue 32).
 
+Front ends drive the engine (make, feed, end, free it) only through their
+driver: analyzer/cli/driver.c for every command of the CLI, the plugin's
+dissector/roce-analysis.c (issue 32: one end-of-input call each, none
+forgotten).
+
 Each check is a function of the source root that returns its failures
 (file:line: what), one TAP line per file it looked at; CHECKS lists them.
 Comments are left out before matching (they may name what they explain),
@@ -106,9 +111,39 @@ def check_storage_reads(root):
     return results
 
 
-# One function per boundary (the lead adds "the engine is driven only by
-# the driver" here).
-CHECKS = [check_storage_reads]
+# The engine's calls that drive it: make it, feed it, end it, free it, and
+# -j N's (qpt_flow.h).  In the command line only analyzer/cli/driver.c
+# makes them; the plugin's driver is dissector/roce-analysis.c.
+DRIVING = r'\bqpt_flow_(new|free|packet|set_tap|end|forget_halves|add_capture_drops|' \
+    r'set_previous_time|set_conv_end|pfc_feed|absorb)\s*\('
+DRIVERS = ('analyzer/cli/driver.c', 'dissector/roce-analysis.c')
+
+
+def check_driver_only(root):
+    """No front end but the drivers feeds or ends the engine."""
+    results = []
+    files = [f for f in readers(root) if not f.endswith(('qpt_findings.c', 'qpt_rank.c'))]
+    drivers = [os.path.join(root, d) for d in DRIVERS]
+    missing = [d for d in drivers if d not in files]
+    if missing:
+        return [('the drivers are there', ['not found: ' + ', '.join(missing)])]
+    for path in files:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            text = without_comments(f.read())
+        calls = [(no, line) for no, line in enumerate(text.split('\n'), 1)
+                 if re.search(DRIVING, line)]
+        rel = os.path.relpath(path, root)
+        if path in drivers:
+            # the driver does drive it (else the check looks at nothing)
+            results.append((rel + ' drives the engine',
+                            [] if calls else [rel + ': no call of ' + DRIVING]))
+        else:
+            results.append((rel + ' drives the engine only through the driver',
+                            [f'{rel}:{no}: {line.strip()}' for no, line in calls]))
+    return results
+
+
+CHECKS = [check_storage_reads, check_driver_only]
 
 
 def main():

@@ -73,6 +73,33 @@ void qpt_drive_forget(struct qpt_flow *fl)
 	qpt_flow_forget_halves(fl);
 }
 
+void qpt_drive_previous_time(struct qpt_flow *fl, int64_t ns)
+{
+	qpt_flow_set_previous_time(fl, ns);
+}
+
+void qpt_drive_pfc(struct qpt_flow *fl, uint64_t frame, int64_t ns, const struct qpt_pkt *pkt,
+		   const struct qpt_verdict *v)
+{
+	qpt_flow_pfc_feed(fl, frame, ns, pkt, v);
+}
+
+void qpt_drive_parts_end(struct qpt_flow *const *fls, unsigned n)
+{
+	int64_t end = INT64_MIN;
+
+	for (unsigned k = 0; k < n; k++)
+		end = MAX(end, qpt_flow_conv_end(fls[k]));
+	for (unsigned k = 0; k < n; k++)
+		qpt_flow_set_conv_end(fls[k], end);
+}
+
+void qpt_drive_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids)
+{
+	qpt_flow_absorb(fl, part, ids);
+	qpt_drive_free(part);
+}
+
 /* What each plain pcapng file's interface statistics say it dropped. */
 static void capture_drops(struct qpt_flow *fl, gchar **files)
 {

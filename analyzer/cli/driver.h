@@ -15,8 +15,8 @@ struct qpt_flow;
 /* Every command (summary, events, packets, plot, grade, monitor, -j N's
  * analysis threads) makes, feeds and ends the flow engine through here:
  * driver.c is the only file of the front end that calls qpt_flow_new,
- * qpt_flow_set_tap, qpt_flow_packet, qpt_flow_end, qpt_flow_forget_halves
- * and qpt_flow_free.  Summary, events, packets and plot read through
+ * qpt_flow_set_tap, qpt_flow_packet, qpt_flow_end, qpt_flow_forget_halves,
+ * qpt_flow_free and the -j N calls (tests/boundaries.py checks it).  Summary, events, packets and plot read through
  * qpt_analyse_files() (frames, drops, the end, all here); grade's records
  * and the monitor read frames themselves (one capture, a live interface)
  * and give them to qpt_drive_packet(), then end with qpt_drive_end(). */
@@ -43,6 +43,20 @@ void qpt_drive_end(struct qpt_flow *fl, void (*fn)(void *data, const struct qpt_
 /* After the end, when no frame follows: the engine's halves freed before
  * the results are read (qpt_flow_forget_halves). */
 void qpt_drive_forget(struct qpt_flow *fl);
+
+/* -j N (shard.c): several engines fed the frames of their own address
+ * pairs, judged as one engine.  The time of the frame before the next one
+ * fed to fl, when that frame went to another engine; a frame and its
+ * verdict for the PFC analysis of the engine that absorbs the others; the
+ * end of the capture as one engine sees it (the latest of all: ECN-CE
+ * marks near it are undecided), set on each before their end; then each
+ * part's conversations moved into fl under the global ids (and the part
+ * freed). */
+void qpt_drive_previous_time(struct qpt_flow *fl, int64_t ns);
+void qpt_drive_pfc(struct qpt_flow *fl, uint64_t frame, int64_t ns, const struct qpt_pkt *pkt,
+		   const struct qpt_verdict *v);
+void qpt_drive_parts_end(struct qpt_flow *const *fls, unsigned n);
+void qpt_drive_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids);
 
 /* Parses --from/--to: seconds since the epoch, +seconds from the first
  * frame, or an ISO 8601 date and time. */

@@ -121,7 +121,7 @@ static gpointer worker_main(gpointer data)
 			 * frame's, and the time of the frame before it */
 			qpt_drive_tap(w->fl, e->maxtap);
 			if (e->have_prev)
-				qpt_flow_set_previous_time(w->fl, e->prev_ns);
+				qpt_drive_previous_time(w->fl, e->prev_ns);
 			e->first_new = qpt_flow_conv_count(w->fl);
 			qpt_drive_packet(w->fl, e->f.file_index, e->f.number, e->ns, &e->pkt, &e->v);
 			e->created = qpt_flow_conv_count(w->fl) - e->first_new;
@@ -229,8 +229,8 @@ static void merge(struct shards *s, struct round *r)
 		/* PFC pauses concern every conversation on a priority, whichever
 		 * thread analysed it: the PFC analysis is the merge's, in frame
 		 * order on the engine that absorbs the threads' (s->fl) */
-		qpt_flow_set_previous_time(s->fl, e->ns);
-		qpt_flow_pfc_feed(s->fl, e->f.number, e->ns, &e->pkt, v);
+		qpt_drive_previous_time(s->fl, e->ns);
+		qpt_drive_pfc(s->fl, e->f.number, e->ns, &e->pkt, v);
 		if (s->fn && !s->an->stop) {
 			s->fn(s->user, &e->f, e->ns, &e->pkt, v);
 			/* the frame function stopped the reading here: the frames
@@ -393,21 +393,13 @@ void qpt_shard_analyse(const struct opts *o, struct qpt_input *in, GPtrArray *er
 	}
 	/* the end of the capture as one engine sees it (the last packet of
 	 * any conversation): ECN-CE marks near it are undecided, not unanswered */
-	{
-		int64_t end = INT64_MIN;
-
-		for (unsigned k = 0; k < s.n; k++)
-			end = MAX(end, qpt_flow_conv_end(fls[k]));
-		for (unsigned k = 0; k < s.n; k++)
-			qpt_flow_set_conv_end(fls[k], end);
-	}
+	qpt_drive_parts_end(fls, s.n);
 	for (unsigned k = 0; k < s.n; k++)
 		g_assert(qpt_flow_conv_count(fls[k]) == (int32_t)ids[k]->len);
 	qpt_end_deliver(fls, s.n, ids, an, fn, user);
 	shards_join(&s);
 	for (unsigned k = 0; k < s.n; k++) {
-		qpt_flow_absorb(fl, fls[k], (const int32_t *)(void *)ids[k]->data);
-		qpt_drive_free(fls[k]);
+		qpt_drive_absorb(fl, fls[k], (const int32_t *)(void *)ids[k]->data);
 		g_array_free(ids[k], TRUE);
 	}
 	g_free(fls);
