@@ -23,8 +23,8 @@ enum qpt_service {
 };
 
 /* The extended headers, one row each, in wire order: X(ID, name, bytes).
- * A new header is a row here, its decode function (qpt_decode.c,
- * ext_decode[]) and its print function (cli/print_pkt.c, ext_print[]). */
+ * A new header is a row here, its decode function (qpt_decode_iba.c,
+ * ext_decode[]) and its print function (cli/print_ext.c, ext_print[]). */
 #define QPT_EXT_HEADERS(X, a)                                                  \
 	X(a, RDETH, "RDETH", 4)                                                \
 	X(a, DETH, "DETH", 8)                                                  \

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "print_int.h"
 #include "reader.h"
 #include "qpt_flow.h"
 #include "qpt_mad.h"
@@ -112,13 +113,10 @@ static const char *opcode_name(uint8_t op)
 
 /* ---- one line ------------------------------------------------------- */
 
-static void print_ext(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
-static void print_delivery(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m);
-
 /* Numbers without printf: packets writes millions of lines (and JSON
  * members), and a g_string_append_printf() per field was most of its
  * time.  As "%u". */
-static void append_u64(GString *o, uint64_t v)
+void print_append_u64(GString *o, uint64_t v)
 {
 	char b[20], *p = b + sizeof(b);
 
@@ -129,7 +127,7 @@ static void append_u64(GString *o, uint64_t v)
 }
 
 /* As "%0*x" (width digits at least, lower case). */
-static void append_hex(GString *o, uint64_t v, unsigned width)
+void print_append_hex(GString *o, uint64_t v, unsigned width)
 {
 	char b[16], *p = b + sizeof(b);
 
@@ -155,7 +153,7 @@ static void append_secs6(GString *o, double t)
 		return;
 	}
 	r = (uint64_t)whole + (frac > 0.5);
-	append_u64(o, r / 1000000);
+	print_append_u64(o, r / 1000000);
 	g_string_append_c(o, '.');
 	r %= 1000000;
 	for (uint64_t d = 100000; d; d /= 10)
@@ -210,7 +208,7 @@ static void print_line(GString *o, const struct qpt_frame *f,
 
 	qpt_format_addr(pkt, true, s, sizeof(s));
 	qpt_format_addr(pkt, false, d, sizeof(d));
-	append_u64(o, f->number);
+	print_append_u64(o, f->number);
 	g_string_append_c(o, ' ');
 	append_secs6(o, t);
 	g_string_append_c(o, ' ');
@@ -225,9 +223,9 @@ static void print_line(GString *o, const struct qpt_frame *f,
 		g_string_append_c(o, ' ');
 		g_string_append(o, opcode_name(b->opcode));
 		g_string_append_len(o, " QP=0x", 6);
-		append_hex(o, b->dqpn, 6);
+		print_append_hex(o, b->dqpn, 6);
 		g_string_append_len(o, " PSN=", 5);
-		append_u64(o, b->psn);
+		print_append_u64(o, b->psn);
 		if (b->ackreq)
 			g_string_append_len(o, " A", 2);
 		if (b->fecn)
@@ -247,7 +245,7 @@ static void print_line(GString *o, const struct qpt_frame *f,
 				       pkt->mad.attr_id);
 	if (pkt->flags & QPT_HAS_BTH && !(pkt->flags & QPT_HAS_MAD)) {
 		g_string_append_len(o, " len=", 5);
-		append_u64(o, pkt->payload_len);
+		print_append_u64(o, pkt->payload_len);
 	}
 	if (is_roce_ip(pkt) && pkt->ip_ecn == 3)
 		g_string_append(o, " ECN=CE");
@@ -407,7 +405,7 @@ static void print_verbose(GString *o, const struct qpt_frame *f,
 
 /* ---- JSON Lines -------------------------------------------------------- */
 
-static void json_key(GString *o, bool comma, const char *k)
+void print_json_key(GString *o, bool comma, const char *k)
 {
 	if (comma)
 		g_string_append_c(o, ',');
@@ -416,304 +414,23 @@ static void json_key(GString *o, bool comma, const char *k)
 	g_string_append_len(o, "\":", 2);
 }
 
-#define JB(o, k, v) (json_key(o, true, k), g_string_append(o, (v) ? "true" : "false"))
-#define JU(o, k, v) (json_key(o, true, k), append_u64(o, (uint64_t)(v)))
-
-static void json_obj_begin(GString *o, const char *key)
+void print_json_obj_begin(GString *o, const char *key)
 {
-	json_key(o, true, key);
+	print_json_key(o, true, key);
 	g_string_append_c(o, '{');
 }
 
 /* Objects are written as {"a":1,"b":2}: the first member has no comma. */
-static void json_first(GString *o, const char *k, uint64_t v)
+void print_json_first(GString *o, const char *k, uint64_t v)
 {
-	json_key(o, false, k);
-	append_u64(o, v);
+	print_json_key(o, false, k);
+	print_append_u64(o, v);
 }
 
-static void json_str_member(GString *o, const char *k, const char *v)
+void print_json_str_member(GString *o, const char *k, const char *v)
 {
-	json_key(o, true, k);
+	print_json_key(o, true, k);
 	qpt_json_escape(o, v);
-}
-
-/* ---- how the frame was delivered: tunnel, MPLS, cut by the capture ----- */
-
-/* The outer tunnel a mirror or overlay wrapped the frame in, its MPLS
- * labels, and a payload or ICRC cut by the capture's snap length: a bracket
- * at the end of the line, a line of its own with -v, keys in JSON
- * ("tunnel", "mpls", "cut_by_capture"). */
-static void print_delivery(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m)
-{
-	const struct qpt_tunnel *t = &pkt->tunnel;
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-
-	if (pkt->flags & QPT_HAS_TUNNEL) {
-		int af = t->ip_version == 6 ? AF_INET6 : AF_INET;
-		unsigned skip = t->ip_version == 6 ? 0 : 12;
-
-		inet_ntop(af, t->src + skip, s, sizeof(s));
-		inet_ntop(af, t->dst + skip, d, sizeof(d));
-		if (m == QPT_PRINT_JSON) {
-			json_obj_begin(o, "tunnel");
-			json_key(o, false, "type");
-			qpt_json_escape(o, qpt_tunnel_name(t->kind));
-			json_str_member(o, "src", s);
-			json_str_member(o, "dst", d);
-			if (t->kind == QPT_TUN_ERSPAN2 || t->kind == QPT_TUN_ERSPAN3) {
-				JU(o, "session_id", t->session_id);
-				JB(o, "truncated", t->erspan_truncated);
-			}
-			if (t->kind == QPT_TUN_ERSPAN2)
-				JU(o, "erspan_vlan", t->erspan_vlan);
-			if (t->kind == QPT_TUN_ERSPAN3)
-				JB(o, "subheader", t->erspan_subheader);
-			if (t->kind == QPT_TUN_VXLAN)
-				JU(o, "vni", t->vni);
-			if (t->has_key)
-				JU(o, "gre_key", t->gre_key);
-			if (t->depth > 1)
-				JU(o, "depth", t->depth);
-			g_string_append_c(o, '}');
-		} else {
-			g_string_append_printf(o, m == QPT_PRINT_LINE ? " [%s %s > %s" : "  tunnel %s %s > %s",
-					       qpt_tunnel_name(t->kind), s, d);
-			if (t->kind == QPT_TUN_ERSPAN2 || t->kind == QPT_TUN_ERSPAN3)
-				g_string_append_printf(o, " session %u%s", t->session_id,
-						       t->erspan_truncated ? " truncated" : "");
-			if (t->kind == QPT_TUN_VXLAN)
-				g_string_append_printf(o, " VNI %u", t->vni);
-			if (t->has_key)
-				g_string_append_printf(o, " key 0x%08x", t->gre_key);
-			if (m == QPT_PRINT_VERBOSE && t->kind == QPT_TUN_ERSPAN3)
-				g_string_append(o, t->erspan_subheader ? " with platform subheader" : "");
-			if (t->depth > 1)
-				g_string_append_printf(o, " (%u tunnels deep)", t->depth);
-			g_string_append(o, m == QPT_PRINT_LINE ? "]" : "\n");
-		}
-	}
-	if (pkt->mpls_depth) {
-		if (m == QPT_PRINT_JSON) {
-			g_string_append(o, ",\"mpls\":{\"labels\":[");
-			for (unsigned i = 0; i < pkt->mpls_count; i++) {
-				if (i)
-					g_string_append_c(o, ',');
-				append_u64(o, pkt->mpls_label[i]);
-			}
-			g_string_append_c(o, ']');
-			JU(o, "depth", pkt->mpls_depth);
-			g_string_append_c(o, '}');
-		} else {
-			g_string_append(o, m == QPT_PRINT_LINE ? " [MPLS" : "  MPLS labels");
-			for (unsigned i = 0; i < pkt->mpls_count; i++)
-				g_string_append_printf(o, "%s%u", i ? "/" : " ", pkt->mpls_label[i]);
-			if (pkt->mpls_depth > pkt->mpls_count)
-				g_string_append_printf(o, " (%u labels)", pkt->mpls_depth);
-			g_string_append(o, m == QPT_PRINT_LINE ? "]" : "\n");
-		}
-	}
-	if (pkt->cut_by_snaplen) {
-		if (m == QPT_PRINT_JSON)
-			JB(o, "cut_by_capture", true);
-		else
-			g_string_append_printf(o, m == QPT_PRINT_LINE ?
-					" [cut by the capture at %u bytes: ICRC not checked]" :
-					"  cut by the capture at %u bytes: ICRC not checked\n",
-					pkt->caplen);
-	}
-}
-
-/* ---- extended headers: one print function each (QPT_EXT_HEADERS) ------ */
-
-static void pr_RDETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " RDETH eecnxt=0x%06x", p->rdeth_eecnxt);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  RDETH EE context 0x%06x\n", p->rdeth_eecnxt);
-	else {
-		json_obj_begin(o, "rdeth");
-		json_first(o, "eecnxt", p->rdeth_eecnxt);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_DETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " DETH qkey=0x%08x srcqp=0x%06x", p->deth.qkey,
-				       p->deth.sqpn);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  DETH Q_Key 0x%08x SrcQP 0x%06x\n", p->deth.qkey,
-				       p->deth.sqpn);
-	else {
-		json_obj_begin(o, "deth");
-		json_first(o, "qkey", p->deth.qkey);
-		JU(o, "sqpn", p->deth.sqpn);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_XRCETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " XRCETH srq=0x%06x", p->xrceth_srq);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  XRCETH XRC SRQ 0x%06x\n", p->xrceth_srq);
-	else {
-		json_obj_begin(o, "xrceth");
-		json_first(o, "srq", p->xrceth_srq);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_FETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " FETH sel=%u placement=%u", p->feth_sel_level,
-				       p->feth_placement);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  FETH selectivity level %u placement type %u\n",
-				       p->feth_sel_level, p->feth_placement);
-	else {
-		json_obj_begin(o, "feth");
-		json_first(o, "sel_level", p->feth_sel_level);
-		JU(o, "placement", p->feth_placement);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_RETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE) {
-		g_string_append_len(o, " RETH va=0x", 11);
-		append_hex(o, p->reth.va, 1);
-		g_string_append_len(o, " rkey=0x", 8);
-		append_hex(o, p->reth.rkey, 8);
-		g_string_append_len(o, " dmalen=", 8);
-		append_u64(o, p->reth.dmalen);
-	} else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  RETH VA 0x%016" PRIx64 " R_Key 0x%08x DMA length %u\n",
-				       p->reth.va, p->reth.rkey, p->reth.dmalen);
-	else {
-		json_obj_begin(o, "reth");
-		json_first(o, "va", p->reth.va);
-		JU(o, "rkey", p->reth.rkey);
-		JU(o, "dmalen", p->reth.dmalen);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_ATOMICETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	const struct qpt_atomiceth *a = &p->atomiceth;
-
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o,
-				       " AtomicETH va=0x%" PRIx64 " rkey=0x%08x swap=0x%" PRIx64
-				       " cmp=0x%" PRIx64,
-				       a->va, a->rkey, a->swap, a->compare);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o,
-				       "  AtomicETH VA 0x%016" PRIx64 " R_Key 0x%08x swap/add 0x%016" PRIx64
-				       " compare 0x%016" PRIx64 "\n",
-				       a->va, a->rkey, a->swap, a->compare);
-	else {
-		json_obj_begin(o, "atomiceth");
-		json_first(o, "va", a->va);
-		JU(o, "rkey", a->rkey);
-		JU(o, "swap", a->swap);
-		JU(o, "compare", a->compare);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_AETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	const struct qpt_aeth *a = &p->aeth;
-
-	if (m == QPT_PRINT_LINE) {
-		if (a->kind == QPT_AETH_ACK) {
-			g_string_append_len(o, " AETH ACK credits=", 18);
-			append_u64(o, a->value);
-		} else if (a->kind == QPT_AETH_RNR)
-			g_string_append_printf(o, " AETH RNR-NAK timer=%u (%.2f ms)",
-					       a->value, qpt_rnr_timer_us(a->value) / 1000);
-		else if (a->kind == QPT_AETH_NAK)
-			g_string_append_printf(o, " AETH NAK %s", qpt_nak_name(a->value));
-		else
-			g_string_append_printf(o, " AETH reserved 0x%02x", a->syndrome);
-		g_string_append_len(o, " MSN=", 5);
-		append_u64(o, a->msn);
-	} else if (m == QPT_PRINT_VERBOSE) {
-		g_string_append_printf(o, "  AETH syndrome 0x%02x (%s %u) MSN %u\n",
-				       a->syndrome, qpt_aeth_kind_name(a->kind), a->value,
-				       a->msn);
-	} else {
-		json_obj_begin(o, "aeth");
-		json_first(o, "syndrome", a->syndrome);
-		JU(o, "msn", a->msn);
-		json_str_member(o, "kind", qpt_aeth_kind_name(a->kind));
-		if (a->kind == QPT_AETH_ACK)
-			JU(o, "credits", a->value);
-		else if (a->kind == QPT_AETH_RNR)
-			JU(o, "rnr_timer", a->value);
-		else if (a->kind == QPT_AETH_NAK) {
-			JU(o, "nak_code", a->value);
-			json_str_member(o, "nak", qpt_nak_name(a->value));
-		}
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_ATOMICACKETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " orig=0x%" PRIx64, p->atomicacketh_orig);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  AtomicAckETH original data 0x%016" PRIx64 "\n",
-				       p->atomicacketh_orig);
-	else {
-		json_obj_begin(o, "atomicacketh");
-		json_first(o, "orig", p->atomicacketh_orig);
-		g_string_append_c(o, '}');
-	}
-}
-
-static void pr_IMMDT(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " imm=0x%08x", p->immdt);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  ImmDt 0x%08x\n", p->immdt);
-	else
-		JU(o, "immdt", p->immdt);
-}
-
-static void pr_IETH(GString *o, const struct qpt_pkt *p, enum qpt_print_mode m)
-{
-	if (m == QPT_PRINT_LINE)
-		g_string_append_printf(o, " inv_rkey=0x%08x", p->ieth);
-	else if (m == QPT_PRINT_VERBOSE)
-		g_string_append_printf(o, "  IETH R_Key 0x%08x\n", p->ieth);
-	else
-		JU(o, "ieth", p->ieth);
-}
-
-static void (*const ext_print[QPT_H_COUNT])(GString *, const struct qpt_pkt *,
-					    enum qpt_print_mode) = {
-#define EXT_PR_ROW(a, id, name, len) [QPT_HI_##id] = pr_##id,
-	QPT_EXT_HEADERS(EXT_PR_ROW, 0)
-#undef EXT_PR_ROW
-};
-
-/* The decoded extended headers, in wire order. */
-static void print_ext(GString *o, const struct qpt_pkt *pkt, enum qpt_print_mode m)
-{
-	for (unsigned i = 0; i < QPT_H_COUNT; i++)
-		if (pkt->flags & (1u << i))
-			ext_print[i](o, pkt, m);
 }
 
 static void print_json(GString *o, const struct qpt_frame *f,
@@ -723,15 +440,15 @@ static void print_json(GString *o, const struct qpt_frame *f,
 
 	g_string_append(o, "{\"schema\":\"" QPT_SCHEMA_BASE "packets-" QPT_SCHEMA_VERSION
 			   "\",\"frame\":");
-	append_u64(o, f->number);
+	print_append_u64(o, f->number);
 	g_string_append(o, ",\"time\":");
 	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec); /* checked by the reader */
-	json_str_member(o, "transport", qpt_transport_name(pkt->transport));
+	print_json_str_member(o, "transport", qpt_transport_name(pkt->transport));
 	if (pkt->ip_version || (pkt->flags & QPT_HAS_GRH && !(pkt->flags & QPT_HAS_LRH))) {
 		qpt_format_addr(pkt, true, a, sizeof(a));
-		json_str_member(o, "src", a);
+		print_json_str_member(o, "src", a);
 		qpt_format_addr(pkt, false, a, sizeof(a));
-		json_str_member(o, "dst", a);
+		print_json_str_member(o, "dst", a);
 	} else if (pkt->flags & QPT_HAS_LRH) {
 		JU(o, "src", pkt->lrh.slid);
 		JU(o, "dst", pkt->lrh.dlid);
@@ -750,8 +467,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 	if (pkt->flags & QPT_HAS_LRH) {
 		const struct qpt_lrh *l = &pkt->lrh;
 
-		json_obj_begin(o, "lrh");
-		json_first(o, "vl", l->vl);
+		print_json_obj_begin(o, "lrh");
+		print_json_first(o, "vl", l->vl);
 		JU(o, "lver", l->lver);
 		JU(o, "sl", l->sl);
 		JU(o, "lnh", l->lnh);
@@ -763,25 +480,25 @@ static void print_json(GString *o, const struct qpt_frame *f,
 	if (pkt->flags & QPT_HAS_GRH) {
 		const struct qpt_grh *g = &pkt->grh;
 
-		json_obj_begin(o, "grh");
-		json_first(o, "ipver", g->ipver);
+		print_json_obj_begin(o, "grh");
+		print_json_first(o, "ipver", g->ipver);
 		JU(o, "tclass", g->tclass);
 		JU(o, "flowlabel", g->flowlabel);
 		JU(o, "paylen", g->paylen);
 		JU(o, "nxthdr", g->nxthdr);
 		JU(o, "hoplmt", g->hoplmt);
 		fmt_ip6(g->sgid, a, sizeof(a));
-		json_str_member(o, "sgid", a);
+		print_json_str_member(o, "sgid", a);
 		fmt_ip6(g->dgid, a, sizeof(a));
-		json_str_member(o, "dgid", a);
+		print_json_str_member(o, "dgid", a);
 		g_string_append_c(o, '}');
 	}
 	if (pkt->flags & QPT_HAS_BTH) {
 		const struct qpt_bth *h = &pkt->bth;
 
-		json_obj_begin(o, "bth");
-		json_first(o, "opcode", h->opcode);
-		json_str_member(o, "opcode_name", opcode_name(h->opcode));
+		print_json_obj_begin(o, "bth");
+		print_json_first(o, "opcode", h->opcode);
+		print_json_str_member(o, "opcode_name", opcode_name(h->opcode));
 		JB(o, "se", h->se);
 		JB(o, "m", h->m);
 		JU(o, "pad", h->pad);
@@ -798,8 +515,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 	if (pkt->flags & QPT_HAS_MAD) {
 		const struct qpt_mad *m = &pkt->mad;
 
-		json_obj_begin(o, "mad");
-		json_first(o, "base_version", m->base_version);
+		print_json_obj_begin(o, "mad");
+		print_json_first(o, "base_version", m->base_version);
 		JU(o, "mgmt_class", m->mgmt_class);
 		JU(o, "class_version", m->class_version);
 		JU(o, "method", m->method);
@@ -861,12 +578,12 @@ static void print_json(GString *o, const struct qpt_frame *f,
 		}
 		if (pkt->flags & QPT_HAS_CMA_IP) {
 			g_string_append(o, ",\"rdma_cm\":{");
-			json_first(o, "ip_version", pkt->cma.ip_version);
+			print_json_first(o, "ip_version", pkt->cma.ip_version);
 			fmt_cma(&pkt->cma, pkt->cma.src, a, sizeof(a));
-			json_str_member(o, "src_ip", a);
+			print_json_str_member(o, "src_ip", a);
 			JU(o, "src_port", pkt->cma.port);
 			fmt_cma(&pkt->cma, pkt->cma.dst, a, sizeof(a));
-			json_str_member(o, "dst_ip", a);
+			print_json_str_member(o, "dst_ip", a);
 			JU(o, "dst_port", pkt->cma.dst_port);
 			JU(o, "port_space", pkt->cma.port_space);
 			g_string_append_c(o, '}');
@@ -874,8 +591,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 		g_string_append_c(o, '}');
 	}
 	if (pkt->flags & QPT_HAS_ICRC) {
-		json_obj_begin(o, "icrc");
-		json_first(o, "value", pkt->icrc);
+		print_json_obj_begin(o, "icrc");
+		print_json_first(o, "value", pkt->icrc);
 		if (pkt->icrc_checked) {
 			JB(o, "ok", pkt->icrc_ok);
 			if (!pkt->icrc_ok)
@@ -884,8 +601,8 @@ static void print_json(GString *o, const struct qpt_frame *f,
 		g_string_append_c(o, '}');
 	}
 	if (pkt->flags & QPT_HAS_VCRC) {
-		json_obj_begin(o, "vcrc");
-		json_first(o, "value", pkt->vcrc);
+		print_json_obj_begin(o, "vcrc");
+		print_json_first(o, "value", pkt->vcrc);
 		if (pkt->icrc_checked) {
 			JB(o, "ok", pkt->vcrc_ok);
 			if (!pkt->vcrc_ok)
@@ -898,7 +615,7 @@ static void print_json(GString *o, const struct qpt_frame *f,
 	if (pkt->flags & QPT_HAS_BTH)
 		JU(o, "payload_len", pkt->payload_len);
 	if (pkt->error != QPT_E_OK)
-		json_str_member(o, "malformed", qpt_strerror(pkt->error));
+		print_json_str_member(o, "malformed", qpt_strerror(pkt->error));
 	print_delivery(o, pkt, QPT_PRINT_JSON);
 	g_string_append(o, "}\n");
 }
@@ -991,15 +708,15 @@ static void macc_json(GString *o, const struct qpt_frame *f, const struct qpt_pk
 
 	g_string_append(o, "{\"schema\":\"" QPT_SCHEMA_BASE "packets-" QPT_SCHEMA_VERSION
 			   "\",\"frame\":");
-	append_u64(o, f->number);
+	print_append_u64(o, f->number);
 	g_string_append(o, ",\"time\":");
 	qpt_format_epoch(o, f->ts_sec * 1000000000 + (int64_t)f->ts_nsec);
-	json_str_member(o, "transport", "MAC-control");
+	print_json_str_member(o, "transport", "MAC-control");
 	if (pkt->flags & QPT_HAS_ETH) {
 		fmt_mac(pkt->eth_src, a, sizeof(a));
-		json_str_member(o, "eth_src", a);
+		print_json_str_member(o, "eth_src", a);
 		fmt_mac(pkt->eth_dst, a, sizeof(a));
-		json_str_member(o, "eth_dst", a);
+		print_json_str_member(o, "eth_dst", a);
 	}
 	if (pkt->vlan_count) {
 		g_string_append(o, ",\"vlan\":[");
@@ -1007,10 +724,10 @@ static void macc_json(GString *o, const struct qpt_frame *f, const struct qpt_pk
 			g_string_append_printf(o, "%s%u", i ? "," : "", pkt->vlan_tci[i] & 0xfff);
 		g_string_append_c(o, ']');
 	}
-	json_obj_begin(o, "macc");
-	json_first(o, "opcode", m->opcode);
+	print_json_obj_begin(o, "macc");
+	print_json_first(o, "opcode", m->opcode);
 	if (macc_kind(m))
-		json_str_member(o, "kind", macc_kind(m));
+		print_json_str_member(o, "kind", macc_kind(m));
 	if (m->opcode == QPT_MACC_PAUSE && m->error == QPT_E_OK)
 		JU(o, "quanta", m->quanta[0]);
 	if (m->opcode == QPT_MACC_PFC && m->error == QPT_E_OK) {
@@ -1022,7 +739,7 @@ static void macc_json(GString *o, const struct qpt_frame *f, const struct qpt_pk
 	}
 	g_string_append_c(o, '}');
 	if (m->error != QPT_E_OK)
-		json_str_member(o, "malformed", qpt_strerror(m->error));
+		print_json_str_member(o, "malformed", qpt_strerror(m->error));
 	g_string_append(o, "}\n");
 }
 

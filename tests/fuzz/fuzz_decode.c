@@ -13,7 +13,7 @@
  * packet printers of the CLI (line, verbose, JSON) run over the result: they
  * see every field the decoder filled in, including hostile ones.
  *
- * FUZZ_EXTRA_SOURCES: analyzer/cli/print_pkt.c
+ * FUZZ_EXTRA_SOURCES: analyzer/cli/print_pkt.c analyzer/cli/print_ext.c
  */
 #include <stdint.h>
 #include <stdlib.h>
