@@ -1,6 +1,7 @@
 /* qpt_flow_int.h - the flow engine's own state, shared by its files
  *
- *   qpt_flow.c       entry point: a packet to its half, totals, events
+ *   qpt_flow.c       entry point and lifecycle: new/free, a packet to its
+ *                    half, totals, events
  *   qpt_flow_pair.c  halves and conversations: lookup, pairing, folding
  *   qpt_flow_seq.c   sequence analysis: requests, responses, episodes
  *   qpt_flow_cm.c    CM connection tracking
