@@ -172,6 +172,21 @@ static void addr_walk(struct qpt_flow *fl, struct addr_halves *a, bool resp,
 		*lp = list;
 }
 
+/* What a half allocated (not the half). */
+void fl_half_free_parts(struct half *h)
+{
+	g_free(h->win[WIN_REQ]);
+	g_free(h->win[WIN_RESP]);
+	g_free(h->seen);
+	if (h->x) {
+		g_free(h->x->taps);
+		g_free(h->x->reads);
+		g_free(h->x->l);
+		g_free(h->x->rc);
+		g_free(h->x);
+	}
+}
+
 void fl_half_free(struct qpt_flow *fl, struct half *h)
 {
 	if (fl_is_cold(h)) {

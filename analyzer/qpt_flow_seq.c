@@ -199,21 +199,6 @@ static struct gap *gap_of(struct half *h, uint32_t psn)
 	return NULL;
 }
 
-/* What a half allocated (not the half). */
-void fl_half_free_parts(struct half *h)
-{
-	g_free(h->win[WIN_REQ]);
-	g_free(h->win[WIN_RESP]);
-	g_free(h->seen);
-	if (h->x) {
-		g_free(h->x->taps);
-		g_free(h->x->reads);
-		g_free(h->x->l);
-		g_free(h->x->rc);
-		g_free(h->x);
-	}
-}
-
 /* Forget what a half knew of its sequences (the QPN now serves a new
  * connection); an open episode is closed first, into the old conversation. */
 void fl_half_restart(struct half *h)
