@@ -1,6 +1,7 @@
 /* qpt_findings_net.c - the findings about the lossless network: a
  * conversation's priorities, ECN marks, CNPs and MTU; the link's pauses
- * against the RoCE data's priorities (qpt_ecn.c's and qpt_pfc.h's numbers) */
+ * against the RoCE data's priorities (qpt_flow_qos.c's and qpt_pfc.h's
+ * numbers) */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ static void qos_list(GString *t, const struct qpt_dir_stats *x, unsigned cls, bo
 	}
 }
 
-/* Priorities, ECN and MTU of a conversation (qpt_ecn.c's numbers). */
+/* Priorities, ECN and MTU of a conversation (qpt_flow_qos.c's numbers). */
 void findings_lossless(struct fb *b, GArray *out, const struct qpt_conv_stats *c,
 			      const struct conv_frames *cf, const struct qpt_flow_opts *fo)
 {

@@ -68,8 +68,8 @@ enum qpt_trigger {
 const char *qpt_trigger_name(unsigned trigger); /* "nak", "timeout", ... */
 
 /* The priorities of one direction's packets, the ECN-CE marks on them and
- * the CNPs that the receiver sent back for them (qpt_ecn.c); allocated with
- * the direction's first packet.
+ * the CNPs that the receiver sent back for them (qpt_flow_qos.c);
+ * allocated with the direction's first packet.
  *
  * Packets are counted in the direction that carries them, by class: data
  * (requests, READ responses, atomic ACKs), ACK (an Acknowledge packet:
@@ -110,7 +110,7 @@ struct qpt_qos_count {
  * in an anonymous union, as Linux's struct_group()): one list, filled with
  * one copy. */
 
-/* A direction's ECN and CNP results (qpt_ecn.c): its ECN-CE marks,
+/* A direction's ECN and CNP results (qpt_flow_qos.c): its ECN-CE marks,
  * answered by the other's CNPs (reaction: CNP time - first unanswered
  * mark's time, us; cnps_without_ce: CNPs back with no unanswered mark
  * here); the first marks without CNP; the first CNPs it carries on another
@@ -132,7 +132,7 @@ struct qpt_qos_results {
 };
 
 /* What a direction counts only once something out of the ordinary
- * happened: ce_without_cnp, ECN-CE marks no CNP answered (qpt_ecn.c);
+ * happened: ce_without_cnp, ECN-CE marks no CNP answered (qpt_flow_qos.c);
  * cnp_unexpected, CNPs on another DSCP/PCP than expected; response_gaps,
  * missing_responses, READ responses skipped; new_sequences, a QPN's PSNs
  * started again far away; time_backwards, frames stamped before the
@@ -151,7 +151,7 @@ struct qpt_rare_counts {
 };
 
 /* A direction's priorities, ECN marks and CNPs, and MTU evidence
- * (qpt_ecn.c): the results, not the matching state. */
+ * (qpt_flow_qos.c): the results, not the matching state. */
 struct qpt_qos_stats {
 	union {
 		struct {
@@ -273,7 +273,7 @@ struct qpt_flow_opts {
 	int64_t dup_window_ns;	 /* identical packet within this = capture duplicate (50 us) */
 	int64_t tap_window_ns;	 /* ... seen first by another capture point (1 s) */
 	int64_t timeout_gap_ns;	 /* silence before a resend that makes it a timeout (500 us) */
-	/* ECN and CNPs (qpt_ecn.c): the DSCP and 802.1Q priority CNPs are
+	/* ECN and CNPs (qpt_flow_qos.c): the DSCP and 802.1Q priority CNPs are
 	 * expected on (-1: any), used when cnp_qos_set, else 48 and 6 */
 	bool cnp_qos_set;
 	int cnp_dscp, cnp_pcp;

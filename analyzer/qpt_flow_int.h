@@ -1,10 +1,14 @@
 /* qpt_flow_int.h - the flow engine's own state, shared by its files
  *
- *   qpt_flow.c       entry point: a packet to its half, totals, events
+ *   qpt_flow.c       entry point and lifecycle: new/free, a packet to its
+ *                    half, totals, events
  *   qpt_flow_pair.c  halves and conversations: lookup, pairing, folding
- *   qpt_flow_seq.c   sequence analysis: requests, responses, episodes
+ *   qpt_flow_seq.c   sequence analysis: requests, episodes
+ *   qpt_flow_resp.c  sequence analysis: responses (ACKs, NAKs, READ responses)
  *   qpt_flow_cm.c    CM connection tracking
  *   qpt_flow_lat.c   latency histograms
+ *   qpt_flow_qos.c   QoS of each direction: PCP/DSCP, ECN-CE and CNPs, rate
+ *                    (qpt_flow_qos.h: its state and functions for the others)
  *   qpt_flow_cold.c  idle halves and conversations kept compact
  *   qpt_flow_read.c  the read model (qpt_flow.h) filled: the walk
  *   qpt_flow_slab.c  cold records' memory (qpt_flow_varint.h: their varints)
@@ -78,7 +82,7 @@ struct qpt_dir_rare {
 extern const struct qpt_dir_rare qpt_dir_rare_none;
 
 /* What a direction keeps of its priorities and MTU in struct qpt_dir
- * itself (qpt_ecn.c): 64 bytes, enough for most directions, whose data
+ * itself (qpt_flow_qos.c): 64 bytes, enough for most directions, whose data
  * and ACK packets carry one PCP and one DSCP each.  struct qpt_dir_qos is
  * allocated once one needs more: a second PCP or DSCP of a class, more than
  * 65,535 packets of one, a CNP, an ECN-CE mark; what is kept here of
@@ -89,13 +93,13 @@ extern const struct qpt_dir_rare qpt_dir_rare_none;
  * the counts with qpt_qos_count_at() and the rest with qpt_dir_qos(). */
 #define QPT_QOS_INLINE_HIST 2
 #define QPT_QOS_HIST_HEAP 0xff /* qpt_qos_inline.nhist: history on the heap */
-struct qpt_qos_hist; /* qpt_ecn.c's */
+struct qpt_qos_hist; /* qpt_flow_qos.c's */
 struct qpt_qos_inline {
 	/* MTU evidence (always here): the largest payload; the payload of
 	 * FIRST/MIDDLE packets (one MTU each), the largest and whether they
 	 * differed, and where (the first frame) */
 	uint64_t max_payload_frame, seg_frame;
-	/* the rest: qpt_ecn.c's own.  The rate window's history: the data
+	/* the rest: qpt_flow_qos.c's own.  The rate window's history: the data
 	 * packets of the last window (nhist of them), or where it went */
 	union {
 		struct {
@@ -155,7 +159,7 @@ extern const struct qpt_dir qpt_dir_none[2];
  * qpt_dir_op() reads the read model's. */
 const struct qpt_opstat *fl_dir_op_r(const struct qpt_dir *d, unsigned op);
 /* Its priority counts (the i-th, NULL past the last; it may be *tmp,
- * filled), as qpt_qos_count_at() reads the read model's (qpt_ecn.c). */
+ * filled), as qpt_qos_count_at() reads the read model's (qpt_flow_qos.c). */
 const struct qpt_qos_count *fl_qos_count_at(const struct qpt_dir *d, unsigned i,
 					    struct qpt_qos_count *tmp);
 /* Where each counter of qpt_counters[] is in the storage: in struct
@@ -794,21 +798,6 @@ struct cm_rec {
 	struct qpt_conv *conv;
 };
 
-/* qpt_ecn.c's: a data packet in a direction's CNP rate window history */
-struct hist_ent {
-	int64_t ns;
-	uint64_t sent; /* bytes sent up to and with this packet */
-};
-
-/* qpt_ecn.c's: a direction's rate window history once it is not inline
- * (qpt_qos_inline.nhist == QPT_QOS_HIST_HEAP). */
-struct qpt_qos_hist {
-	GArray *ents; /* struct hist_ent: the data packets of the last window */
-	guint head;   /* the first in the window */
-	uint64_t sent, base; /* bytes sent since the first kept; up to the last
-			      * dropped (sent - base: in the window) */
-};
-
 struct qpt_opstat *fl_dir_op(struct qpt_dir *d, unsigned op);
 void fl_lat_add(struct qpt_lat *l, double us);
 void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s);
@@ -860,6 +849,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
+/* qpt_flow_seq.c's, for the responses (qpt_flow_resp.c) */
+struct read_req *fl_read_find(struct half *h, uint32_t psn);
+void fl_gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,
+			 struct qpt_verdict *v);
+void fl_went_back(struct half *h, uint64_t frame, uint32_t psn);
 void fl_half_restart(struct half *h);
 void fl_half_free_parts(struct half *h);
 /* A half of the halves table, live or cold (the table frees none). */
@@ -880,16 +874,7 @@ void fl_cm_message(struct qpt_flow *fl, const struct qpt_pkt *p, uint64_t frame,
 		       int64_t ns, struct qpt_verdict *v);
 bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn);
 void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h);
-/* qpt_ecn.c: priorities, ECN marks and CNPs (struct qpt_dir_qos) */
-void fl_qos_defaults(struct qpt_flow_opts *o);
-void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v);
-/* the end (qpt_flow_end): every event of an ECN-CE mark whose window
- * ended with the capture, appended to out (struct qpt_event) */
-void fl_qos_drain(struct qpt_flow *fl, GArray *out);
-void fl_qos_finish(struct qpt_flow *fl);
-void fl_qos_merge(struct qpt_dir *d, const struct qpt_dir *s);
-void fl_qos_fold(struct qpt_flow *fl, struct qpt_conv *c); /* after a fold into c */
-void fl_qos_free(struct qpt_dir *d);
+
+#include "qpt_flow_qos.h" /* qpt_flow_qos.c's, for the other flow files */
 
 #endif

@@ -122,7 +122,7 @@ void fl_lat_merge(struct qpt_lat *d, const struct qpt_lat *s)
 	d->sum_us += s->sum_us;
 }
 
-/* As ack_requests() in qpt_flow_seq.c counts them: a sample of a packet of
+/* As ack_requests() in qpt_flow_resp.c counts them: a sample of a packet of
  * an ACK opcode that is no NAK (an RNR NAK has no RTT), timed from a
  * request not resent (Karn), not before it. */
 bool qpt_rtt_sample(const struct qpt_verdict *v, const struct qpt_pkt *p)

@@ -10,55 +10,6 @@
 
 #include "qpt_flow_int.h"
 
-/* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
-static guint key_hash(gconstpointer p)
-{
-	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
-	struct half_key tmp;
-
-	G_STATIC_ASSERT(sizeof(struct half_key) % 8 == 0);
-	memcpy(w, fl_key_of(p, &tmp), sizeof(w)); /* a half or a cold half */
-	for (size_t i = 0; i < G_N_ELEMENTS(w); i++)
-		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
-	return (guint)(h ^ (h >> 32));
-}
-
-static gboolean key_equal(gconstpointer a, gconstpointer b)
-{
-	struct half_key ta, tb;
-
-	return !memcmp(fl_key_of(a, &ta), fl_key_of(b, &tb), sizeof(struct half_key));
-}
-
-static guint pair_hash(gconstpointer p)
-{
-	const uint8_t *b = p;
-	guint h = 2166136261u;
-
-	for (size_t i = 0; i < 32; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
-static gboolean pair_equal(gconstpointer a, gconstpointer b)
-{
-	return !memcmp(a, b, 32);
-}
-
-static void addr_halves_free(gpointer p)
-{
-	struct addr_halves *a = p;
-
-	if (a->n == ADDR_SPILLED) {
-		g_ptr_array_unref(a->u.v.all);
-		if (a->u.v.req)
-			g_ptr_array_unref(a->u.v.req);
-		if (a->u.v.resp)
-			g_ptr_array_unref(a->u.v.resp);
-	}
-	g_free(a);
-}
-
 /* A UD half is in neither lookup list (it is neither a requester nor a
  * responder to pair by PSNs).  h: live or cold. */
 static bool half_ud(const struct half *h)
@@ -221,6 +172,21 @@ static void addr_walk(struct qpt_flow *fl, struct addr_halves *a, bool resp,
 		*lp = list;
 }
 
+/* What a half allocated (not the half). */
+void fl_half_free_parts(struct half *h)
+{
+	g_free(h->win[WIN_REQ]);
+	g_free(h->win[WIN_RESP]);
+	g_free(h->seen);
+	if (h->x) {
+		g_free(h->x->taps);
+		g_free(h->x->reads);
+		g_free(h->x->l);
+		g_free(h->x->rc);
+		g_free(h->x);
+	}
+}
+
 void fl_half_free(struct qpt_flow *fl, struct half *h)
 {
 	if (fl_is_cold(h)) {
@@ -288,98 +254,6 @@ void fl_conv_free(struct qpt_conv *c)
 			g_free(x);
 	}
 	g_free(b);
-}
-
-struct qpt_flow *qpt_flow_new(const struct qpt_flow_opts *opts)
-{
-	struct qpt_flow *fl = g_new0(struct qpt_flow, 1);
-
-	if (opts)
-		fl->o = *opts;
-	fl->t.max_halves = fl->o.max_halves; /* 0: no limit */
-	if (!fl->o.dup_window_ns)
-		fl->o.dup_window_ns = 50000;
-	if (!fl->o.tap_window_ns)
-		fl->o.tap_window_ns = 1000000000;
-	if (!fl->o.timeout_gap_ns)
-		fl->o.timeout_gap_ns = 500000;
-	fl_qos_defaults(&fl->o);
-	/* a set: the key is the half's first member */
-	/* (the engine frees what it replaces or removes: fl_half_free) */
-	fl->halves = g_hash_table_new(key_hash, key_equal);
-	/* a set too: the key is the struct's first member */
-	fl->by_addr = g_hash_table_new_full(pair_hash, pair_equal, addr_halves_free, NULL);
-	fl->cm = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-	fl->cm_rep = g_hash_table_new(g_direct_hash, g_direct_equal);
-	fl->convs = g_ptr_array_new(); /* (freed by qpt_flow_free) */
-	fl->pfc = qpt_pfc_new();
-	if (!fl->o.cold_every)
-		fl->o.cold_every = 8192;
-	fl->to_sweep = fl->o.cold_every;
-	fl->live = g_ptr_array_new();
-	return fl;
-}
-
-void qpt_flow_forget_halves(struct qpt_flow *fl)
-{
-	if (fl->halves_gone)
-		return;
-	fl->halves_gone = true;
-	if (fl->thawed) { /* a forwarder's half is only there */
-		GHashTableIter it;
-		gpointer c, h;
-
-		g_hash_table_iter_init(&it, fl->thawed);
-		while (g_hash_table_iter_next(&it, &c, &h)) {
-			((struct cold_half *)c)->thawed = false;
-			fl_half_free(fl, h);
-		}
-		g_hash_table_destroy(fl->thawed);
-		fl->thawed = NULL;
-	}
-	{
-		GHashTableIter it;
-		gpointer h;
-
-		g_hash_table_iter_init(&it, fl->halves);
-		while (g_hash_table_iter_next(&it, &h, NULL))
-			fl_half_free(fl, h);
-	}
-	fl_slab_clear(&fl->half_slab); /* the blocks of the cold ones */
-	g_hash_table_destroy(fl->halves);
-	g_hash_table_destroy(fl->by_addr);
-	g_ptr_array_free(fl->live, TRUE);
-	fl->halves = fl->by_addr = NULL;
-	fl->live = NULL;
-	memset(fl->recent, 0, sizeof(fl->recent));
-}
-
-void qpt_flow_free(struct qpt_flow *fl)
-{
-	if (!fl)
-		return;
-	qpt_flow_forget_halves(fl);
-	if (fl->cold_buf)
-		g_byte_array_free(fl->cold_buf, TRUE);
-	if (fl->evidence)
-		g_ptr_array_free(fl->evidence, TRUE);
-	if (fl->folded)
-		g_hash_table_destroy(fl->folded);
-	fl_tunnel_free(fl);
-	g_hash_table_destroy(fl->cm_rep);
-	g_hash_table_destroy(fl->cm);
-	for (guint i = 0; i < fl->convs->len; i++) {
-		gpointer p = fl->convs->pdata[i];
-
-		if (fl_conv_is_cold(p))
-			fl_cold_conv_free(fl, fl_cold_conv_of(p)); /* (a large one) */
-		else if (p)
-			fl_conv_free(p);
-	}
-	fl_slab_clear(&fl->conv_slab);
-	g_ptr_array_free(fl->convs, TRUE);
-	qpt_pfc_free(fl->pfc);
-	g_free(fl);
 }
 
 uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])

@@ -1,9 +1,9 @@
-/* qpt_flow_seq.c - PSN/ACK sequence analysis of one half (see qpt_flow_int.h)
+/* qpt_flow_seq.c - PSN sequence analysis of one half: its requests (see
+ * qpt_flow_int.h)
  *
  * Requests: new PSNs, gaps, capture duplicates, retransmissions and their
- * go-back-N episodes, READ retries, RNR retries, messages.  Responses:
- * ACKs (RTT, coalesced, duplicate), NAKs, RNR NAKs, READ responses and
- * atomic ACKs (latencies), and the end of an episode. */
+ * go-back-N episodes, READ retries, RNR retries, messages.  The responses
+ * that answer them: qpt_flow_resp.c. */
 #include <string.h>
 
 #include "qpt_flow_int.h"
@@ -84,7 +84,7 @@ static uint32_t read_span_max(const struct half *h, const struct read_req *r)
 	return MAX(1u, (r->len + per - 1) / per);
 }
 
-static struct read_req *read_find(struct half *h, uint32_t psn)
+struct read_req *fl_read_find(struct half *h, uint32_t psn)
 {
 	for (unsigned i = 0; i < h->nreads; i++) {
 		struct read_req *r = &h->x->reads[i];
@@ -159,8 +159,8 @@ static struct gap *gap_of(struct half *h, uint32_t psn);
 /* A NAK asking the requester half t for a PSN before the first request the
  * capture saw: the capture began among requests lost before its point.
  * They are a gap, so that their resends fill it and count once. */
-static void gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,
-			     struct qpt_verdict *v)
+void fl_gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,
+			 struct qpt_verdict *v)
 {
 	struct qpt_dir *td = fl_dir_of(t);
 	int32_t before = td && td->psn_seen ? qpt_psn_diff(td->first_psn, psn) : 0;
@@ -197,21 +197,6 @@ static struct gap *gap_of(struct half *h, uint32_t psn)
 			return &h->x->l->gaps[i];
 	}
 	return NULL;
-}
-
-/* What a half allocated (not the half). */
-void fl_half_free_parts(struct half *h)
-{
-	g_free(h->win[WIN_REQ]);
-	g_free(h->win[WIN_RESP]);
-	g_free(h->seen);
-	if (h->x) {
-		g_free(h->x->taps);
-		g_free(h->x->reads);
-		g_free(h->x->l);
-		g_free(h->x->rc);
-		g_free(h->x);
-	}
 }
 
 /* Forget what a half knew of its sequences (the QPN now serves a new
@@ -344,7 +329,7 @@ static void read_set_span(struct half *h, struct read_req *r, uint32_t span)
  * filled, a response stream restarted): a
  * repeat of a packet seen before it is a sending again, not a capture
  * copy (fl_capture_copy). */
-static void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
+void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 {
 	struct half_rec *rc = fl_rec(h);
 
@@ -376,7 +361,7 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 	if (qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC))
 		return true;
 	s = fl_slot_of(h, WIN_REQ, before, false);
-	return (s && s->asks) || (h->nreads && read_find(h, before));
+	return (s && s->asks) || (h->nreads && fl_read_find(h, before));
 }
 
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
@@ -700,7 +685,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	 * READ itself again when later responses of it came but not its first
 	 * (a go-back-N resend of a READ is not a retry of it) */
 	if (!rr && oi->flags & QPT_O_READ) {
-		rr = read_find(h, psn);
+		rr = fl_read_find(h, psn);
 		if (rr && rr->psn == psn && !(rr->resp_seen && !rr->answered))
 			rr = NULL;
 	}
@@ -826,265 +811,4 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					  "READ re-issued inside its response range" :
 				  s ? "PSN sent before" :
 				      "PSN sent before (original not captured)" });
-}
-
-static void ack_requests(struct half *h, struct half *t,
-			 const struct qpt_pkt *p, uint64_t frame, int64_t ns,
-			 struct qpt_verdict *v, bool is_ack)
-{
-	struct qpt_dir *d = fl_dir_of(h), *td = fl_dir_of(t);
-	uint32_t psn = p->bth.psn;
-	/* the first ACK covers every request since the first one */
-	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) :
-			td && td->psn_seen ? td->first_psn : psn;
-	int32_t n = qpt_psn_diff(psn, from);
-	unsigned ackreqs = 0;
-	struct slot *hit = NULL;
-
-	if (n < 0 || n > (int32_t)WIN_SIZE * 64)
-		n = -1; /* stale or foreign: nothing new acknowledged */
-	for (int32_t i = 0; i <= n && i < (int32_t)WIN_SIZE; i++) {
-		uint32_t q = qpt_psn_add(psn, -i);
-		struct slot *s = fl_slot_of(t, WIN_REQ, q, false);
-
-		if (!s || s->acked)
-			continue;
-		s->acked = true;
-		if (s->ackreq)
-			ackreqs++;
-		if (!hit)
-			hit = s;
-	}
-	if (n >= 0) {
-		t->acked = psn;
-		t->any_acked = true;
-	}
-	if ((t->in_episode || (t->x && t->x->rc && t->x->rc->episode_reopen)) &&
-	    qpt_psn_diff(psn, t->acked) >= 0)
-		fl_rec(t)->ack_frame = frame;
-	if (hit && !hit->resent) { /* Karn: no RTT from resent requests */
-		v->acks_frame = hit->frame;
-		v->ack_rtt_ns = ns - hit->ns;
-		if (is_ack && td)
-			fl_lat_add(fl_rtt(td), (double)(ns - hit->ns) / 1000.0);
-	}
-	if (is_ack && ackreqs > 1) {
-		d->coalesced_acks++;
-		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-				.kind = QPT_VB_COALESCED_ACK, .psn = psn, .count = ackreqs,
-				.detail = "one ACK for several requests that asked for one" });
-	}
-	/* Recovered once the responder answers up to the highest PSN sent
-	 * before the episode (even with a resent response: READs). */
-	if (t->in_episode && qpt_psn_diff(psn, fl_rec(t)->episode_top) >= 0 &&
-	    qpt_psn_diff(psn, fl_rec(t)->episode_top) < 65536)
-		fl_episode_close(t, frame, ns);
-}
-
-void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		     uint64_t frame, int64_t ns, struct qpt_verdict *v)
-{
-	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
-	struct qpt_dir *d;
-	struct half *t = fl_twin_of(fl, h);
-	uint32_t psn = p->bth.psn;
-	struct read_req *rd;
-
-	if (!t) {
-		struct half *r = fl_find_requester(fl, h, psn);
-
-		if (r) {
-			fl_pair(fl, r, h,
-			     QPT_PAIR_TRAFFIC,
-			     oi->flags & QPT_O_READ ? "READ response PSN answers READ request" :
-			     oi->flags & QPT_O_ATOMIC ? "atomic ACK PSN answers atomic request" :
-							"ACK PSN answers requests");
-			fl_set_transport(r, r->service == 0xff ? p->bth.opcode : r->service);
-			t = r;
-		}
-	}
-	if (!h->conv)
-		fl_conv_new(fl, h);
-	fl_set_transport(h, p->bth.opcode);
-	v->conv = h->conv->id;
-	v->dir = (int8_t)h->dir;
-	d = fl_dir_of(h);
-	d->resp_packets++;
-	if (fl_capture_copy(fl, h, p, frame, ns, v, false))
-		return;
-	/* an answer to the twin's requests up to this PSN (for copies) */
-	if (t && (!t->ans_valid || qpt_psn_diff(psn, t->ans_hi) >= 0 ||
-		  qpt_psn_diff(psn, t->ans_hi) < -(int32_t)WIN_SIZE * 64)) {
-		t->ans_valid = true;
-		t->ans_hi = psn;
-		t->ans_frame = frame;
-	} else if (t) {
-		/* one below the highest (answered again): the latest such */
-		fl_rec(t)->ans_low_frame = frame;
-		fl_rec(t)->ans_low_psn = psn;
-	}
-
-	if (p->flags & QPT_H_AETH) {
-		const struct qpt_aeth *a = &p->aeth;
-
-		/* a NAK or RNR NAK: its requester goes back to its PSN, so a
-		 * repeat of that PSN or one before it is a sending (the
-		 * originals past it, still in flight, may pass a tap after
-		 * it: a merged capture's copies of them stay copies) */
-		if (t && a->kind != QPT_AETH_ACK) {
-			fl_rec(t)->nak_mark_frame = frame;
-			fl_rec(t)->nak_mark_psn = psn;
-		}
-
-		if (a->kind == QPT_AETH_NAK) {
-			v->flags |= QPT_V(NAK);
-			fl_dr(d)->naks[MIN(a->value, QPT_NAK_KINDS - 1u)]++;
-			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-					.kind = QPT_VB_NAK, .psn = psn, .code = a->value,
-					.detail = qpt_nak_name(a->value) });
-			/* during an episode too: a resent packet lost again
-			 * (a nested episode); it replaces a pending one the
-			 * go-back under way has resent the PSN of */
-			if (t && a->value == QPT_NAK_PSN_SEQ_ERR &&
-			    (!t->nak_pending || fl_rec(t)->nak_covered)) {
-				t->nak_pending = true;
-				fl_rec(t)->nak_covered = fl_rec(t)->nak_below = false;
-				fl_rec(t)->nak_frame = frame;
-				fl_rec(t)->nak_ns = ns;
-				fl_rec(t)->nak_psn = psn;
-			}
-			if (t && a->value == QPT_NAK_PSN_SEQ_ERR)
-				gap_before_start(t, psn, frame, ns, v);
-			/* A sequence error NAK acknowledges every PSN before it. */
-			if (t && a->value == QPT_NAK_PSN_SEQ_ERR) {
-				struct qpt_pkt q = *p;
-
-				q.bth.psn = qpt_psn_add(psn, -1);
-				ack_requests(h, t, &q, frame, ns, v, false);
-			}
-			return;
-		}
-		if (a->kind == QPT_AETH_RNR) {
-			v->flags |= QPT_V(RNR_NAK);
-			fl_dr(d)->rnr_naks++;
-			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-					.kind = QPT_VB_RNR_NAK, .psn = psn, .code = a->value,
-					.duration_ns = (int64_t)(qpt_rnr_timer_us(a->value) * 1000),
-					.detail = "receiver not ready" });
-			if (t) {
-				t->rnr_pending = true;
-				fl_rec(t)->rnr_frame = frame;
-				fl_rec(t)->rnr_ns = ns;
-				fl_rec(t)->rnr_psn = psn;
-				fl_rec(t)->rnr_timer = a->value;
-			}
-			return;
-		}
-	}
-	if (oi->flags & QPT_O_ACK) {
-		d->acks++;
-		if (h->ack_valid && h->ack_psn == psn && h->ack_msn == p->aeth.msn &&
-		    h->ack_synd == p->aeth.syndrome) {
-			v->flags |= QPT_V(DUP_ACK);
-			fl_dr(d)->dup_acks++;
-			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-					.kind = QPT_VB_DUP_ACK, .psn = psn,
-					.detail = "same PSN and MSN as the previous ACK" });
-		}
-		h->ack_valid = true;
-		h->ack_psn = psn;
-		h->ack_msn = p->aeth.msn;
-		h->ack_synd = p->aeth.syndrome;
-		if (t)
-			ack_requests(h, t, p, frame, ns, v, true);
-		return;
-	}
-
-	/* READ responses and atomic ACKs: the responder's own sequence. */
-	fl_learn_mtu(h, p);
-	rd = t && oi->flags & QPT_O_READ ? read_find(t, psn) : NULL;
-	if (rd)
-		rd->resp_seen = true;
-	if (h->resp_started && qpt_psn_diff(psn, h->resp_max) <= 0) {
-		struct slot *s = fl_slot_of(h, WIN_RESP, psn, false);
-
-		v->flags |= QPT_V(RETRANSMISSION);
-		fl_dr(d)->retransmitted_packets++;
-		/* a response stream restarted at a lower PSN: what follows
-		 * is sent again, not copied (the resends after the first go
-		 * on with it) */
-		if (!h->x || !h->x->rc || !h->x->rc->resp_resending ||
-		    psn != qpt_psn_add(h->x->rc->resp_last, 1))
-			fl_went_back(h, frame, psn);
-		fl_rec(h)->resp_resending = true;
-		fl_rec(h)->resp_last = psn;
-		if (s) {
-			v->original_frame = s->frame;
-		} else {
-			/* its first sending was not captured: this sighting is
-			 * the one later resends of it name */
-			s = fl_slot_of(h, WIN_RESP, psn, true);
-			s->frame = frame;
-			s->ns = ns;
-		}
-		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-				.kind = QPT_VB_RETRANSMISSION, .psn = psn,
-				.original_frame = v->original_frame,
-				.detail = v->original_frame ?
-						  "response resent by the responder" :
-						  "response resent by the responder (original not "
-						  "captured)" });
-	} else {
-		struct slot *s = fl_slot_of(h, WIN_RESP, psn, true);
-
-		s->frame = frame;
-		s->ns = ns;
-		h->resp_started = true;
-		h->resp_max = psn;
-		if (h->x && h->x->rc)
-			h->x->rc->resp_resending = false;
-		/* responses of one READ come in PSN order: a skip is a loss */
-		if (rd) {
-			uint32_t next = rd->next_valid ? rd->next_resp : rd->psn;
-			int32_t miss = qpt_psn_diff(psn, next);
-
-			if (miss > 0) {
-				fl_dr(d)->response_gaps++;
-				fl_dr(d)->missing_responses += (uint32_t)miss;
-				fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-						.kind = QPT_VB_RESPONSE_GAP, .psn = psn,
-						.count = (uint32_t)miss,
-						.detail = "READ response PSNs skipped: lost before "
-							  "the capture point" });
-			}
-			rd->next_valid = true;
-			rd->next_resp = qpt_psn_add(psn, 1);
-		}
-	}
-	if (t) {
-		struct read_req *r = rd;
-
-		if (r) {
-			v->read_request_frame = r->frame;
-			if (!r->answered && psn == r->psn) {
-				r->answered = true;
-				fl_lat_add(fl_lat_w(&fl_dr(fl_dir_of(t))->read_lat), (double)(ns - r->ns) / 1000.0);
-			}
-			if (oi->flags & QPT_O_LAST && !r->span) {
-				r->span = (uint32_t)qpt_psn_diff(psn, r->psn) + 1;
-				/* the requester's next PSN follows the READ's span */
-				if (t->expected == qpt_psn_add(r->psn, 1))
-					t->expected = qpt_psn_add(r->psn, (int32_t)r->span);
-			}
-		}
-		if (oi->flags & QPT_O_ATOMIC) {
-			struct slot *s = fl_slot_of(t, WIN_REQ, psn, false);
-
-			if (s && !s->resent)
-				fl_lat_add(fl_lat_w(&fl_dr(fl_dir_of(t))->atomic_lat), (double)(ns - s->ns) / 1000.0);
-		}
-		/* Responses carrying an AETH acknowledge up to their PSN. */
-		if (p->flags & QPT_H_AETH)
-			ack_requests(h, t, p, frame, ns, v, false);
-	}
 }

@@ -705,7 +705,7 @@ static void test_read_retry_episode_end(void)
 	qpt_flow_free(f.fl);
 }
 
-/* ---- priorities and the CNP rate window (qpt_ecn.c) --------------------- */
+/* ---- priorities and the CNP rate window (qpt_flow_qos.c) -------------- */
 
 static void feed_qos(struct feed *f, bool from_a, uint8_t op, uint32_t psn, int pcp,
 		     int dscp, uint32_t iba_len, int64_t at_ns)

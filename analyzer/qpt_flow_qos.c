@@ -1,4 +1,5 @@
-/* qpt_ecn.c - priorities, ECN-CE marks and the CNPs that answer them
+/* qpt_flow_qos.c - the QoS analysis of each direction: priorities,
+ * ECN-CE marks and the CNPs that answer them, the rate around them
  *
  * Per direction of a conversation (struct qpt_dir_qos, qpt_flow_int.h, where
  * the rules are written down): the 802.1Q PCP and DSCP of its data, ACK and
