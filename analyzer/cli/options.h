@@ -66,7 +66,7 @@ struct opts {
 	struct qpt_decode_opts dec;
 	uint16_t port_buf[64];
 	/* --cnp-dscp, --cnp-priority (-1: any), --ecn-window (ns): the
-	 * engine's qpt_flow_opts (qpt_ecn.c); set by qptrace.c */
+	 * engine's qpt_flow_opts (qpt_flow_qos.c); set by qptrace.c */
 	gint cnp_dscp, cnp_pcp;
 	gint64 ecn_window_ns;
 	/* --link-speed SPEED (summary): bits per second, "100G", "25G",

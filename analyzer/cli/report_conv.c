@@ -164,7 +164,7 @@ static void qos_cell(char *buf, size_t len, const struct qpt_dir_stats *x, unsig
 	g_string_free(t, TRUE);
 }
 
-/* Priorities, ECN reaction and the rate around CNPs (qpt_ecn.c): shown
+/* Priorities, ECN reaction and the rate around CNPs (qpt_flow_qos.c): shown
  * with -v, or when the conversation has ECN marks or CNPs. */
 static void text_qos(GString *o, const struct qpt_conv_stats *c, bool verbose)
 {
@@ -378,7 +378,7 @@ static void json_ops(GString *o, const struct qpt_dir_stats *x)
 	g_string_append_c(o, '}');
 }
 
-/* Priorities and ECN of a direction (qpt_ecn.c): "pcp":{"3":120}, ... */
+/* Priorities and ECN of a direction (qpt_flow_qos.c): "pcp":{"3":120}, ... */
 static void json_qos(GString *o, const struct qpt_dir_stats *x)
 {
 	static const char *const keys[QPT_QOS_CLASSES] = { "", "ack_", "cnp_" };

@@ -77,7 +77,7 @@ enum kind {
 	K_MIN_QPS,
 	K_OOB_TCP,
 	K_HEADER,
-	K_PRIORITY,   /* the PCP/DSCP of a class of packets (qpt_ecn.c) */
+	K_PRIORITY,   /* the PCP/DSCP of a class of packets (qpt_flow_qos.c) */
 	K_NO_FINDING, /* the diagnosis has no finding of a kind */
 	K_NO_VERDICT, /* no frame has a verdict of a kind (qptrace events) */
 	K_COUNT

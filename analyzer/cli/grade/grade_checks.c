@@ -479,7 +479,7 @@ void grade_tcp_seen(GString *o, const struct capture *cap)
 }
 
 /* Every packet of a class (data, ACK, CNP) on the 802.1Q priority and/or
- * DSCP asked for (qpt_ecn.c counts them per direction). */
+ * DSCP asked for (qpt_flow_qos.c counts them per direction). */
 static void check_priority(const struct check *c, const struct capture *cap, struct result *r)
 {
 	uint64_t all = 0, bad = 0;
