@@ -752,8 +752,6 @@ out:
 		g_free(spooled);
 	}
 	g_strfreev(files);
-	g_free(o->output);
-	o->output = NULL;
 	return status;
 }
 

@@ -18,6 +18,23 @@
 #include "shard.h"
 #include "qpt_verdict.h"
 
+/* Every string and vector the option table filled (g_option_context_parse
+ * allocates them; they live in main()'s struct opts). */
+static void opts_clear(struct opts *o)
+{
+	gchar **strs[] = { &o->filter, &o->rubric, &o->command, &o->gradebook,
+			   &o->feedback, &o->student_pattern, &o->lint, &o->init_from,
+			   &o->html, &o->addr, &o->from, &o->to, &o->output,
+			   &o->write_file, &o->mon.iface, &o->mon.dir, &o->mon.metrics,
+			   &o->mon.metrics_auth };
+	gchar ***vecs[] = { &o->sets, &o->ports, &o->files, &o->read_files };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+		g_clear_pointer(strs[i], g_free);
+	for (size_t i = 0; i < G_N_ELEMENTS(vecs); i++)
+		g_clear_pointer(vecs[i], g_strfreev);
+}
+
 static bool parse_ports(struct opts *o)
 {
 	for (gchar **p = o->ports; p && *p; p++) {
@@ -703,14 +720,9 @@ int main(int argc, char **argv)
 	g_option_context_free(ctx);
 	g_free(entries);
 	g_free(param);
+	opts_clear(&o);
 	g_free(prgname);
 	g_string_free(desc, TRUE);
-	g_strfreev(o.files);
-	g_strfreev(o.ports);
-	g_free(o.filter);
-	g_free(o.from);
-	g_free(o.to);
-	g_free(o.addr);
 	g_free(conv_s);
 	g_free(qp_s);
 	g_free(count_s);
@@ -721,7 +733,5 @@ int main(int argc, char **argv)
 	g_free(ecn_window_s);
 	g_free(fail_on_s);
 	g_free(time_s);
-	g_strfreev(o.read_files);
-	g_free(o.write_file);
 	return status;
 }

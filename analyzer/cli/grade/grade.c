@@ -444,23 +444,6 @@ static void header_text(GString *o, const struct rubric *rb)
 	g_string_append_c(o, '\n');
 }
 
-static void free_opts(struct opts *o)
-{
-	/* grade's own options: main() does not free them */
-	g_free(o->rubric);
-	g_free(o->command);
-	g_strfreev(o->sets);
-	g_free(o->gradebook);
-	g_free(o->feedback);
-	g_free(o->student_pattern);
-	g_free(o->lint);
-	g_free(o->init_from);
-	g_free(o->html);
-	o->rubric = o->command = o->gradebook = o->feedback = o->student_pattern = NULL;
-	o->lint = o->init_from = o->html = NULL;
-	o->sets = NULL;
-}
-
 int cmd_grade(struct opts *o)
 {
 	struct grade_overrides ov = { .command = o->command, .sets = o->sets };
@@ -485,7 +468,6 @@ int cmd_grade(struct opts *o)
 	if ((o->lint || o->init_from) && o->files && o->files[0]) {
 		g_printerr("qptrace grade: %s takes no capture to grade ('%s')\n",
 			   o->lint ? "--lint" : "--init-from", o->files[0]);
-		free_opts(o);
 		return 2;
 	}
 	if (o->lint) {
@@ -493,17 +475,14 @@ int cmd_grade(struct opts *o)
 
 		status = lp ? grade_lint(lp, &ov) : 2;
 		g_free(lp);
-		free_opts(o);
 		return status;
 	}
 	if (o->init_from) {
 		status = grade_init_from(o->init_from, o->command, o);
-		free_opts(o);
 		return status;
 	}
 	if (!o->rubric) {
 		g_printerr("qptrace grade: no rubric given: --rubric FILE or --rubric NAME (a shipped rubric, see rubrics/)\n");
-		free_opts(o);
 		return 2;
 	}
 	if (o->student_pattern) {
@@ -513,14 +492,12 @@ int cmd_grade(struct opts *o)
 		if (!re) {
 			g_printerr("qptrace grade: --student-pattern '%s': %s\n", o->student_pattern, e->message);
 			g_error_free(e);
-			free_opts(o);
 			return 2;
 		}
 		if (g_regex_get_capture_count(re) < 1) {
 			g_printerr("qptrace grade: --student-pattern '%s' has no group: put the student id in ( )\n",
 				   o->student_pattern);
 			g_regex_unref(re);
-			free_opts(o);
 			return 2;
 		}
 	}
@@ -531,7 +508,6 @@ int cmd_grade(struct opts *o)
 		g_free(path);
 		if (re)
 			g_regex_unref(re);
-		free_opts(o);
 		return 2;
 	}
 	/* which lab a failing capture is: for a lab's rubric (tool=, or a
@@ -801,6 +777,5 @@ done_early:
 	grade_rubric_free(rb);
 	if (others)
 		g_ptr_array_free(others, TRUE);
-	free_opts(o);
 	return status;
 }
