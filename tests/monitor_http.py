@@ -385,8 +385,16 @@ def main():
             check(peak <= 2 * idle, f"64 slow readers ({made} connections, {most} open at "
                                     f"most, {len(lifetimes)} cut): RSS peak {peak / 1024:.0f} MB, idle "
                                     f"{idle / 1024:.0f} MB (at most 2x)")
-        check(n >= 4 and ok == n and worst <= SCRAPE_TIMEOUT,
-              f"64 slow readers: {ok} of {n} scrapes answered, the slowest in {worst:.1f} s {bad}")
+        # at least 4 scrapes in the 20 s (each within SCRAPE_TIMEOUT); under
+        # ASan rendering the 4.7 MB exposition alone takes seconds on a
+        # loaded machine, so 2 (each still within SCRAPE_TIMEOUT)
+        least = 4
+        if tap.under_asan():
+            least = 2
+            tap.sanitized_note("64 slow readers: 2 scrapes at least, not 4")
+        check(n >= least and ok == n and worst <= SCRAPE_TIMEOUT,
+              f"64 slow readers: {ok} of {n} scrapes answered (at least {least}), "
+              f"the slowest in {worst:.1f} s {bad}")
 
         st, h, b, _ = http(port)
         cuts = [l for l in b.decode().splitlines() if l.startswith("qptrace_metrics_")]
