@@ -259,7 +259,9 @@ def start(qptrace, d, port, extra=()):
     return p
 
 
-def wait_frames(port, frames, auth=(), timeout=30):
+def wait_frames(port, frames, auth=(), timeout=180):
+    """The exposition once the monitor has read every frame (it returns as
+    soon as it has: the bound is for ASan builds on a loaded machine)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         st, h, body, _ = http(port, headers=auth)
