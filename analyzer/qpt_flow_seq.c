@@ -385,6 +385,29 @@ static bool nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t si
 	       rc->nak_ns > rc->episode_first_ns - silence && ns - silence >= rc->episode_first_ns;
 }
 
+/* Whether resend p, after a silence, going on with the go-back under way
+ * at psn (above the oldest PSN not acknowledged, which the go-back resent)
+ * is the retransmit timer's go-back to that oldest PSN, whose first resends
+ * the capture missed: when an ACK during the go-back acknowledged part of
+ * it (the timer restarted then, the PSN after the ACK stayed
+ * unanswered), or when the timer started this go-back and the silence is
+ * about as long as the one before it (the timer's period again).  A
+ * software sender's stall inside a go-back shows neither. */
+static bool timer_again(struct half *h, uint32_t psn, int64_t silence)
+{
+	const struct half_rec *rc = fl_rec(h);
+	const struct qpt_dir *d = fl_dir_of(h);
+	uint32_t una = h->any_acked ? qpt_psn_add(h->acked, 1) :
+		       d && d->psn_seen ? d->first_psn : psn;
+
+	if (qpt_psn_diff(psn, una) <= 0 || qpt_psn_diff(psn, una) >= 65536)
+		return false;
+	if (h->any_acked && rc->ack_frame > rc->cur.first_resent_frame &&
+	    qpt_psn_diff(h->acked, rc->cur.from_psn) >= 0)
+		return true;
+	return rc->cur.timeout && 4 * silence >= 3 * (rc->episode_first_ns - rc->cur.start_ns);
+}
+
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
  * the one an answer just closed: it does unless it goes back below what
  * the episode already resent, comes after a silence, or re-issues a READ
@@ -418,15 +441,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 		return false;
 	if (psn == rc->episode_next && nak_after_pause(h, psn, ns, silence))
 		return false;
-	/* after a silence, the go-back going on where it was, above the
-	 * oldest PSN it resent that an ACK since left unacknowledged: the
-	 * timer's go-back to that PSN, whose first resends the capture
-	 * missed (a go-back does not stall for a timeout) */
 	if (h->in_episode && silence >= fl->o.timeout_gap_ns && psn == rc->episode_next &&
-	    h->any_acked && rc->ack_frame > rc->cur.first_resent_frame &&
-	    qpt_psn_diff(h->acked, rc->cur.from_psn) >= 0 &&
-	    qpt_psn_diff(psn, qpt_psn_add(h->acked, 1)) > 0 &&
-	    qpt_psn_diff(psn, h->acked) < 65536)
+	    timer_again(h, psn, silence))
 		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
