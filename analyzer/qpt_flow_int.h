@@ -362,6 +362,9 @@ struct half_rec {
 	bool nak_covered; /* the go-back under way resent nak_psn since */
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
 	uint64_t ack_frame; /* the last ACK at or beyond acked (in an episode) */
+	/* the episode's first resend and the longest gap between two of
+	 * its resends since (its pace, in_episode) */
+	int64_t episode_first_ns, episode_gap_max;
 	uint32_t episode_top; /* highest PSN sent before the episode */
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */

@@ -281,6 +281,8 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	fl_rec(h)->cur.trigger_frame = fl_rec(h)->fill_frame;
 	fl_rec(h)->cur.start_ns = fl_rec(h)->fill_ns;
 	fl_rec(h)->cur.resent_packets = 1;
+	fl_rec(h)->episode_first_ns = fl_rec(h)->fill_ns;
+	fl_rec(h)->episode_gap_max = 0;
 	fl_rec(h)->episode_top = qpt_psn_add(h->expected, -1);
 	fl_rec(h)->episode_resent_top = false;
 	fl_rec(h)->episode_next = qpt_psn_add(fl_rec(h)->fill_psn, 1);
@@ -364,12 +366,54 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 	return (s && s->asks) || (h->nreads && fl_read_find(h, before));
 }
 
+/* Whether resend p, at the PSN of a NAK on its way where the go-back under
+ * way goes on, comes after a pause the go-back's own pace cannot explain:
+ * that NAK's go-back, nested in this one, whose first resends went on
+ * where the first one's were lost before the capture point.  The go-back
+ * showed its pace (two resends or more), the pause is more than three
+ * times its longest gap between two resends (a gap under the capture's
+ * microsecond counts as one), and the NAK came after the go-back's first
+ * resend or less than the pause before it (a NAK long before the go-back
+ * reached its requester before it went back: the go-back resends its PSN
+ * anyway, no second one follows). */
+static bool nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence)
+{
+	const struct half_rec *rc = fl_rec(h);
+
+	return h->in_episode && h->nak_pending && !rc->nak_covered && psn == rc->nak_psn &&
+	       rc->cur.resent_packets >= 2 && silence > 3 * MAX(rc->episode_gap_max, 1000) &&
+	       rc->nak_ns > rc->episode_first_ns - silence && ns - silence >= rc->episode_first_ns;
+}
+
+/* Whether resend p, after a silence, going on with the go-back under way
+ * at psn (above the oldest PSN not acknowledged, which the go-back resent)
+ * is the retransmit timer's go-back to that oldest PSN, whose first resends
+ * the capture missed: when an ACK during the go-back acknowledged part of
+ * it (the timer restarted then, the PSN after the ACK stayed
+ * unanswered), or when the timer started this go-back and the silence is
+ * about as long as the one before it (the timer's period again).  A
+ * software sender's stall inside a go-back shows neither. */
+static bool timer_again(struct half *h, uint32_t psn, int64_t silence)
+{
+	const struct half_rec *rc = fl_rec(h);
+	const struct qpt_dir *d = fl_dir_of(h);
+	uint32_t una = h->any_acked ? qpt_psn_add(h->acked, 1) :
+		       d && d->psn_seen ? d->first_psn : psn;
+
+	if (qpt_psn_diff(psn, una) <= 0 || qpt_psn_diff(psn, una) >= 65536)
+		return false;
+	if (h->any_acked && rc->ack_frame > rc->cur.first_resent_frame &&
+	    qpt_psn_diff(h->acked, rc->cur.from_psn) >= 0)
+		return true;
+	return rc->cur.timeout && 4 * silence >= 3 * (rc->episode_first_ns - rc->cur.start_ns);
+}
+
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
  * the one an answer just closed: it does unless it goes back below what
  * the episode already resent, comes after a silence, or re-issues a READ
  * (each a go-back of its own: a nested episode). */
 static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-			    int64_t silence, const struct read_req *rr)
+			    int64_t ns, int64_t silence, const struct read_req *rr)
 {
 	const struct half_rec *rc = fl_rec(h);
 	uint32_t psn = p->bth.psn;
@@ -394,6 +438,11 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 		return false;
 	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
 	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2))
+		return false;
+	if (psn == rc->episode_next && nak_after_pause(h, psn, ns, silence))
+		return false;
+	if (h->in_episode && silence >= fl->o.timeout_gap_ns && psn == rc->episode_next &&
+	    timer_again(h, psn, silence))
 		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
@@ -776,7 +825,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				.original_frame = fl_rec(h)->rnr_frame,
 				.code = fl_rec(h)->rnr_timer, .duration_ns = ns - fl_rec(h)->rnr_ns,
 				.detail = "retry after RNR NAK" });
-	} else if (episode_goes_on(fl, h, p, silence, rr)) {
+	} else if (episode_goes_on(fl, h, p, ns, silence, rr)) {
 		if (!h->in_episode)
 			episode_reopen(h);
 		/* a go-back under way resends the RNR NAK's PSN before its
@@ -796,6 +845,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		episode_open(fl, h, p, frame, ns, silence, prev_frame, v);
 	}
 	if (h->in_episode) {
+		if (fl_rec(h)->cur.first_resent_frame == frame) {
+			fl_rec(h)->episode_first_ns = ns;
+			fl_rec(h)->episode_gap_max = 0;
+		} else if (silence > fl_rec(h)->episode_gap_max) {
+			fl_rec(h)->episode_gap_max = silence;
+		}
 		fl_rec(h)->cur.resent_packets++;
 		v->episode = (uint32_t)d->r->gbn_episodes;
 		if (fl_rec(h)->episode_resent_top &&
