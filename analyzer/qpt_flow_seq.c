@@ -653,6 +653,15 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					.detail = "PSNs skipped: lost before the capture point or "
 						  "from the capture" });
 		}
+		/* a NAK on its way whose PSN this new one reaches, from a
+		 * go-back not yet past that PSN or as its first sight: the
+		 * requester has passed it (its resends lost before the
+		 * capture point, or first sent now: the NAK's own go-back) */
+		if (h->nak_pending &&
+		    qpt_psn_diff(h->in_episode ? fl_rec(h)->episode_next : h->expected,
+				 fl_rec(h)->nak_psn) <= 0 &&
+		    qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0)
+			fl_rec(h)->nak_covered = true;
 		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		if (h->x && h->x->rc)
