@@ -338,6 +338,7 @@ struct half_rec {
 	 * a READ re-issue whose responses came) */
 	uint32_t episode_next;
 	bool episode_reopen;
+	int64_t episode_first_ns; /* its first resend's time */
 	/* responses: the last one resent (resp_resending), a restart of the
 	 * stream is a resend not after it */
 	bool resp_resending;

@@ -280,6 +280,7 @@ void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	fl_rec(h)->cur.trigger = QPT_TRIGGER_RESEND;
 	fl_rec(h)->cur.trigger_frame = fl_rec(h)->fill_frame;
 	fl_rec(h)->cur.start_ns = fl_rec(h)->fill_ns;
+	fl_rec(h)->episode_first_ns = fl_rec(h)->fill_ns;
 	fl_rec(h)->cur.resent_packets = 1;
 	fl_rec(h)->episode_top = qpt_psn_add(h->expected, -1);
 	fl_rec(h)->episode_resent_top = false;
@@ -364,6 +365,21 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 	return (s && s->asks) || (h->nreads && fl_read_find(h, before));
 }
 
+/* Whether the go-back under way stopped before this resend: a pause more
+ * than four times its pace so far (the mean time between its resends; one
+ * resend lost before the capture point doubles it), so that what follows is
+ * another go-back (a NAK's, which waits for the NAK to reach the requester
+ * and replaces the go-back under way).  Unknown (false) before two
+ * resends. */
+static bool goback_paused(const struct half *h, int64_t silence)
+{
+	const struct half_rec *rc = h->x->rc;
+	uint32_t k = rc->cur.resent_packets;
+
+	return k >= 2 && silence > 0 &&
+	       (silence > 4 * (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1));
+}
+
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
  * the one an answer just closed: it does unless it goes back below what
  * the episode already resent, comes after a silence, or re-issues a READ
@@ -393,7 +409,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 	if ((h->in_episode || rc->episode_reopen) && retry_after_ack(h, p))
 		return false;
 	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
-	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2))
+	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2 &&
+	      !goback_paused(h, silence)))
 		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
@@ -508,6 +525,7 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	h->in_episode = true;
 	rc->episode_reopen = false;
 	rc->cur = e;
+	rc->episode_first_ns = ns;
 	rc->episode_top = qpt_psn_add(h->expected, -1);
 	rc->episode_next = psn;
 	/* Everything sent before was answered already (a READ's responses
@@ -521,7 +539,8 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	 * silence (a go-back of another cause, a READ re-issue whose READ the
 	 * capture missed), while a NAK was on its way: the NAK's own go-back
 	 * may still come (the NAK stays pending) */
-	rc->nak_below = e.trigger == QPT_TRIGGER_RESEND && above < 0 && h->nak_pending;
+	rc->nak_below = (e.trigger == QPT_TRIGGER_RESEND || e.trigger == QPT_TRIGGER_READ_RETRY) &&
+			above < 0 && h->nak_pending;
 	if (e.trigger != QPT_TRIGGER_READ_RETRY && !rc->nak_below)
 		h->nak_pending = false;
 	fl_dr(d)->gbn_episodes++;
