@@ -366,18 +366,20 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 }
 
 /* Whether the go-back under way stopped before this resend: a pause more
- * than four times its pace so far (the mean time between its resends; one
- * resend lost before the capture point doubles it), so that what follows is
- * another go-back (a NAK's, which waits for the NAK to reach the requester
- * and replaces the go-back under way).  Unknown (false) before two
- * resends. */
+ * than eight times its pace so far (the mean time between its resends, at
+ * least the microsecond of microsecond time stamps; one resend lost before
+ * the capture point doubles it, and a software sender's pace varies), so
+ * that what follows is another go-back (a NAK's, which waits for the NAK
+ * to reach the requester and replaces the go-back under way).  Unknown
+ * (false) before two resends. */
 static bool goback_paused(const struct half *h, int64_t silence)
 {
 	const struct half_rec *rc = h->x->rc;
 	uint32_t k = rc->cur.resent_packets;
 
-	return k >= 2 && silence > 0 &&
-	       (silence > 4 * (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1));
+	return k >= 2 &&
+	       silence > 8 * MAX((h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1),
+				 1000);
 }
 
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
