@@ -698,6 +698,7 @@ struct addr_halves {
 	uint8_t resp;	 /* the same for a responder */
 	bool stale;	 /* a fold moved halves: req and resp are made from all */
 	bool dirty;	 /* a half of it froze or thawed: the sweep's to visit */
+	bool ipid_varies; /* a half of it showed IPv4 IDs that change */
 	union {
 		struct half *in[ADDR_INLINE];
 		struct {

@@ -303,11 +303,22 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	 * (the ICRC covers the ID): the same bytes are the same sending */
 	bool same_id_same_sending;
 
-	if (p->ip_version == 4) {
-		if (h->seen_size && p->ip_id != h->last_ipid)
+	if (p->ip_version == 4 && !h->ipid_varies) {
+		/* (an ID is the sending host's: its other QPs to the same
+		 * host show how it numbers, before this one has sent twice) */
+		struct addr_halves *a = h->seen_size || p->ip_id ?
+			g_hash_table_lookup(fl->by_addr, h->key.src) : NULL;
+
+		if (h->seen_size && p->ip_id != h->last_ipid) {
 			h->ipid_varies = true;
-		h->last_ipid = p->ip_id;
+			if (a)
+				a->ipid_varies = true;
+		} else if (p->ip_id && a && a->ipid_varies) {
+			h->ipid_varies = true;
+		}
 	}
+	if (p->ip_version == 4)
+		h->last_ipid = p->ip_id;
 	same_id_same_sending = p->ip_version == 4 && h->ipid_varies;
 	if (fl->ntaps > 1) {
 		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns, same_id_same_sending);

@@ -408,6 +408,23 @@ static bool timer_again(struct half *h, uint32_t psn, int64_t silence)
 	return rc->cur.timeout && 4 * silence >= 3 * (rc->episode_first_ns - rc->cur.start_ns);
 }
 
+/* Whether the go-back under way stopped before this resend: a pause more
+ * than eight times its pace so far (the mean time between its resends, at
+ * least the microsecond of microsecond time stamps; one resend lost before
+ * the capture point doubles it, and a software sender's pace varies), so
+ * that what follows is another go-back (a NAK's, which waits for the NAK
+ * to reach the requester and replaces the go-back under way).  Unknown
+ * (false) before two resends. */
+static bool goback_paused(const struct half *h, int64_t silence)
+{
+	const struct half_rec *rc = h->x->rc;
+	uint32_t k = rc->cur.resent_packets;
+
+	return k >= 2 &&
+	       silence > 8 * MAX((h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1),
+				 1000);
+}
+
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
  * the one an answer just closed: it does unless it goes back below what
  * the episode already resent, comes after a silence, or re-issues a READ
@@ -437,7 +454,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 	if ((h->in_episode || rc->episode_reopen) && retry_after_ack(h, p))
 		return false;
 	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
-	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2))
+	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2 &&
+	      !goback_paused(h, silence)))
 		return false;
 	if (psn == rc->episode_next && nak_after_pause(h, psn, ns, silence))
 		return false;
@@ -570,7 +588,8 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	 * silence (a go-back of another cause, a READ re-issue whose READ the
 	 * capture missed), while a NAK was on its way: the NAK's own go-back
 	 * may still come (the NAK stays pending) */
-	rc->nak_below = e.trigger == QPT_TRIGGER_RESEND && above < 0 && h->nak_pending;
+	rc->nak_below = (e.trigger == QPT_TRIGGER_RESEND || e.trigger == QPT_TRIGGER_READ_RETRY) &&
+			above < 0 && h->nak_pending;
 	if (e.trigger != QPT_TRIGGER_READ_RETRY && !rc->nak_below)
 		h->nak_pending = false;
 	fl_dr(d)->gbn_episodes++;
@@ -702,6 +721,15 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					.detail = "PSNs skipped: lost before the capture point or "
 						  "from the capture" });
 		}
+		/* a NAK on its way whose PSN this new one reaches, from a
+		 * go-back not yet past that PSN or as its first sight: the
+		 * requester has passed it (its resends lost before the
+		 * capture point, or first sent now: the NAK's own go-back) */
+		if (h->nak_pending &&
+		    qpt_psn_diff(h->in_episode ? fl_rec(h)->episode_next : h->expected,
+				 fl_rec(h)->nak_psn) <= 0 &&
+		    qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0)
+			fl_rec(h)->nak_covered = true;
 		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		if (h->x && h->x->rc)
