@@ -752,8 +752,11 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
 	if (fi->conv >= 0) {
 		/* the direction said on the stream's line, its field hidden */
-		it = roce_add_gen(tree, hf_stream, tvb, (guint64)roce_conv_id(fi->conv));
-		proto_item_append_text(it, fi->dir ? " (b->a)" : " (a->b)");
+		guint32 id = (guint32)roce_conv_id(fi->conv);
+
+		it = proto_tree_add_uint_format_value(tree, hf_stream, tvb, 0, 0, id, "%u (%s)", id,
+						      fi->dir ? "b->a" : "a->b");
+		proto_item_set_generated(it);
 		proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
 		if (fi->ulp)
 			proto_item_set_generated(proto_tree_add_string(tree, hf_roce_ulp, tvb, 0, 0, fi->ulp));
@@ -808,9 +811,12 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		proto_item_set_hidden(roce_add_gen(at, hf_msg_op, tvb, fi->msg_op));
 		proto_item_set_hidden(roce_add_gen(at, hf_msg_length, tvb, fi->msg_len));
 		proto_item_set_hidden(roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets));
-		it = roce_add_gen(at, hf_msg_first_frame, tvb, fi->msg_first_frame);
-		proto_item_append_text(it, " (%s, %u bytes in %u packet%s)",
-				       val_to_str_const(fi->msg_op, QPT_VALS(qpt_op_names), "?"),
-				       fi->msg_len, fi->msg_packets, fi->msg_packets == 1 ? "" : "s");
+		it = proto_tree_add_uint_format_value(at, hf_msg_first_frame, tvb, 0, 0,
+						      fi->msg_first_frame, "%u (%s, %u bytes in %u packet%s)",
+						      fi->msg_first_frame,
+						      val_to_str_const(fi->msg_op, QPT_VALS(qpt_op_names), "?"),
+						      fi->msg_len, fi->msg_packets,
+						      fi->msg_packets == 1 ? "" : "s");
+		proto_item_set_generated(it);
 	}
 }

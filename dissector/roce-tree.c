@@ -330,22 +330,39 @@ static void show_payload(tvbuff_t *tvb, proto_tree *rt, int off, const struct qp
  * frame over: named from the frame's layers, or from the engine's record
  * when it decoded the whole frame), and a payload or ICRC cut by the
  * capture's snap length (not malformed: the analysis goes on). */
+static const char *const tunnel_layers[][2] = {
+	{ "mpls", "MPLS" }, { "gre", "GRE" }, { "erspan", "ERSPAN" }, { "vxlan", "VXLAN" },
+};
+static int tunnel_proto[G_N_ELEMENTS(tunnel_layers)]; /* their ids, at handoff */
+
 static void show_delivery(proto_tree *rt, tvbuff_t *tvb, packet_info *pinfo,
 			  const struct qpt_pkt *pkt)
 {
-	static const char *const layers[][2] = {
-		{ "mpls", "MPLS" }, { "gre", "GRE" }, { "erspan", "ERSPAN" }, { "vxlan", "VXLAN" },
-	};
-	wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+	gboolean seen[G_N_ELEMENTS(tunnel_layers)] = { FALSE };
+	gboolean any = FALSE;
+	wmem_strbuf_t *sb;
 	proto_item *it;
 	proto_tree *st;
 
+	/* the frame's layers walked once, by protocol id (this runs on
+	 * every frame: no name lookups) */
+	for (wmem_list_frame_t *f = wmem_list_head(pinfo->layers);
+	     f && !(pkt->flags & QPT_HAS_TUNNEL); f = wmem_list_frame_next(f)) {
+		int p = GPOINTER_TO_INT(wmem_list_frame_data(f));
+
+		for (size_t i = 0; i < G_N_ELEMENTS(tunnel_layers); i++)
+			if (p == tunnel_proto[i] && p > 0)
+				any = seen[i] = TRUE;
+	}
+	if (!any && !(pkt->flags & QPT_HAS_TUNNEL) && !pkt->cut_by_snaplen)
+		return;
+	sb = wmem_strbuf_new(pinfo->pool, "");
 	if (pkt->flags & QPT_HAS_TUNNEL)
 		wmem_strbuf_append(sb, qpt_tunnel_name(pkt->tunnel.kind));
-	for (size_t i = 0; !(pkt->flags & QPT_HAS_TUNNEL) && i < G_N_ELEMENTS(layers); i++)
-		if (proto_is_frame_protocol(pinfo->layers, layers[i][0]))
+	for (size_t i = 0; i < G_N_ELEMENTS(tunnel_layers); i++)
+		if (seen[i])
 			wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? "/" : "",
-						  layers[i][1]);
+						  tunnel_layers[i][1]);
 	if (!wmem_strbuf_get_len(sb) && !pkt->cut_by_snaplen)
 		return;
 	st = proto_tree_add_subtree_format(rt, tvb, 0, 0, ett_delivery, &it, "Delivered%s%s%s",
@@ -399,14 +416,25 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	proto_tree *rt, *st;
 	int len = (int)pkt->iba_len, bth, icrc_off = -1, payload_off = -1;
 	const gboolean quiet = builtin_shows(pkt);
+	/* compact: a right ICRC (and VCRC) is said on the top line only */
+	const gboolean icrc_good = quiet && (pkt->flags & QPT_HAS_ICRC) && pkt->icrc_checked &&
+				   pkt->icrc_ok;
+	const gboolean vcrc_good = icrc_good && (pkt->flags & QPT_HAS_VCRC) && pkt->vcrc_ok;
+	const char *tr = val_to_str_const(pkt->transport, QPT_VALS(qpt_transport_names), "?");
 
 	fi = roce_analyse(pinfo, pkt);
 
 	if (len <= 0 || len > (int)tvb_reported_length(tvb))
 		len = -1;
-	ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len,
-					    "%s (qptrace)",
-					    val_to_str_const(pkt->transport, QPT_VALS(qpt_transport_names), "?"));
+	/* the top line in one format (the verdicts' tags are appended later) */
+	if (pkt->flags & QPT_HAS_BTH)
+		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len,
+						    "%s (qptrace), %s QP=0x%06x PSN=%u%s%s", tr,
+						    opcode_name(pkt->bth.opcode), pkt->bth.dqpn,
+						    pkt->bth.psn, icrc_good ? ", ICRC correct" : "",
+						    vcrc_good ? ", VCRC correct" : "");
+	else
+		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len, "%s (qptrace)", tr);
 	rt = proto_item_add_subtree(ti, ett_roce);
 	/* the top line names it */
 	proto_item_set_hidden(roce_add_gen(rt, hf_transport, tvb, pkt->transport));
@@ -446,8 +474,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		const struct qpt_bth *h = &pkt->bth;
 
 		bth = (int)pkt->off_bth - base;
-		it = proto_tree_add_item(rt, hf_bth, tvb, bth, 12, ENC_NA);
-		proto_item_append_text(it, ", %s", opcode_name(h->opcode));
+		it = proto_tree_add_none_format(rt, hf_bth, tvb, bth, 12, "Base Transport Header, %s",
+						opcode_name(h->opcode));
 		hide_if(quiet, it);
 		st = proto_item_add_subtree(it, ett_bth);
 		add_val(st, hf_bth_opcode, tvb, bth, 1, h->opcode);
@@ -467,8 +495,6 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		/* The built-in dissector has no name for a CNP ("Unknown OpCode"). */
 		if (oi->flags & QPT_O_CNP)
 			col_append_str(pinfo->cinfo, COL_INFO, " [CNP]");
-		proto_item_append_text(ti, ", %s QP=0x%06x PSN=%u", opcode_name(h->opcode),
-				       h->dqpn, h->psn);
 
 		/* Extended transport headers, at the offsets the opcode table gives. */
 #define EXT(bit) (bth + 12 + qpt_hdr_offset(h->opcode, (bit)))
@@ -585,10 +611,9 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			if (!pkt->icrc_ok) {
 				expert_add_info(pinfo, b, &ei_icrc_bad);
 				col_append_str(pinfo->cinfo, COL_INFO, " [bad ICRC]");
-			} else if (quiet) {
+			} else if (icrc_good) {
 				/* the built-in shows the value; the top line says it is right */
 				proto_item_set_hidden(it);
-				proto_item_append_text(ti, ", ICRC correct");
 			}
 		} else {
 			proto_item_append_text(it, " [unverified]");
@@ -609,10 +634,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 				expert_add_info_format(pinfo, b, &ei_vcrc_bad,
 						       "Bad VCRC 0x%04x, expected 0x%04x",
 						       pkt->vcrc, pkt->vcrc_computed);
-			else if (pkt->vcrc_ok && quiet) {
+			else if (vcrc_good)
 				proto_item_set_hidden(it);
-				proto_item_append_text(ti, ", VCRC correct");
-			}
 		}
 	}
 
@@ -799,4 +822,6 @@ void roce_tree_register(void)
 
 void roce_tree_handoff(void)
 {
+	for (size_t i = 0; i < G_N_ELEMENTS(tunnel_layers); i++)
+		tunnel_proto[i] = proto_get_id_by_filter_name(tunnel_layers[i][0]);
 }
