@@ -59,7 +59,7 @@ static dissector_handle_t roce_udp_handle, roce_post_handle;
 static dissector_handle_t data_handle, udp_handle;
 static dissector_table_t udp_port_table;
 static int proto_infiniband = -1, proto_udp = -1, proto_icmp = -1, proto_icmpv6 = -1,
-	   proto_macc = -1;
+	   proto_macc = -1, proto_vlan = -1, proto_8021ad = -1;
 
 /* Preferences. */
 qpt_ws_bool roce_pref_check_icrc = TRUE;
@@ -369,8 +369,11 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 		ok = decode_ib(ds, off, pinfo, pkt);
 	if (!ok)
 		return 0;
-	/* its 802.1Q priority (the PFC and the ECN/CNP analyses) */
-	if (pkt->transport != QPT_TR_IB)
+	/* its 802.1Q priority (the PFC and the ECN/CNP analyses): only a frame
+	 * with a tag has one (Wireshark's vlan or ieee8021ad layer) */
+	if (pkt->transport != QPT_TR_IB &&
+	    (proto_vlan < 0 || proto_8021ad < 0 || has_layer(pinfo, proto_vlan) ||
+	     has_layer(pinfo, proto_8021ad)))
 		frame_pcp(ds, off, pinfo, pkt);
 	return roce_show(tvb_new_subset_remaining(ds, off), pinfo, tree, pkt);
 }
@@ -482,6 +485,8 @@ void proto_reg_handoff_roce(void)
 	proto_icmp = proto_get_id_by_filter_name("icmp");
 	proto_icmpv6 = proto_get_id_by_filter_name("icmpv6");
 	proto_macc = proto_get_id_by_filter_name("macc");
+	proto_vlan = proto_get_id_by_filter_name("vlan");
+	proto_8021ad = proto_get_id_by_filter_name("ieee8021ad");
 	roce_tree_handoff();
 	/* Before any preference moves it: the built-in handoffs ran, ours is
 	 * a plugin's, and preferences are applied after both. */
