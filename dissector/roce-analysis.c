@@ -753,9 +753,10 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->conv >= 0) {
 		/* the direction said on the stream's line, its field hidden */
 		guint32 id = (guint32)roce_conv_id(fi->conv);
+		char v[24];
 
-		it = proto_tree_add_uint_format_value(tree, hf_stream, tvb, 0, 0, id, "%u (%s)", id,
-						      fi->dir ? "b->a" : "a->b");
+		roce_put_dec_paren(v, id, fi->dir ? "b->a" : "a->b");
+		it = proto_tree_add_uint_format_value(tree, hf_stream, tvb, 0, 0, id, "%s", v);
 		proto_item_set_generated(it);
 		proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
 		if (fi->ulp)

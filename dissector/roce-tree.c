@@ -168,6 +168,57 @@ static void hide_if(gboolean hide, proto_item *it)
 		proto_item_set_hidden(it);
 }
 
+/* Text without printf (the top line is made on every frame: printf's
+ * conversions cost more than the rest of the line): p's end, NUL-terminated.
+ * The callers' buffers hold the longest line. */
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	*p = '\0';
+	return p;
+}
+
+static char *put_dec(char *p, guint32 v)
+{
+	char t[10];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+static char *put_hex6(char *p, guint32 v) /* as %06x */
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[8];
+	int n = 0;
+
+	do
+		t[n++] = hex[v & 0xf];
+	while ((v >>= 4) != 0);
+	while (n < 6)
+		t[n++] = '0';
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+/* "%u (%s)" of roce-analysis.c's stream line, without printf. */
+char *roce_put_dec_paren(char *p, guint32 v, const char *s)
+{
+	p = put_dec(p, v);
+	p = put_str(p, " (");
+	p = put_str(p, s);
+	return put_str(p, ")");
+}
+
 static const char *opcode_name(uint8_t op)
 {
 	return opcode_vals[op].strptr;
@@ -426,15 +477,23 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
 	if (len <= 0 || len > (int)tvb_reported_length(tvb))
 		len = -1;
-	/* the top line in one format (the verdicts' tags are appended later) */
-	if (pkt->flags & QPT_HAS_BTH)
-		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len,
-						    "%s (qptrace), %s QP=0x%06x PSN=%u%s%s", tr,
-						    opcode_name(pkt->bth.opcode), pkt->bth.dqpn,
-						    pkt->bth.psn, icrc_good ? ", ICRC correct" : "",
-						    vcrc_good ? ", VCRC correct" : "");
-	else
-		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len, "%s (qptrace)", tr);
+	/* the top line, "%s (qptrace), %s QP=0x%06x PSN=%u[, ICRC correct][,
+	 * VCRC correct]", made without printf (the verdicts' tags are
+	 * appended later) */
+	{
+		char top[192], *p = put_str(put_str(top, tr), " (qptrace)");
+
+		if (pkt->flags & QPT_HAS_BTH) {
+			p = put_str(put_str(p, ", "), opcode_name(pkt->bth.opcode));
+			p = put_hex6(put_str(p, " QP=0x"), pkt->bth.dqpn & 0xffffff);
+			p = put_dec(put_str(p, " PSN="), pkt->bth.psn);
+			if (icrc_good)
+				p = put_str(p, ", ICRC correct");
+			if (vcrc_good)
+				p = put_str(p, ", VCRC correct");
+		}
+		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len, "%s", top);
+	}
 	rt = proto_item_add_subtree(ti, ett_roce);
 	/* the top line names it */
 	proto_item_set_hidden(roce_add_gen(rt, hf_transport, tvb, pkt->transport));
@@ -474,9 +533,12 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		const struct qpt_bth *h = &pkt->bth;
 
 		bth = (int)pkt->off_bth - base;
-		it = proto_tree_add_none_format(rt, hf_bth, tvb, bth, 12, "Base Transport Header, %s",
-						opcode_name(h->opcode));
-		hide_if(quiet, it);
+		if (quiet) /* hidden: its name, not the opcode's too */
+			proto_item_set_hidden(it = proto_tree_add_item(rt, hf_bth, tvb, bth, 12, ENC_NA));
+		else
+			it = proto_tree_add_none_format(rt, hf_bth, tvb, bth, 12,
+							"Base Transport Header, %s",
+							opcode_name(h->opcode));
 		st = proto_item_add_subtree(it, ett_bth);
 		add_val(st, hf_bth_opcode, tvb, bth, 1, h->opcode);
 		add_val(st, hf_bth_se, tvb, bth + 1, 1, h->se);
@@ -604,8 +666,10 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		if (pkt->icrc_checked) {
 			proto_item *b;
 
-			proto_item_append_text(it, pkt->icrc_ok ? " [correct]" : " [incorrect, should be 0x%08x]",
-					       pkt->icrc_computed);
+			if (!icrc_good) /* else hidden: its status says it */
+				proto_item_append_text(it, pkt->icrc_ok ? " [correct]" :
+							   " [incorrect, should be 0x%08x]",
+						       pkt->icrc_computed);
 			roce_add_gen(st, hf_icrc_computed, tvb, pkt->icrc_computed);
 			b = roce_add_gen(st, hf_icrc_status, tvb, pkt->icrc_ok ? 1 : 0);
 			if (!pkt->icrc_ok) {
