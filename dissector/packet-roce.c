@@ -58,7 +58,8 @@ int roce_tap = -1;
 static dissector_handle_t roce_udp_handle, roce_post_handle;
 static dissector_handle_t data_handle, udp_handle;
 static dissector_table_t udp_port_table;
-static int proto_infiniband = -1, proto_udp = -1, proto_icmp = -1, proto_icmpv6 = -1;
+static int proto_infiniband = -1, proto_udp = -1, proto_icmp = -1, proto_icmpv6 = -1,
+	   proto_macc = -1, proto_vlan = -1, proto_8021ad = -1;
 
 /* Preferences. */
 qpt_ws_bool roce_pref_check_icrc = TRUE;
@@ -263,6 +264,14 @@ static void frame_pcp(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt
 
 /* The protocol the frame had just before proto (-1: none, or proto absent);
  * *quoted: an ICMP layer came before it (proto is inside an ICMP error). */
+static gboolean has_layer(packet_info *pinfo, int proto)
+{
+	for (wmem_list_frame_t *f = wmem_list_head(pinfo->layers); f; f = wmem_list_frame_next(f))
+		if (GPOINTER_TO_INT(wmem_list_frame_data(f)) == proto)
+			return TRUE;
+	return FALSE;
+}
+
 static int layer_before(packet_info *pinfo, int proto, gboolean *quoted)
 {
 	int prev = -1;
@@ -340,11 +349,12 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 	int prev;
 	gboolean ok, quoted;
 
-	if (proto_is_protocol_enabled(find_protocol_by_id(proto_roce)) &&
-	    proto_is_frame_protocol(pinfo->layers, "macc"))
+	if (!proto_is_protocol_enabled(find_protocol_by_id(proto_roce)))
+		return 0;
+	/* the frame's layers by id (this runs on every frame: no name lookups) */
+	if (proto_macc > 0 && has_layer(pinfo, proto_macc))
 		return roce_pfc_show(tvb, pinfo, tree); /* PFC, PAUSE (roce-pfc.c) */
-	if (proto_infiniband < 0 || !proto_is_protocol_enabled(find_protocol_by_id(proto_roce)) ||
-	    !proto_is_frame_protocol(pinfo->layers, "infiniband"))
+	if (proto_infiniband < 0 || !has_layer(pinfo, proto_infiniband))
 		return 0;
 	prev = layer_before(pinfo, proto_infiniband, &quoted);
 	/* A RoCE packet quoted in an ICMP error is not a transmission. */
@@ -359,8 +369,11 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 		ok = decode_ib(ds, off, pinfo, pkt);
 	if (!ok)
 		return 0;
-	/* its 802.1Q priority (the PFC and the ECN/CNP analyses) */
-	if (pkt->transport != QPT_TR_IB)
+	/* its 802.1Q priority (the PFC and the ECN/CNP analyses): only a frame
+	 * with a tag has one (Wireshark's vlan or ieee8021ad layer) */
+	if (pkt->transport != QPT_TR_IB &&
+	    (proto_vlan < 0 || proto_8021ad < 0 || has_layer(pinfo, proto_vlan) ||
+	     has_layer(pinfo, proto_8021ad)))
 		frame_pcp(ds, off, pinfo, pkt);
 	return roce_show(tvb_new_subset_remaining(ds, off), pinfo, tree, pkt);
 }
@@ -471,6 +484,9 @@ void proto_reg_handoff_roce(void)
 	proto_udp = proto_get_id_by_filter_name("udp");
 	proto_icmp = proto_get_id_by_filter_name("icmp");
 	proto_icmpv6 = proto_get_id_by_filter_name("icmpv6");
+	proto_macc = proto_get_id_by_filter_name("macc");
+	proto_vlan = proto_get_id_by_filter_name("vlan");
+	proto_8021ad = proto_get_id_by_filter_name("ieee8021ad");
 	roce_tree_handoff();
 	/* Before any preference moves it: the built-in handoffs ran, ours is
 	 * a plugin's, and preferences are applied after both. */

@@ -104,6 +104,8 @@ void roce_tree_register(void);
 int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	      const struct qpt_pkt *pkt);
 proto_item *roce_add_gen(proto_tree *t, int hf, tvbuff_t *tvb, guint64 v);
+/* p <- "V (S)" (decimal), without printf; returns p's end.  p holds 13 + strlen(s). */
+char *roce_put_dec_paren(char *p, guint32 v, const char *s);
 void roce_tree_handoff(void);
 
 /* ---- roce-pfc.c ----------------------------------------------------------- */

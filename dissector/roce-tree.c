@@ -161,6 +161,64 @@ static proto_item *add_ipv6(proto_tree *t, int hf, tvbuff_t *tvb, int off,
 	return proto_tree_add_ipv6(t, hf, tvb, off, 16, &x);
 }
 
+/* Hidden: filterable, not printed (a field the built-in tree shows). */
+static void hide_if(gboolean hide, proto_item *it)
+{
+	if (hide)
+		proto_item_set_hidden(it);
+}
+
+/* Text without printf (the top line is made on every frame: printf's
+ * conversions cost more than the rest of the line): p's end, NUL-terminated.
+ * The callers' buffers hold the longest line. */
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	*p = '\0';
+	return p;
+}
+
+static char *put_dec(char *p, guint32 v)
+{
+	char t[10];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+static char *put_hex6(char *p, guint32 v) /* as %06x */
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[8];
+	int n = 0;
+
+	do
+		t[n++] = hex[v & 0xf];
+	while ((v >>= 4) != 0);
+	while (n < 6)
+		t[n++] = '0';
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+/* "%u (%s)" of roce-analysis.c's stream line, without printf. */
+char *roce_put_dec_paren(char *p, guint32 v, const char *s)
+{
+	p = put_dec(p, v);
+	p = put_str(p, " (");
+	p = put_str(p, s);
+	return put_str(p, ")");
+}
+
 static const char *opcode_name(uint8_t op)
 {
 	return opcode_vals[op].strptr;
@@ -311,10 +369,11 @@ static void show_mad(proto_tree *t, tvbuff_t *tvb, int mo, const struct qpt_pkt 
 /* The payload as bytes: the built-in dissector handed it to the payload
  * heuristics (infiniband.payload) already, and an upper layer found there
  * has its own tree. */
-static void show_payload(tvbuff_t *tvb, proto_tree *rt, int off, const struct qpt_pkt *pkt)
+static void show_payload(tvbuff_t *tvb, proto_tree *rt, int off, const struct qpt_pkt *pkt,
+			 gboolean quiet)
 {
 	if (pkt->payload_len)
-		proto_tree_add_item(rt, hf_payload, tvb, off, (int)pkt->payload_len, ENC_NA);
+		hide_if(quiet, proto_tree_add_item(rt, hf_payload, tvb, off, (int)pkt->payload_len, ENC_NA));
 }
 
 /* How the frame was delivered: the tunnel a switch mirror or an overlay
@@ -322,22 +381,39 @@ static void show_payload(tvbuff_t *tvb, proto_tree *rt, int off, const struct qp
  * frame over: named from the frame's layers, or from the engine's record
  * when it decoded the whole frame), and a payload or ICRC cut by the
  * capture's snap length (not malformed: the analysis goes on). */
+static const char *const tunnel_layers[][2] = {
+	{ "mpls", "MPLS" }, { "gre", "GRE" }, { "erspan", "ERSPAN" }, { "vxlan", "VXLAN" },
+};
+static int tunnel_proto[G_N_ELEMENTS(tunnel_layers)]; /* their ids, at handoff */
+
 static void show_delivery(proto_tree *rt, tvbuff_t *tvb, packet_info *pinfo,
 			  const struct qpt_pkt *pkt)
 {
-	static const char *const layers[][2] = {
-		{ "mpls", "MPLS" }, { "gre", "GRE" }, { "erspan", "ERSPAN" }, { "vxlan", "VXLAN" },
-	};
-	wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+	gboolean seen[G_N_ELEMENTS(tunnel_layers)] = { FALSE };
+	gboolean any = FALSE;
+	wmem_strbuf_t *sb;
 	proto_item *it;
 	proto_tree *st;
 
+	/* the frame's layers walked once, by protocol id (this runs on
+	 * every frame: no name lookups) */
+	for (wmem_list_frame_t *f = wmem_list_head(pinfo->layers);
+	     f && !(pkt->flags & QPT_HAS_TUNNEL); f = wmem_list_frame_next(f)) {
+		int p = GPOINTER_TO_INT(wmem_list_frame_data(f));
+
+		for (size_t i = 0; i < G_N_ELEMENTS(tunnel_layers); i++)
+			if (p == tunnel_proto[i] && p > 0)
+				any = seen[i] = TRUE;
+	}
+	if (!any && !(pkt->flags & QPT_HAS_TUNNEL) && !pkt->cut_by_snaplen)
+		return;
+	sb = wmem_strbuf_new(pinfo->pool, "");
 	if (pkt->flags & QPT_HAS_TUNNEL)
 		wmem_strbuf_append(sb, qpt_tunnel_name(pkt->tunnel.kind));
-	for (size_t i = 0; !(pkt->flags & QPT_HAS_TUNNEL) && i < G_N_ELEMENTS(layers); i++)
-		if (proto_is_frame_protocol(pinfo->layers, layers[i][0]))
+	for (size_t i = 0; i < G_N_ELEMENTS(tunnel_layers); i++)
+		if (seen[i])
 			wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? "/" : "",
-						  layers[i][1]);
+						  tunnel_layers[i][1]);
 	if (!wmem_strbuf_get_len(sb) && !pkt->cut_by_snaplen)
 		return;
 	st = proto_tree_add_subtree_format(rt, tvb, 0, 0, ett_delivery, &it, "Delivered%s%s%s",
@@ -352,8 +428,35 @@ static void show_delivery(proto_tree *rt, tvbuff_t *tvb, packet_info *pinfo,
 		proto_item_set_generated(proto_tree_add_boolean(st, hf_delivery_cut, tvb, 0, 0, TRUE));
 }
 
+/* Whether the built-in InfiniBand dissector's tree (4.0 to 4.6) shows this
+ * packet's headers (LRH, GRH, BTH and the extended transport headers) with
+ * the values the engine read: tests/tshark_diff.py compares them field by
+ * field on every capture, and the plugin test checks it on every frame it
+ * prints compact.  Its exceptions are the opcodes it does not decode
+ * alike (CNP and the other manufacturer opcodes; XRC, whose XRCETH it does
+ * not read; RD, whose headers it reads 8 bytes late; FLUSH and ATOMIC
+ * WRITE, unknown to 4.0; reserved ones), a malformed packet (the built-in
+ * may stop elsewhere), and FECN/BECN, which it shows as a "Reserved" byte.
+ * On such a packet the roce header fields are added hidden: still
+ * filterable, not printed again (tshark -V, the packet details). */
+static gboolean builtin_shows(const struct qpt_pkt *pkt)
+{
+	const guint8 op = pkt->bth.opcode;
+
+	if (pkt->error != QPT_E_OK || !(pkt->flags & QPT_HAS_BTH) ||
+	    pkt->bth.fecn || pkt->bth.becn)
+		return FALSE;
+	return op <= 0x14 || op == 0x16 || op == 0x17 ||	/* RC */
+	       (op >= 0x20 && op <= 0x2b) ||			/* UC */
+	       op == 0x64 || op == 0x65;			/* UD */
+}
+
 /* Shows a decoded record.  tvb starts at the IBA packet (record offset
- * pkt->off_iba). */
+ * pkt->off_iba).  Compact (quiet) on a packet whose headers the built-in
+ * tree shows (builtin_shows()): one line says what only the plugin knows
+ * (the opcode's name, QP, PSN, the ICRC check, the verdicts' tags), then
+ * the stream and the analysis when it has something to say; the header
+ * fields are there hidden, every roce.* field stays filterable. */
 int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		const struct qpt_pkt *pkt)
 {
@@ -363,22 +466,44 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	proto_item *ti, *it;
 	proto_tree *rt, *st;
 	int len = (int)pkt->iba_len, bth, icrc_off = -1, payload_off = -1;
+	const gboolean quiet = builtin_shows(pkt);
+	/* compact: a right ICRC (and VCRC) is said on the top line only */
+	const gboolean icrc_good = quiet && (pkt->flags & QPT_HAS_ICRC) && pkt->icrc_checked &&
+				   pkt->icrc_ok;
+	const gboolean vcrc_good = icrc_good && (pkt->flags & QPT_HAS_VCRC) && pkt->vcrc_ok;
+	const char *tr = val_to_str_const(pkt->transport, QPT_VALS(qpt_transport_names), "?");
 
 	fi = roce_analyse(pinfo, pkt);
 
 	if (len <= 0 || len > (int)tvb_reported_length(tvb))
 		len = -1;
-	ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len,
-					    "%s (qptrace)",
-					    val_to_str_const(pkt->transport, QPT_VALS(qpt_transport_names), "?"));
+	/* the top line, "%s (qptrace), %s QP=0x%06x PSN=%u[, ICRC correct][,
+	 * VCRC correct]", made without printf (the verdicts' tags are
+	 * appended later) */
+	{
+		char top[192], *p = put_str(put_str(top, tr), " (qptrace)");
+
+		if (pkt->flags & QPT_HAS_BTH) {
+			p = put_str(put_str(p, ", "), opcode_name(pkt->bth.opcode));
+			p = put_hex6(put_str(p, " QP=0x"), pkt->bth.dqpn & 0xffffff);
+			p = put_dec(put_str(p, " PSN="), pkt->bth.psn);
+			if (icrc_good)
+				p = put_str(p, ", ICRC correct");
+			if (vcrc_good)
+				p = put_str(p, ", VCRC correct");
+		}
+		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len, "%s", top);
+	}
 	rt = proto_item_add_subtree(ti, ett_roce);
-	it = roce_add_gen(rt, hf_transport, tvb, pkt->transport);
+	/* the top line names it */
+	proto_item_set_hidden(roce_add_gen(rt, hf_transport, tvb, pkt->transport));
 
 	if (pkt->flags & QPT_HAS_LRH) {
 		const struct qpt_lrh *l = &pkt->lrh;
 		int o = 0;
 
 		it = proto_tree_add_item(rt, hf_lrh, tvb, o, 8, ENC_NA);
+		hide_if(quiet, it);
 		st = proto_item_add_subtree(it, ett_lrh);
 		add_val(st, hf_lrh_vl, tvb, o, 1, l->vl);
 		add_val(st, hf_lrh_lver, tvb, o, 1, l->lver);
@@ -393,6 +518,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		int o = pkt->flags & QPT_HAS_LRH ? 8 : 0;
 
 		it = proto_tree_add_item(rt, hf_grh, tvb, o, 40, ENC_NA);
+		hide_if(quiet, it);
 		st = proto_item_add_subtree(it, ett_grh);
 		add_val(st, hf_grh_ipver, tvb, o, 4, g->ipver);
 		add_val(st, hf_grh_tclass, tvb, o, 4, g->tclass);
@@ -407,8 +533,12 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		const struct qpt_bth *h = &pkt->bth;
 
 		bth = (int)pkt->off_bth - base;
-		it = proto_tree_add_item(rt, hf_bth, tvb, bth, 12, ENC_NA);
-		proto_item_append_text(it, ", %s", opcode_name(h->opcode));
+		if (quiet) /* hidden: its name, not the opcode's too */
+			proto_item_set_hidden(it = proto_tree_add_item(rt, hf_bth, tvb, bth, 12, ENC_NA));
+		else
+			it = proto_tree_add_none_format(rt, hf_bth, tvb, bth, 12,
+							"Base Transport Header, %s",
+							opcode_name(h->opcode));
 		st = proto_item_add_subtree(it, ett_bth);
 		add_val(st, hf_bth_opcode, tvb, bth, 1, h->opcode);
 		add_val(st, hf_bth_se, tvb, bth + 1, 1, h->se);
@@ -427,32 +557,34 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		/* The built-in dissector has no name for a CNP ("Unknown OpCode"). */
 		if (oi->flags & QPT_O_CNP)
 			col_append_str(pinfo->cinfo, COL_INFO, " [CNP]");
-		proto_item_append_text(ti, ", %s QP=0x%06x PSN=%u", opcode_name(h->opcode),
-				       h->dqpn, h->psn);
 
 		/* Extended transport headers, at the offsets the opcode table gives. */
 #define EXT(bit) (bth + 12 + qpt_hdr_offset(h->opcode, (bit)))
 		if (pkt->flags & QPT_H_RDETH) {
-			st = proto_tree_add_subtree(rt, tvb, EXT(QPT_H_RDETH), 4, ett_ext, NULL, "RDETH");
+			st = proto_tree_add_subtree(rt, tvb, EXT(QPT_H_RDETH), 4, ett_ext, &it, "RDETH");
+			hide_if(quiet, it);
 			add_val(st, hf_rdeth_eecnxt, tvb, EXT(QPT_H_RDETH) + 1, 3, pkt->rdeth_eecnxt);
 		}
 		if (pkt->flags & QPT_H_DETH) {
 			int o = EXT(QPT_H_DETH);
 
-			st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, NULL, "DETH");
+			st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, &it, "DETH");
+			hide_if(quiet, it);
 			add_val(st, hf_deth_qkey, tvb, o, 4, pkt->deth.qkey);
 			add_val(st, hf_deth_sqpn, tvb, o + 5, 3, pkt->deth.sqpn);
 		}
 		if (pkt->flags & QPT_H_XRCETH) {
 			int o = EXT(QPT_H_XRCETH);
 
-			st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, NULL, "XRCETH");
+			st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, &it, "XRCETH");
+			hide_if(quiet, it);
 			add_val(st, hf_xrceth_srq, tvb, o + 1, 3, pkt->xrceth_srq);
 		}
 		if (pkt->flags & QPT_H_FETH) {
 			int o = EXT(QPT_H_FETH);
 
-			st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, NULL, "FETH");
+			st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, &it, "FETH");
+			hide_if(quiet, it);
 			add_val(st, hf_feth, tvb, o, 4, pkt->feth);
 			add_val(st, hf_feth_sel, tvb, o + 3, 1, pkt->feth_sel_level);
 			add_val(st, hf_feth_placement, tvb, o + 3, 1, pkt->feth_placement);
@@ -460,7 +592,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		if (pkt->flags & QPT_H_RETH) {
 			int o = EXT(QPT_H_RETH);
 
-			st = proto_tree_add_subtree(rt, tvb, o, 16, ett_ext, NULL, "RETH");
+			st = proto_tree_add_subtree(rt, tvb, o, 16, ett_ext, &it, "RETH");
+			hide_if(quiet, it);
 			add_val(st, hf_reth_va, tvb, o, 8, pkt->reth.va);
 			add_val(st, hf_reth_rkey, tvb, o + 8, 4, pkt->reth.rkey);
 			add_val(st, hf_reth_dmalen, tvb, o + 12, 4, pkt->reth.dmalen);
@@ -468,7 +601,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		if (pkt->flags & QPT_H_ATOMICETH) {
 			int o = EXT(QPT_H_ATOMICETH);
 
-			st = proto_tree_add_subtree(rt, tvb, o, 28, ett_ext, NULL, "AtomicETH");
+			st = proto_tree_add_subtree(rt, tvb, o, 28, ett_ext, &it, "AtomicETH");
+			hide_if(quiet, it);
 			add_val(st, hf_atomiceth_va, tvb, o, 8, pkt->atomiceth.va);
 			add_val(st, hf_atomiceth_rkey, tvb, o + 8, 4, pkt->atomiceth.rkey);
 			add_val(st, hf_atomiceth_swap, tvb, o + 12, 8, pkt->atomiceth.swap);
@@ -478,8 +612,9 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			const struct qpt_aeth *a = &pkt->aeth;
 			int o = EXT(QPT_H_AETH);
 
-			st = proto_tree_add_subtree_format(rt, tvb, o, 4, ett_ext, NULL, "AETH, %s",
+			st = proto_tree_add_subtree_format(rt, tvb, o, 4, ett_ext, &it, "AETH, %s",
 							   val_to_str_const(a->kind, QPT_VALS(qpt_aeth_kind_descr), "?"));
+			hide_if(quiet, it);
 			add_val(st, hf_aeth_syndrome, tvb, o, 1, a->syndrome);
 			add_val(st, hf_aeth_kind, tvb, o, 1, a->kind);
 			if (a->kind == QPT_AETH_ACK)
@@ -493,15 +628,17 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		if (pkt->flags & QPT_H_ATOMICACKETH) {
 			int o = EXT(QPT_H_ATOMICACKETH);
 
-			st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, NULL, "AtomicAckETH");
+			st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, &it, "AtomicAckETH");
+			hide_if(quiet, it);
 			add_val(st, hf_atomicacketh_orig, tvb, o, 8, pkt->atomicacketh_orig);
 		}
 		if (pkt->flags & QPT_H_IMMDT)
-			add_val(rt, hf_immdt, tvb, EXT(QPT_H_IMMDT), 4, pkt->immdt);
+			hide_if(quiet, add_val(rt, hf_immdt, tvb, EXT(QPT_H_IMMDT), 4, pkt->immdt));
 		if (pkt->flags & QPT_H_IETH)
-			add_val(rt, hf_ieth, tvb, EXT(QPT_H_IETH), 4, pkt->ieth);
+			hide_if(quiet, add_val(rt, hf_ieth, tvb, EXT(QPT_H_IETH), 4, pkt->ieth));
 #undef EXT
-		roce_add_gen(rt, hf_payload_len, tvb, pkt->payload_len);
+		/* the built-in's data or upper layer has it */
+		hide_if(quiet, roce_add_gen(rt, hf_payload_len, tvb, pkt->payload_len));
 		if (pkt->flags & QPT_HAS_ICRC) {
 			int po = (int)pkt->off_payload - base;
 
@@ -510,8 +647,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			else if ((oi->flags & QPT_O_VALID) || (h->opcode & 0xe0) == QPT_SVC_MANUF)
 				payload_off = po; /* handed on last, below */
 			if (h->pad)
-				proto_tree_add_item(rt, hf_pad, tvb, po + (int)pkt->payload_len,
-						    h->pad, ENC_NA);
+				hide_if(quiet, proto_tree_add_item(rt, hf_pad, tvb, po + (int)pkt->payload_len,
+								   h->pad, ENC_NA));
 			icrc_off = po + (int)pkt->payload_len + h->pad;
 		}
 	} else if (pkt->flags & QPT_HAS_LRH && pkt->error == QPT_E_OK) {
@@ -529,13 +666,18 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		if (pkt->icrc_checked) {
 			proto_item *b;
 
-			proto_item_append_text(it, pkt->icrc_ok ? " [correct]" : " [incorrect, should be 0x%08x]",
-					       pkt->icrc_computed);
+			if (!icrc_good) /* else hidden: its status says it */
+				proto_item_append_text(it, pkt->icrc_ok ? " [correct]" :
+							   " [incorrect, should be 0x%08x]",
+						       pkt->icrc_computed);
 			roce_add_gen(st, hf_icrc_computed, tvb, pkt->icrc_computed);
 			b = roce_add_gen(st, hf_icrc_status, tvb, pkt->icrc_ok ? 1 : 0);
 			if (!pkt->icrc_ok) {
 				expert_add_info(pinfo, b, &ei_icrc_bad);
 				col_append_str(pinfo->cinfo, COL_INFO, " [bad ICRC]");
+			} else if (icrc_good) {
+				/* the built-in shows the value; the top line says it is right */
+				proto_item_set_hidden(it);
 			}
 		} else {
 			proto_item_append_text(it, " [unverified]");
@@ -556,6 +698,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 				expert_add_info_format(pinfo, b, &ei_vcrc_bad,
 						       "Bad VCRC 0x%04x, expected 0x%04x",
 						       pkt->vcrc, pkt->vcrc_computed);
+			else if (vcrc_good)
+				proto_item_set_hidden(it);
 		}
 	}
 
@@ -576,7 +720,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	/* Last: the payload goes to the InfiniBand payload heuristics (or
 	 * data), which may throw; every RoCE item is in the tree by now. */
 	if (payload_off >= 0)
-		show_payload(tvb, rt, payload_off, pkt);
+		show_payload(tvb, rt, payload_off, pkt, quiet);
 	return tvb_captured_length(tvb);
 }
 
@@ -742,4 +886,6 @@ void roce_tree_register(void)
 
 void roce_tree_handoff(void)
 {
+	for (size_t i = 0; i < G_N_ELEMENTS(tunnel_layers); i++)
+		tunnel_proto[i] = proto_get_id_by_filter_name(tunnel_layers[i][0]);
 }

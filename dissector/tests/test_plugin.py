@@ -1700,6 +1700,131 @@ def check_two_pass_random(env, bare, cap, cap_multi):
                "(the built-in RPCoRDMA's own)" if theirs else f"{what}: no dissector bug")
 
 
+# ---- the compact tree: what the built-in tree shows is not printed twice -------
+
+# roce header field -> the built-in dissector's field with the same value
+# (tests/tshark_diff.py's mapping; the built-in puts AtomicETH's VA and
+# R_Key in its RETH fields).
+BUILTIN_TWIN = {
+    "roce.lrh.vl": "infiniband.lrh.vl", "roce.lrh.lver": "infiniband.lrh.lver",
+    "roce.lrh.sl": "infiniband.lrh.sl", "roce.lrh.lnh": "infiniband.lrh.lnh",
+    "roce.lrh.dlid": "infiniband.lrh.dlid", "roce.lrh.pktlen": "infiniband.lrh.pktlen",
+    "roce.lrh.slid": "infiniband.lrh.slid",
+    "roce.grh.ipver": "infiniband.grh.ipver", "roce.grh.tclass": "infiniband.grh.tclass",
+    "roce.grh.flowlabel": "infiniband.grh.flowlabel", "roce.grh.paylen": "infiniband.grh.paylen",
+    "roce.grh.nxthdr": "infiniband.grh.nxthdr", "roce.grh.hoplmt": "infiniband.grh.hoplmt",
+    "roce.grh.sgid": "infiniband.grh.sgid", "roce.grh.dgid": "infiniband.grh.dgid",
+    "roce.bth.opcode": "infiniband.bth.opcode", "roce.bth.se": "infiniband.bth.se",
+    "roce.bth.m": "infiniband.bth.m", "roce.bth.padcnt": "infiniband.bth.padcnt",
+    "roce.bth.tver": "infiniband.bth.tver", "roce.bth.pkey": "infiniband.bth.p_key",
+    "roce.bth.dqpn": "infiniband.bth.destqp", "roce.bth.ackreq": "infiniband.bth.a",
+    "roce.bth.resv7": "infiniband.bth.reserved7", "roce.bth.psn": "infiniband.bth.psn",
+    "roce.rdeth.eecnxt": "infiniband.rdeth.eecnxt",
+    "roce.deth.qkey": "infiniband.deth.q_key", "roce.deth.sqpn": "infiniband.deth.srcqp",
+    "roce.reth.va": "infiniband.reth.va", "roce.reth.rkey": "infiniband.reth.r_key",
+    "roce.reth.dmalen": "infiniband.reth.dmalen",
+    "roce.atomiceth.va": "infiniband.reth.va", "roce.atomiceth.rkey": "infiniband.reth.r_key",
+    "roce.atomiceth.swap": "infiniband.atomiceth.swapdt",
+    "roce.atomiceth.compare": "infiniband.atomiceth.cmpdt",
+    "roce.aeth.syndrome": "infiniband.aeth.syndrome", "roce.aeth.msn": "infiniband.aeth.msn",
+    "roce.aeth.kind": "infiniband.aeth.syndrome.opcode",
+    "roce.aeth.credits": "infiniband.aeth.syndrome.credit_count",
+    "roce.aeth.rnr_timer": "infiniband.aeth.syndrome.timer",
+    "roce.aeth.nak_code": "infiniband.aeth.syndrome.error_code",
+    "roce.atomicacketh.orig": "infiniband.atomicacketh.origremdt",
+    "roce.immdt": "infiniband.immdt", "roce.ieth": "infiniband.ieth",
+}
+# built-in fields of type FT_BYTES (printed as hex digits without 0x)
+BUILTIN_BYTES = ("infiniband.immdt", "infiniband.ieth")
+# the roce tree's header items, as tshark -V prints them
+HEADER_LINES = ("Local Route Header", "Global Route Header", "Base Transport Header",
+                "RDETH", "DETH", "XRCETH", "FETH", "RETH", "AtomicETH", "AETH",
+                "AtomicAckETH", "Immediate Data:", "Invalidate R_Key:", "[Payload Length:",
+                "Payload:", "[Transport:", "[Direction:")
+
+
+def roce_sections(text):
+    """frame number -> the lines of its roce tree in tshark -V (the top
+    line: "<transport> (qptrace), ...")."""
+    frames, cur, sec = {}, None, None
+    for line in text.splitlines():
+        m = re.match(r"Frame (\d+):", line)
+        if m:
+            cur, sec = int(m.group(1)), None
+            continue
+        if cur is None or not line:
+            continue
+        if not line.startswith(" "):
+            sec = None
+            if re.match(r"(RoCEv2|RoCEv1|IB) \(qptrace\)", line):
+                sec = frames.setdefault(cur, [])
+        if sec is not None:
+            sec.append(line)
+    return frames
+
+
+def check_compact(env, caps):
+    """The roce tree is compact where the built-in tree shows the headers:
+    on such a frame tshark -V prints no roce header item (their fields are
+    there hidden: each has the value of its built-in twin, which is there),
+    the top line says the ICRC is correct (a bad one is printed, with its
+    expert info); on the others (CNP, XRC, RD, malformed, FECN/BECN) the
+    roce header tree is printed.  Over
+    every capture of captures/public and captures/made, merged (but those
+    of LINKTYPE_INFINIBAND, which 4.0 cannot read; IB in ERF is there)."""
+    caps = [(c, l) for c, l in caps if linktype(c) != 247]
+    merged = os.path.join(env.caps, "gen_compact_all.pcapng")
+    p = subprocess.run(["mergecap", "-a", "-w", merged] + [c for c, _ in caps],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fail("compact tree", f"mergecap: {p.stderr.strip()[-200:]}")
+        return
+    env.fix_owner()
+    rc, out, err = env.tshark(["-r", merged, "-V"])
+    secs = roce_sections(out)
+    twins = list(BUILTIN_TWIN.items())
+    rows, err = tshark_fields(env, merged, [f for pair in twins for f in pair] +
+                              ["roce.icrc.status", "roce.vcrc.status", "roce.bth.fecn",
+                               "roce.bth.becn", "roce.error", "roce.bth"])
+    if rows is None:
+        fail("compact tree", err)
+        return
+    compact, full, bad = 0, 0, []
+    for n, r in sorted(rows.items()):
+        sec = secs.get(n)
+        if not r.get("roce.bth") or sec is None:
+            continue
+        items = [l.strip() for l in sec[1:]]
+        printed = [h for h in HEADER_LINES if any(i.startswith(h) for i in items)]
+        is_compact = not any(i.startswith("Base Transport Header") for i in items)
+        icrc_bad = r["roce.icrc.status"] == "0" or r["roce.vcrc.status"] == "0"
+        if icrc_bad and not any(i.startswith(("Invariant CRC:", "Variant CRC:")) for i in items):
+            bad.append(f"frame {n}: bad CRC not printed")
+        if not is_compact:
+            full += 1
+            continue
+        compact += 1
+        if printed:
+            bad.append(f"frame {n}: compact, but prints {printed}")
+        if r["roce.error"] or parse_num(r["roce.bth.fecn"]) or parse_num(r["roce.bth.becn"]):
+            bad.append(f"frame {n}: compact with a decode error or FECN/BECN")
+        if r["roce.icrc.status"] == "1" and "ICRC correct" not in sec[0]:
+            bad.append(f"frame {n}: top line does not say ICRC correct: {sec[0]}")
+        for mine, theirs in twins:
+            if r[mine] == "":
+                continue
+            want = int(r[theirs], 16) if theirs in BUILTIN_BYTES and r[theirs] else parse_num(r[theirs])
+            if r[theirs] == "" or parse_num(r[mine]) != want:
+                bad.append(f"frame {n}: {mine}={r[mine]!r} hidden, built-in {theirs}={r[theirs]!r}")
+    what = f"compact roce tree over {len(caps)} captures ({compact} compact frames, {full} full)"
+    if bad:
+        fail(what, f"{len(bad)} problems: " + "; ".join(bad[:8]))
+    elif compact < 1000 or full < 10:
+        fail(what, "too few frames of either kind to say anything")
+    else:
+        ok(f"{what}: every hidden header field equals the built-in's, bad CRCs printed")
+
+
 # ---- the colouring rules (dissector/roce.colorfilters) --------------------------------
 
 COLOR_CAPTURES = ("bad_icrc", "naks", "nak_gbn", "rnr", "cnp_ecn", "timeout_resend",
@@ -1913,6 +2038,8 @@ def main():
                 "public/linlinw5_rping.pcap")])
         else:
             fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
+
+        check_compact(env, [(c, l) for c, l in caps if l.startswith(("public/", "made/"))])
 
         here = os.path.dirname(os.path.abspath(__file__))
         check_colorfilters(env, made, os.path.join(here, "..", "roce.colorfilters"),
