@@ -61,6 +61,28 @@ static void ack_requests(struct half *h, struct half *t,
 		fl_episode_close(t, frame, ns);
 }
 
+/* Whether requester t has a READ or atomic before psn that the capture
+ * saw no (full) answer to: an RNR NAK at psn then tells the requester that
+ * its answer was lost (an implied NAK: rxe_comp.c check_psn() retries the
+ * READ or atomic and takes the RNR NAK for nothing more), so no RNR retry
+ * follows. */
+static bool unanswered_before(struct half *t, uint32_t psn)
+{
+	struct qpt_dir *td = fl_dir_of(t);
+	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) :
+			td && td->psn_seen ? td->first_psn : psn;
+	int32_t n = qpt_psn_diff(psn, from);
+
+	for (int32_t i = 0; i < n && i < (int32_t)WIN_SIZE; i++) {
+		uint32_t q = qpt_psn_add(from, i);
+		struct slot *s = fl_slot_of(t, WIN_REQ, q, false);
+
+		if ((s && s->asks) || (t->nreads && fl_read_find(t, q)))
+			return true;
+	}
+	return false;
+}
+
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v)
 {
@@ -151,12 +173,13 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					.kind = QPT_VB_RNR_NAK, .psn = psn, .code = a->value,
 					.duration_ns = (int64_t)(qpt_rnr_timer_us(a->value) * 1000),
 					.detail = "receiver not ready" });
-			if (t) {
+			if (t && !unanswered_before(t, psn)) {
 				t->rnr_pending = true;
 				fl_rec(t)->rnr_frame = frame;
 				fl_rec(t)->rnr_ns = ns;
 				fl_rec(t)->rnr_psn = psn;
 				fl_rec(t)->rnr_timer = a->value;
+				fl_rec(t)->rnr_covered = false;
 			}
 			return;
 		}

@@ -432,7 +432,14 @@ static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn
 	int32_t above = qpt_psn_diff(psn, rc->rnr_psn);
 	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
 
-	if (above < 0 || ns - rc->rnr_ns < timer / 2)
+	if (above < 0 || ns - rc->rnr_ns < (rc->rnr_covered ? timer : timer / 2))
+		return false;
+	/* the go-back under way, past the RNR NAK's PSN already, going on
+	 * at its next PSN (or past it): what the requester sent before the
+	 * RNR NAK reached it (a retry from above the PSN would have lost
+	 * every resend up to there) */
+	if (above > 0 && h->in_episode && qpt_psn_diff(psn, rc->episode_next) >= 0 &&
+	    qpt_psn_diff(rc->episode_next, rc->rnr_psn) > 0)
 		return false;
 	return !rnr_nak_missed(fl, h, ns, silence);
 }
@@ -752,6 +759,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				.kind = QPT_VB_READ_RETRY, .psn = psn, .original_frame = rr->frame,
 				.detail = "READ re-issued inside its response range" });
 	}
+	/* a resend long past the RNR timer, after a silence: the RNR NAK
+	 * never reached the requester, no retry of it will come */
+	if (h->rnr_pending && rnr_nak_missed(fl, h, ns, silence))
+		h->rnr_pending = false;
 	if (h->rnr_resend && !h->in_episode && silence < fl->o.timeout_gap_ns &&
 	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
 		/* the rest resent after an RNR NAK (from above its next PSN
@@ -783,7 +794,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * timer: the requester did not wait for it, no retry of its
 		 * own follows */
 		if (h->rnr_pending && psn == fl_rec(h)->rnr_psn)
-			h->rnr_pending = false;
+			fl_rec(h)->rnr_covered = true;
 		/* the go-back, not yet past the PSN of a NAK on its way (a
 		 * READ re-issue left it pending), resends it or jumps over it
 		 * (its resend lost before the capture point): that NAK's own
