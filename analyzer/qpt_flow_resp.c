@@ -61,23 +61,21 @@ static void ack_requests(struct half *h, struct half *t,
 		fl_episode_close(t, frame, ns);
 }
 
-/* Whether requester t has a READ or atomic before psn that the capture
- * saw no (full) answer to: an RNR NAK at psn then tells the requester that
- * its answer was lost (an implied NAK: rxe_comp.c check_psn() retries the
- * READ or atomic and takes the RNR NAK for nothing more), so no RNR retry
- * follows. */
-static bool unanswered_before(struct half *t, uint32_t psn)
+/* Whether requester t has a READ before psn whose responses stopped short
+ * (some came, its last not): an RNR NAK at psn then tells the requester
+ * that the rest was lost (an implied NAK: rxe_comp.c check_psn() re-issues
+ * the READ and takes the RNR NAK for nothing more), so no RNR retry
+ * follows.  (A READ with no response captured at all may be one the
+ * capture missed the answer to: not enough.) */
+static bool read_cut_before(struct half *t, uint32_t psn)
 {
-	struct qpt_dir *td = fl_dir_of(t);
-	uint32_t from = t->any_acked ? qpt_psn_add(t->acked, 1) :
-			td && td->psn_seen ? td->first_psn : psn;
+	uint32_t from = qpt_psn_add(t->acked, 1);
 	int32_t n = qpt_psn_diff(psn, from);
 
-	for (int32_t i = 0; i < n && i < (int32_t)WIN_SIZE; i++) {
-		uint32_t q = qpt_psn_add(from, i);
-		struct slot *s = fl_slot_of(t, WIN_REQ, q, false);
+	for (int32_t i = 0; t->any_acked && t->nreads && i < n && i < (int32_t)WIN_SIZE; i++) {
+		struct read_req *r = fl_read_find(t, qpt_psn_add(from, i));
 
-		if ((s && s->asks) || (t->nreads && fl_read_find(t, q)))
+		if (r && r->resp_seen)
 			return true;
 	}
 	return false;
@@ -173,7 +171,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					.kind = QPT_VB_RNR_NAK, .psn = psn, .code = a->value,
 					.duration_ns = (int64_t)(qpt_rnr_timer_us(a->value) * 1000),
 					.detail = "receiver not ready" });
-			if (t && !unanswered_before(t, psn)) {
+			if (t && !read_cut_before(t, psn)) {
 				t->rnr_pending = true;
 				fl_rec(t)->rnr_frame = frame;
 				fl_rec(t)->rnr_ns = ns;

@@ -408,15 +408,19 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 
 /* A resend of an RNR NAK's PSN long after its timer, after a silence: the
  * requester never got the RNR NAK (lost after the capture point), its
- * retransmit timer sent it (a timeout episode, not an RNR retry). */
+ * retransmit timer sent it (a timeout episode, not an RNR retry).  A
+ * requester retries once its timer has passed: a NIC within microseconds,
+ * a software one (rxe: a timer of whole jiffies) within about the timer
+ * again; so long past both twice the timer and the timer plus half the
+ * timeout silence. */
 static bool rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns,
 			   int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
 	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
 
-	return silence >= fl->o.timeout_gap_ns &&
-	       ns - rc->rnr_ns > 2 * timer + fl->o.timeout_gap_ns;
+	return silence >= fl->o.timeout_gap_ns && ns - rc->rnr_ns > 2 * timer &&
+	       ns - rc->rnr_ns > timer + fl->o.timeout_gap_ns / 2;
 }
 
 /* Whether a resend at psn is the retry of the pending RNR NAK: at its PSN
@@ -433,6 +437,12 @@ static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn
 	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
 
 	if (above < 0 || ns - rc->rnr_ns < (rc->rnr_covered ? timer : timer / 2))
+		return false;
+	/* after a go-back resent its PSN, only a resend of that PSN; a NAK
+	 * for this PSN captured since: its go-back (the responder took the
+	 * RNR NAK's PSN) */
+	if ((rc->rnr_covered && above > 0) ||
+	    (h->nak_pending && psn == rc->nak_psn && rc->nak_frame > rc->rnr_frame))
 		return false;
 	/* the go-back under way, past the RNR NAK's PSN already, going on
 	 * at its next PSN (or past it): what the requester sent before the
