@@ -801,8 +801,9 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (!h->in_episode)
 			episode_reopen(h);
 		/* a go-back under way resends the RNR NAK's PSN before its
-		 * timer: the requester did not wait for it, no retry of its
-		 * own follows */
+		 * timer: sent before the RNR NAK reached the requester, or
+		 * after it (no retry then); a retry, if one comes, resends
+		 * that PSN once the whole timer has passed */
 		if (h->rnr_pending && psn == fl_rec(h)->rnr_psn)
 			fl_rec(h)->rnr_covered = true;
 		/* the go-back, not yet past the PSN of a NAK on its way (a
