@@ -61,26 +61,6 @@ static void ack_requests(struct half *h, struct half *t,
 		fl_episode_close(t, frame, ns);
 }
 
-/* Whether requester t has a READ before psn whose responses stopped short
- * (some came, its last not): an RNR NAK at psn then tells the requester
- * that the rest was lost (an implied NAK: rxe_comp.c check_psn() re-issues
- * the READ and takes the RNR NAK for nothing more), so no RNR retry
- * follows.  (A READ with no response captured at all may be one the
- * capture missed the answer to: not enough.) */
-static bool read_cut_before(struct half *t, uint32_t psn)
-{
-	uint32_t from = qpt_psn_add(t->acked, 1);
-	int32_t n = qpt_psn_diff(psn, from);
-
-	for (int32_t i = 0; t->any_acked && t->nreads && i < n && i < (int32_t)WIN_SIZE; i++) {
-		struct read_req *r = fl_read_find(t, qpt_psn_add(from, i));
-
-		if (r && r->resp_seen)
-			return true;
-	}
-	return false;
-}
-
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v)
 {
@@ -171,7 +151,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 					.kind = QPT_VB_RNR_NAK, .psn = psn, .code = a->value,
 					.duration_ns = (int64_t)(qpt_rnr_timer_us(a->value) * 1000),
 					.detail = "receiver not ready" });
-			if (t && !read_cut_before(t, psn)) {
+			if (t) {
 				t->rnr_pending = true;
 				fl_rec(t)->rnr_frame = frame;
 				fl_rec(t)->rnr_ns = ns;
