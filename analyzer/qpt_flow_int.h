@@ -361,6 +361,7 @@ struct half_rec {
 	uint32_t nak_psn, rnr_psn, rnr_timer;
 	bool nak_covered; /* the go-back under way resent nak_psn since */
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
+	bool rnr_covered; /* a go-back resent rnr_psn before the RNR timer */
 	uint64_t ack_frame; /* the last ACK at or beyond acked (in an episode) */
 	/* the episode's first resend and the longest gap between two of
 	 * its resends since (its pace, in_episode) */

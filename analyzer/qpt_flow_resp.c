@@ -157,6 +157,7 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				fl_rec(t)->rnr_ns = ns;
 				fl_rec(t)->rnr_psn = psn;
 				fl_rec(t)->rnr_timer = a->value;
+				fl_rec(t)->rnr_covered = false;
 			}
 			return;
 		}

@@ -475,15 +475,19 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 
 /* A resend of an RNR NAK's PSN long after its timer, after a silence: the
  * requester never got the RNR NAK (lost after the capture point), its
- * retransmit timer sent it (a timeout episode, not an RNR retry). */
+ * retransmit timer sent it (a timeout episode, not an RNR retry).  A
+ * requester retries once its timer has passed: a NIC within microseconds,
+ * a software one (rxe: a timer of whole jiffies) within about the timer
+ * again; so long past both twice the timer and the timer plus half the
+ * timeout silence. */
 static bool rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns,
 			   int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
 	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
 
-	return silence >= fl->o.timeout_gap_ns &&
-	       ns - rc->rnr_ns > 2 * timer + fl->o.timeout_gap_ns;
+	return silence >= fl->o.timeout_gap_ns && ns - rc->rnr_ns > 2 * timer &&
+	       ns - rc->rnr_ns > timer + fl->o.timeout_gap_ns / 2;
 }
 
 /* Whether a resend at psn is the retry of the pending RNR NAK: at its PSN
@@ -499,7 +503,20 @@ static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn
 	int32_t above = qpt_psn_diff(psn, rc->rnr_psn);
 	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
 
-	if (above < 0 || ns - rc->rnr_ns < timer / 2)
+	if (above < 0 || ns - rc->rnr_ns < (rc->rnr_covered ? timer : timer / 2))
+		return false;
+	/* after a go-back resent its PSN, only a resend of that PSN; a NAK
+	 * for this PSN captured since: its go-back (the responder took the
+	 * RNR NAK's PSN) */
+	if ((rc->rnr_covered && above > 0) ||
+	    (h->nak_pending && psn == rc->nak_psn && rc->nak_frame > rc->rnr_frame))
+		return false;
+	/* the go-back under way, past the RNR NAK's PSN already, going on
+	 * at its next PSN (or past it): what the requester sent before the
+	 * RNR NAK reached it (a retry from above the PSN would have lost
+	 * every resend up to there) */
+	if (above > 0 && h->in_episode && qpt_psn_diff(psn, rc->episode_next) >= 0 &&
+	    qpt_psn_diff(rc->episode_next, rc->rnr_psn) > 0)
 		return false;
 	return !rnr_nak_missed(fl, h, ns, silence);
 }
@@ -829,6 +846,10 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				.kind = QPT_VB_READ_RETRY, .psn = psn, .original_frame = rr->frame,
 				.detail = "READ re-issued inside its response range" });
 	}
+	/* a resend long past the RNR timer, after a silence: the RNR NAK
+	 * never reached the requester, no retry of it will come */
+	if (h->rnr_pending && rnr_nak_missed(fl, h, ns, silence))
+		h->rnr_pending = false;
 	if (h->rnr_resend && !h->in_episode && silence < fl->o.timeout_gap_ns &&
 	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
 		/* the rest resent after an RNR NAK (from above its next PSN
@@ -857,10 +878,11 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		if (!h->in_episode)
 			episode_reopen(h);
 		/* a go-back under way resends the RNR NAK's PSN before its
-		 * timer: the requester did not wait for it, no retry of its
-		 * own follows */
+		 * timer: sent before the RNR NAK reached the requester, or
+		 * after it (no retry then); a retry, if one comes, resends
+		 * that PSN once the whole timer has passed */
 		if (h->rnr_pending && psn == fl_rec(h)->rnr_psn)
-			h->rnr_pending = false;
+			fl_rec(h)->rnr_covered = true;
 		/* the go-back, not yet past the PSN of a NAK on its way (a
 		 * READ re-issue left it pending), resends it or jumps over it
 		 * (its resend lost before the capture point): that NAK's own
