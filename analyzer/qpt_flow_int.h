@@ -854,6 +854,14 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
+/* qpt_flow_goback.c: fl_request's tests of what the capture shows around a
+ * resend (silence: the time since the half's previous request) */
+bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence);
+bool fl_timer_again(struct half *h, uint32_t psn, int64_t silence);
+bool fl_goback_paused(const struct half *h, int64_t silence);
+bool fl_rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns, int64_t silence);
+bool fl_rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, int64_t ns,
+		     int64_t silence);
 /* qpt_flow_seq.c's, for the responses (qpt_flow_resp.c) */
 struct read_req *fl_read_find(struct half *h, uint32_t psn);
 void fl_gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,

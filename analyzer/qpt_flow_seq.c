@@ -366,65 +366,6 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 	return (s && s->asks) || (h->nreads && fl_read_find(h, before));
 }
 
-/* Whether resend p, at the PSN of a NAK on its way where the go-back under
- * way goes on, comes after a pause the go-back's own pace cannot explain:
- * that NAK's go-back, nested in this one, whose first resends went on
- * where the first one's were lost before the capture point.  The go-back
- * showed its pace (two resends or more), the pause is more than three
- * times its longest gap between two resends (a gap under the capture's
- * microsecond counts as one), and the NAK came after the go-back's first
- * resend or less than the pause before it (a NAK long before the go-back
- * reached its requester before it went back: the go-back resends its PSN
- * anyway, no second one follows). */
-static bool nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence)
-{
-	const struct half_rec *rc = fl_rec(h);
-
-	return h->in_episode && h->nak_pending && !rc->nak_covered && psn == rc->nak_psn &&
-	       rc->cur.resent_packets >= 2 && silence > 3 * MAX(rc->episode_gap_max, 1000) &&
-	       rc->nak_ns > rc->episode_first_ns - silence && ns - silence >= rc->episode_first_ns;
-}
-
-/* Whether resend p, after a silence, going on with the go-back under way
- * at psn (above the oldest PSN not acknowledged, which the go-back resent)
- * is the retransmit timer's go-back to that oldest PSN, whose first resends
- * the capture missed: when an ACK during the go-back acknowledged part of
- * it (the timer restarted then, the PSN after the ACK stayed
- * unanswered), or when the timer started this go-back and the silence is
- * about as long as the one before it (the timer's period again).  A
- * software sender's stall inside a go-back shows neither. */
-static bool timer_again(struct half *h, uint32_t psn, int64_t silence)
-{
-	const struct half_rec *rc = fl_rec(h);
-	const struct qpt_dir *d = fl_dir_of(h);
-	uint32_t una = h->any_acked ? qpt_psn_add(h->acked, 1) :
-		       d && d->psn_seen ? d->first_psn : psn;
-
-	if (qpt_psn_diff(psn, una) <= 0 || qpt_psn_diff(psn, una) >= 65536)
-		return false;
-	if (h->any_acked && rc->ack_frame > rc->cur.first_resent_frame &&
-	    qpt_psn_diff(h->acked, rc->cur.from_psn) >= 0)
-		return true;
-	return rc->cur.timeout && 4 * silence >= 3 * (rc->episode_first_ns - rc->cur.start_ns);
-}
-
-/* Whether the go-back under way stopped before this resend: a pause more
- * than eight times its pace so far (the mean time between its resends, at
- * least the microsecond of microsecond time stamps; one resend lost before
- * the capture point doubles it, and a software sender's pace varies), so
- * that what follows is another go-back (a NAK's, which waits for the NAK
- * to reach the requester and replaces the go-back under way).  Unknown
- * (false) before two resends. */
-static bool goback_paused(const struct half *h, int64_t silence)
-{
-	const struct half_rec *rc = h->x->rc;
-	uint32_t k = rc->cur.resent_packets;
-
-	return k >= 2 &&
-	       silence > 8 * MAX((h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1),
-				 1000);
-}
-
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
  * the one an answer just closed: it does unless it goes back below what
  * the episode already resent, comes after a silence, or re-issues a READ
@@ -455,12 +396,12 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 		return false;
 	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
 	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2 &&
-	      !goback_paused(h, silence)))
+	      !fl_goback_paused(h, silence)))
 		return false;
-	if (psn == rc->episode_next && nak_after_pause(h, psn, ns, silence))
+	if (psn == rc->episode_next && fl_nak_after_pause(h, psn, ns, silence))
 		return false;
 	if (h->in_episode && silence >= fl->o.timeout_gap_ns && psn == rc->episode_next &&
-	    timer_again(h, psn, silence))
+	    fl_timer_again(h, psn, silence))
 		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
@@ -471,54 +412,6 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 		return false;
 	return rc->episode_reopen && qpt_psn_diff(psn, rc->episode_next) >= 0 &&
 	       !(h->nak_pending && !rc->nak_covered);
-}
-
-/* A resend of an RNR NAK's PSN long after its timer, after a silence: the
- * requester never got the RNR NAK (lost after the capture point), its
- * retransmit timer sent it (a timeout episode, not an RNR retry).  A
- * requester retries once its timer has passed: a NIC within microseconds,
- * a software one (rxe: a timer of whole jiffies) within about the timer
- * again; so long past both twice the timer and the timer plus half the
- * timeout silence. */
-static bool rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns,
-			   int64_t silence)
-{
-	const struct half_rec *rc = fl_rec(h);
-	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
-
-	return silence >= fl->o.timeout_gap_ns && ns - rc->rnr_ns > 2 * timer &&
-	       ns - rc->rnr_ns > timer + fl->o.timeout_gap_ns / 2;
-}
-
-/* Whether a resend at psn is the retry of the pending RNR NAK: at its PSN
- * or above it (the retry's first packets lost before the capture point),
- * once half its timer has passed (a requester waits the timer, rxe_comp.c
- * and IBA 9.7.5.2.8: sooner, it is what the requester sent before the RNR
- * NAK reached it, or a go-back of another cause), and not one its timer
- * long missed. */
-static bool rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, int64_t ns,
-			 int64_t silence)
-{
-	const struct half_rec *rc = fl_rec(h);
-	int32_t above = qpt_psn_diff(psn, rc->rnr_psn);
-	int64_t timer = (int64_t)(qpt_rnr_timer_us(rc->rnr_timer) * 1000);
-
-	if (above < 0 || ns - rc->rnr_ns < (rc->rnr_covered ? timer : timer / 2))
-		return false;
-	/* after a go-back resent its PSN, only a resend of that PSN; a NAK
-	 * for this PSN captured since: its go-back (the responder took the
-	 * RNR NAK's PSN) */
-	if ((rc->rnr_covered && above > 0) ||
-	    (h->nak_pending && psn == rc->nak_psn && rc->nak_frame > rc->rnr_frame))
-		return false;
-	/* the go-back under way, past the RNR NAK's PSN already, going on
-	 * at its next PSN (or past it): what the requester sent before the
-	 * RNR NAK reached it (a retry from above the PSN would have lost
-	 * every resend up to there) */
-	if (above > 0 && h->in_episode && qpt_psn_diff(psn, rc->episode_next) >= 0 &&
-	    qpt_psn_diff(rc->episode_next, rc->rnr_psn) > 0)
-		return false;
-	return !rnr_nak_missed(fl, h, ns, silence);
 }
 
 /* The episode an answer closed goes on: the last one recorded again. */
@@ -848,7 +741,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	/* a resend long past the RNR timer, after a silence: the RNR NAK
 	 * never reached the requester, no retry of it will come */
-	if (h->rnr_pending && rnr_nak_missed(fl, h, ns, silence))
+	if (h->rnr_pending && fl_rnr_nak_missed(fl, h, ns, silence))
 		h->rnr_pending = false;
 	if (h->rnr_resend && !h->in_episode && silence < fl->o.timeout_gap_ns &&
 	    qpt_psn_diff(psn, fl_rec(h)->rnr_next) >= 0) {
@@ -856,7 +749,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * too: resends lost before the point): part of the retry
 		 * (after a silence, the retransmit timer's go-back) */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
-	} else if (h->rnr_pending && rnr_retry_of(fl, h, psn, ns, silence)) {
+	} else if (h->rnr_pending && fl_rnr_retry_of(fl, h, psn, ns, silence)) {
 		/* an RNR NAK for a resend: the responder took what was before
 		 * it, the go-back under way is over where the retry starts
 		 * (the retry is no episode) */

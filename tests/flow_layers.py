@@ -8,7 +8,7 @@ way (issue 32), in this order, each layer calling only the ones below it:
 
   entry      qpt_flow.c (lifecycle, a packet to its half, the end)
   pairing    qpt_flow_pair.c (halves and conversations)
-  analysis   qpt_flow_seq.c, qpt_flow_resp.c, qpt_flow_msg.c,
+  analysis   qpt_flow_seq.c, qpt_flow_goback.c, qpt_flow_resp.c, qpt_flow_msg.c,
              qpt_flow_cm.c, qpt_flow_qos.c, qpt_flow_lat.c,
              qpt_flow_tunnel.c
   emit       qpt_flow_emit.c (a verdict's events; calls none of them)
@@ -39,6 +39,7 @@ LAYERS = {
     'qpt_flow.c': 'entry',
     'qpt_flow_pair.c': 'pairing',
     'qpt_flow_seq.c': 'analysis',
+    'qpt_flow_goback.c': 'analysis',
     'qpt_flow_resp.c': 'analysis',
     'qpt_flow_msg.c': 'analysis',
     'qpt_flow_cm.c': 'analysis',
