@@ -384,12 +384,11 @@ static void dir_put(struct cold_w *w, const struct qpt_dir *d)
 		int64_t ns = w->ref_ns;
 		uint64_t sent = hh->base;
 
-		put_u(w, hh->head);
 		put_u(w, hh->base);
 		put_u(w, hh->sent - hh->base);
-		put_u(w, hh->ents->len);
-		for (guint i = 0; i < hh->ents->len; i++) {
-			const struct hist_ent *e = &g_array_index(hh->ents, struct hist_ent, i);
+		put_u(w, hh->n);
+		for (uint32_t i = 0; i < hh->n; i++) {
+			const struct hist_ent *e = fl_hist_at(hh, i);
 
 			put_rel(w, (uint64_t)e->ns, (uint64_t)ns);
 			put_rel(w, e->sent, sent);
@@ -430,23 +429,22 @@ static void dir_get(struct cold_r *r, struct qpt_dir *d, bool scalars_only)
 		struct qpt_qos_hist tmp, *hh = scalars_only ? &tmp : g_new0(struct qpt_qos_hist, 1);
 		int64_t ns = r->ref_ns;
 		uint64_t sent;
-		guint n;
+		uint32_t n;
 
-		hh->head = (guint)get_u(r);
+		*hh = (struct qpt_qos_hist){ 0 };
 		hh->base = get_u(r);
 		hh->sent = hh->base + get_u(r);
-		n = (guint)get_u(r);
-		hh->ents = scalars_only ? NULL : g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent), n);
+		n = (uint32_t)get_u(r);
 		sent = hh->base;
-		for (guint i = 0; i < n; i++) {
+		for (uint32_t i = 0; i < n; i++) {
 			struct hist_ent e;
 
 			e.ns = (int64_t)get_rel(r, (uint64_t)ns);
 			e.sent = get_rel(r, sent);
 			ns = e.ns;
 			sent = e.sent;
-			if (hh->ents)
-				g_array_append_val(hh->ents, e);
+			if (!scalars_only)
+				fl_hist_push(hh, e.ns, e.sent);
 		}
 		/* a view: the heap history is not read (the ECN state only) */
 		d->qos_in.hist.heap = scalars_only ? NULL : hh;

@@ -36,7 +36,7 @@ struct rate_open {
 	uint64_t before; /* bytes sent in the window before it */
 };
 
-/* struct hist_ent, struct qpt_qos_hist: in qpt_flow_int.h (the cold
+/* struct hist_ent, struct qpt_qos_hist: in qpt_flow_qos.h (the cold
  * conversations' encoding, qpt_flow_cold.c, takes them too) */
 
 /* The direction's history on the heap (moved there when inline). */
@@ -48,11 +48,10 @@ static struct qpt_qos_hist *hist_heap(struct qpt_dir *x)
 	if (l->nhist == QPT_QOS_HIST_HEAP)
 		return l->hist.heap;
 	hh = g_new0(struct qpt_qos_hist, 1);
-	hh->ents = g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent),
-				     2 * QPT_QOS_INLINE_HIST);
+	fl_hist_grow(hh);
 	for (unsigned i = 0; i < l->nhist; i++) {
 		hh->sent += l->hist.in.len[i];
-		g_array_append_val(hh->ents, ((struct hist_ent){ l->hist.in.ns[i], hh->sent }));
+		fl_hist_push(hh, l->hist.in.ns[i], hh->sent);
 	}
 	l->hist.heap = hh;
 	l->nhist = QPT_QOS_HIST_HEAP;
@@ -251,20 +250,20 @@ static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t 
 	pending_compact(q);
 }
 
-/* Bytes the direction sent in the rate window before now. */
-static uint64_t sent_before(struct qpt_flow *fl, struct qpt_qos_hist *q, int64_t now)
+/* Bytes the direction sent in the rate window before now (the entries
+ * before the window dropped; inline: every data packet). */
+static inline uint64_t sent_before(struct qpt_flow *fl, struct qpt_qos_hist *q, int64_t now)
 {
-	while (q->head < q->ents->len) {
-		const struct hist_ent *h = &g_array_index(q->ents, struct hist_ent, q->head);
+	int64_t from = now - fl->o.cnp_rate_window_ns;
 
-		if (h->ns >= now - fl->o.cnp_rate_window_ns)
+	while (q->n) {
+		const struct hist_ent *h = &q->ents[q->head];
+
+		if (h->ns >= from)
 			break;
 		q->base = h->sent;
-		q->head++;
-	}
-	if (q->head && q->head * 2 >= q->ents->len) {
-		g_array_remove_range(q->ents, 0, q->head);
-		q->head = 0;
+		q->head = (q->head + 1) & (q->cap - 1);
+		q->n--;
 	}
 	return q->sent - q->base;
 }
@@ -297,7 +296,9 @@ static void hist_add(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_
 	struct qpt_qos_inline *l = &x->qos_in;
 	struct qpt_qos_hist *hh;
 
-	if (l->nhist != QPT_QOS_HIST_HEAP) {
+	if (l->nhist == QPT_QOS_HIST_HEAP) {
+		hh = l->hist.heap;
+	} else {
 		unsigned k = 0;
 
 		while (k < l->nhist && l->hist.in.ns[k] < ns - fl->o.cnp_rate_window_ns)
@@ -315,10 +316,10 @@ static void hist_add(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_
 			l->nhist++;
 			return;
 		}
+		hh = hist_heap(x);
 	}
-	hh = hist_heap(x);
 	hh->sent += len;
-	g_array_append_val(hh->ents, ((struct hist_ent){ ns, hh->sent }));
+	fl_hist_push(hh, ns, hh->sent);
 	(void)sent_before(fl, hh, ns); /* trims the history to the window */
 }
 
@@ -646,7 +647,7 @@ void fl_qos_free(struct qpt_dir *d)
 	struct qpt_dir_qos *q = d->qos;
 
 	if (d->qos_in.nhist == QPT_QOS_HIST_HEAP) {
-		g_array_free(d->qos_in.hist.heap->ents, TRUE);
+		g_free(d->qos_in.hist.heap->ents);
 		g_free(d->qos_in.hist.heap);
 		d->qos_in.nhist = 0;
 	}
