@@ -38,6 +38,9 @@ struct qpt_ecn_mark {
 };
 struct qpt_dir_qos {
 	GArray *counts; /* struct qpt_qos_count, in the order first seen */
+	/* the entry of counts each class data or ACK x PCP or DSCP (cls * 2
+	 * + dscp) counted last: the next packet's, most likely */
+	guint last[4];
 	union { /* (read as the read model's struct qpt_qos_stats.res) */
 		struct {
 			QPT_QOS_RESULTS
