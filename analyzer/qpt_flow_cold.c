@@ -18,7 +18,7 @@
  * thawed one stays there until the next sweep as a forwarder to its live
  * half (fl->thawed), which the sweep then puts back in its place.  The
  * recent-halves cache and the twin pointers hold only live halves: the
- * sweep clears them.  The sweep visits the live halves (fl->live) and
+ * sweep clears the ones of the halves it makes cold.  The sweep visits the live halves (fl->live) and
  * the lists of the address pairs where one froze or thawed, not every
  * half.
  *
@@ -755,7 +755,6 @@ void fl_cold_sweep(struct qpt_flow *fl)
 	for (guint i = 0; i < fl->live->len; i++) {
 		struct half *h = fl->live->pdata[i];
 
-		h->twin = NULL;
 		if (!h->touched && !h->x) {
 			/* h->key.src, dst: the 32 bytes of an address pair's key */
 			struct addr_halves *a = g_hash_table_lookup(fl->by_addr, h->key.src);
@@ -770,6 +769,23 @@ void fl_cold_sweep(struct qpt_flow *fl)
 		fl->live->pdata[n++] = h;
 	}
 	g_ptr_array_set_size(fl->live, n);
+	/* the twins and the recent cache forget the halves made cold (the
+	 * others stay: a frame of a busy QP finds its half and twin as before
+	 * the sweep, not in the table) */
+	for (guint i = 0; i < n; i++) {
+		struct half *h = fl->live->pdata[i];
+
+		if (h->twin && h->twin->freezing)
+			h->twin = NULL;
+	}
+	for (guint i = 0; i < freeze->len; i++) {
+		struct half *h = freeze->pdata[i];
+		unsigned slot = fl_recent_slot(&h->key);
+
+		for (unsigned w = 0; w < 2; w++) /* (its two ways) */
+			if (fl->recent[slot ^ w] == h)
+				fl->recent[slot ^ w] = NULL;
+	}
 	sweep_convs(fl, freeze);
 	if (fl->thawed) {
 		GHashTableIter it;
@@ -781,7 +797,6 @@ void fl_cold_sweep(struct qpt_flow *fl)
 			mark_dirty(fl_cold_addr(c), dirty);
 		}
 	}
-	memset(fl->recent, 0, sizeof(fl->recent));
 	for (guint i = 0; i < dirty->len; i++)
 		sweep_lists(fl, dirty->pdata[i]);
 	/* Each in its own place in the table (an equal key replaces the
