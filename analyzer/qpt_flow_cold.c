@@ -18,9 +18,9 @@
  * thawed one stays there until the next sweep as a forwarder to its live
  * half (fl->thawed), which the sweep then puts back in its place.  The
  * recent-halves cache and the twin pointers hold only live halves: the
- * sweep clears the ones of the halves it makes cold.  The sweep visits the live halves (fl->live) and
- * the lists of the address pairs where one froze or thawed, not every
- * half.
+ * sweep clears the ones of the halves it makes cold.  The sweep visits
+ * the live halves (fl->live) and the lists of the address pairs where one
+ * froze or thawed, not every half.
  *
  * A conversation whose halves are all cold, and that has nothing but
  * plain counters (no rare counters, ECN state, CM exchange; not a fold's
