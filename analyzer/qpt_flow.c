@@ -419,8 +419,10 @@ void qpt_flow_add_capture_drops(struct qpt_flow *fl, uint64_t interface_drops, u
 	fl->t.os_drops += os_drops;
 }
 
-void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
-		       const struct qpt_pkt *p, const struct qpt_verdict *v)
+/* (inline: every packet) */
+static G_ALWAYS_INLINE inline void pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+					    const struct qpt_pkt *p,
+					    const struct qpt_verdict *v)
 {
 	if (p->flags & QPT_HAS_MACC) {
 		qpt_pfc_frame(fl->pfc, frame, ns, p);
@@ -434,6 +436,12 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	qpt_pfc_data(fl->pfc, ns, p->vlan_pcp, v->conv, v->dir);
 }
 
+void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+		       const struct qpt_pkt *p, const struct qpt_verdict *v)
+{
+	pfc_feed(fl, frame, ns, p, v);
+}
+
 void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		     const struct qpt_pkt *p, struct qpt_verdict *v)
 {
@@ -443,7 +451,7 @@ void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 		fl->to_sweep = fl->o.cold_every;
 	}
 	flow_packet(fl, frame, ns, p, v);
-	qpt_flow_pfc_feed(fl, frame, ns, p, v);
+	pfc_feed(fl, frame, ns, p, v);
 }
 
 int32_t qpt_flow_conv_count(struct qpt_flow *fl)

@@ -18,9 +18,9 @@
  * thawed one stays there until the next sweep as a forwarder to its live
  * half (fl->thawed), which the sweep then puts back in its place.  The
  * recent-halves cache and the twin pointers hold only live halves: the
- * sweep clears them.  The sweep visits the live halves (fl->live) and
- * the lists of the address pairs where one froze or thawed, not every
- * half.
+ * sweep clears the ones of the halves it makes cold.  The sweep visits
+ * the live halves (fl->live) and the lists of the address pairs where one
+ * froze or thawed, not every half.
  *
  * A conversation whose halves are all cold, and that has nothing but
  * plain counters (no rare counters, ECN state, CM exchange; not a fold's
@@ -384,12 +384,11 @@ static void dir_put(struct cold_w *w, const struct qpt_dir *d)
 		int64_t ns = w->ref_ns;
 		uint64_t sent = hh->base;
 
-		put_u(w, hh->head);
 		put_u(w, hh->base);
 		put_u(w, hh->sent - hh->base);
-		put_u(w, hh->ents->len);
-		for (guint i = 0; i < hh->ents->len; i++) {
-			const struct hist_ent *e = &g_array_index(hh->ents, struct hist_ent, i);
+		put_u(w, hh->n);
+		for (uint32_t i = 0; i < hh->n; i++) {
+			const struct hist_ent *e = fl_hist_at(hh, i);
 
 			put_rel(w, (uint64_t)e->ns, (uint64_t)ns);
 			put_rel(w, e->sent, sent);
@@ -430,23 +429,22 @@ static void dir_get(struct cold_r *r, struct qpt_dir *d, bool scalars_only)
 		struct qpt_qos_hist tmp, *hh = scalars_only ? &tmp : g_new0(struct qpt_qos_hist, 1);
 		int64_t ns = r->ref_ns;
 		uint64_t sent;
-		guint n;
+		uint32_t n;
 
-		hh->head = (guint)get_u(r);
+		*hh = (struct qpt_qos_hist){ 0 };
 		hh->base = get_u(r);
 		hh->sent = hh->base + get_u(r);
-		n = (guint)get_u(r);
-		hh->ents = scalars_only ? NULL : g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent), n);
+		n = (uint32_t)get_u(r);
 		sent = hh->base;
-		for (guint i = 0; i < n; i++) {
+		for (uint32_t i = 0; i < n; i++) {
 			struct hist_ent e;
 
 			e.ns = (int64_t)get_rel(r, (uint64_t)ns);
 			e.sent = get_rel(r, sent);
 			ns = e.ns;
 			sent = e.sent;
-			if (hh->ents)
-				g_array_append_val(hh->ents, e);
+			if (!scalars_only)
+				fl_hist_push(hh, e.ns, e.sent);
 		}
 		/* a view: the heap history is not read (the ECN state only) */
 		d->qos_in.hist.heap = scalars_only ? NULL : hh;
@@ -757,7 +755,6 @@ void fl_cold_sweep(struct qpt_flow *fl)
 	for (guint i = 0; i < fl->live->len; i++) {
 		struct half *h = fl->live->pdata[i];
 
-		h->twin = NULL;
 		if (!h->touched && !h->x) {
 			/* h->key.src, dst: the 32 bytes of an address pair's key */
 			struct addr_halves *a = g_hash_table_lookup(fl->by_addr, h->key.src);
@@ -772,6 +769,23 @@ void fl_cold_sweep(struct qpt_flow *fl)
 		fl->live->pdata[n++] = h;
 	}
 	g_ptr_array_set_size(fl->live, n);
+	/* the twins and the recent cache forget the halves made cold (the
+	 * others stay: a frame of a busy QP finds its half and twin as before
+	 * the sweep, not in the table) */
+	for (guint i = 0; i < n; i++) {
+		struct half *h = fl->live->pdata[i];
+
+		if (h->twin && h->twin->freezing)
+			h->twin = NULL;
+	}
+	for (guint i = 0; i < freeze->len; i++) {
+		struct half *h = freeze->pdata[i];
+		unsigned slot = fl_recent_slot(&h->key);
+
+		for (unsigned w = 0; w < 2; w++) /* (its two ways) */
+			if (fl->recent[slot ^ w] == h)
+				fl->recent[slot ^ w] = NULL;
+	}
 	sweep_convs(fl, freeze);
 	if (fl->thawed) {
 		GHashTableIter it;
@@ -783,7 +797,6 @@ void fl_cold_sweep(struct qpt_flow *fl)
 			mark_dirty(fl_cold_addr(c), dirty);
 		}
 	}
-	memset(fl->recent, 0, sizeof(fl->recent));
 	for (guint i = 0; i < dirty->len; i++)
 		sweep_lists(fl, dirty->pdata[i]);
 	/* Each in its own place in the table (an equal key replaces the

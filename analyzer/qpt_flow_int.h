@@ -30,38 +30,6 @@
  * (struct qpt_conv_stats, qpt_flow.h) that qpt_flow_read.c fills from
  * these; nothing outside the flow files reads them. */
 
-struct qpt_ecn_mark {
-	int64_t ns;
-	uint64_t frame;
-	uint32_t psn;
-	bool covered; /* a CNP preceded it within the window */
-};
-struct qpt_dir_qos {
-	GArray *counts; /* struct qpt_qos_count, in the order first seen */
-	union { /* (read as the read model's struct qpt_qos_stats.res) */
-		struct {
-			QPT_QOS_RESULTS
-		};
-		struct qpt_qos_results res;
-	};
-	/* (the MTU evidence is in struct qpt_qos_inline; the results above
-	 * are read as struct qpt_qos_stats, qpt_flow_read.c) */
-	/* matching state */
-	GArray *pending; /* struct qpt_ecn_mark not yet answered, oldest first */
-	guint pending_head;
-	bool cnp_seen;
-	int64_t last_cnp_ns;
-	GArray *open;	 /* CNP rate windows whose after part is not over */
-	guint open_head;
-	/* CNPs this direction carried before its conversation had the other
-	 * direction (a traffic-paired QP: before its first ACK), matched to
-	 * the marks when the two are folded together (QPT_QOS_ORPHANS kept:
-	 * more are counted in cnps_without_ce) */
-#define QPT_QOS_ORPHANS 8
-	int64_t orphan_cnp_ns[QPT_QOS_ORPHANS];
-	unsigned n_orphans;
-};
-
 /* What a direction counts only once something out of the ordinary happened
  * (a loss, a resend, a NAK, a CNP, a READ or atomic): struct qpt_dir.r
  * points to qpt_dir_rare_none (all zero, never written) until the engine
@@ -759,8 +727,9 @@ struct qpt_flow {
 	GHashTable *cm;	     /* REQ local comm ID -> struct cm_rec */
 	GHashTable *cm_rep;  /* REP local comm ID -> the same struct cm_rec */
 	GPtrArray *convs;
-	/* Halves by a hash of the key, direct-mapped in front of the table:
-	 * most frames find theirs here without hashing the 40-byte key. */
+	/* Halves by a hash of the key, two-way (fl_recent_slot) in front of
+	 * the table: most frames find theirs here without hashing the 40-byte
+	 * key.  A sweep forgets the halves it makes cold, no other. */
 	struct half *recent[HALF_CACHE];
 	struct qpt_totals t;
 	uint64_t nhalves;
@@ -831,6 +800,16 @@ struct qpt_event *fl_emit(struct qpt_verdict *v, const struct half *h, const str
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);
+/* Where fl->recent may hold the half of key k: there or at its pair
+ * (that index ^ 1). */
+static inline unsigned fl_recent_slot(const struct half_key *k)
+{
+	uint32_t a, b;
+
+	memcpy(&a, k->src + 12, 4); /* IPv4 addresses and the ends of IPv6/GIDs */
+	memcpy(&b, k->dst + 12, 4);
+	return ((k->qpn ^ k->sqpn ^ a ^ (b << 7)) * 0x9e3779b1u) >> 20 & (HALF_CACHE - 1);
+}
 /* The twin half (NULL: none known); fl_twin_of() answers from h->twin
  * while it holds (its QPN the one h's conversation names), else
  * fl_twin_find() looks it up (qpt_flow_pair.c) */
@@ -838,8 +817,10 @@ struct half *fl_twin_find(struct qpt_flow *fl, struct half *h);
 static inline struct half *fl_twin_of(struct qpt_flow *fl, struct half *h)
 {
 	if (h->twin && h->conv && h->key.sqpn == ~0u && h->conv->ep[h->dir].qpn_known &&
-	    h->twin->key.qpn == h->conv->ep[h->dir].qpn)
+	    h->twin->key.qpn == h->conv->ep[h->dir].qpn) {
+		h->twin->touched = true; /* (as fl_live: the sweep keeps it) */
 		return h->twin;
+	}
 	return fl_twin_find(fl, h);
 }
 struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,

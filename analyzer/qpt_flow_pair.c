@@ -310,15 +310,6 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 	return c;
 }
 
-static unsigned recent_slot(const struct half_key *k)
-{
-	uint32_t a, b;
-
-	memcpy(&a, k->src + 12, 4); /* IPv4 addresses and the ends of IPv6/GIDs */
-	memcpy(&b, k->dst + 12, 4);
-	return ((k->qpn ^ k->sqpn ^ a ^ (b << 7)) * 0x9e3779b1u) >> 20 & (HALF_CACHE - 1);
-}
-
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create)
 {
@@ -333,9 +324,18 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 	k.sqpn = (p->bth.opcode & 0xe0) == QPT_SVC_UD && p->flags & QPT_H_DETH ?
 			 p->deth.sqpn :
 			 ~0u;
-	slot = &fl->recent[recent_slot(&k)];
-	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k)))
+	/* two ways: slot, then its pair (two busy QPs of one slot, a fifth
+	 * of the halves among hundreds, would each miss every other time) */
+	slot = &fl->recent[fl_recent_slot(&k)];
+	if (*slot && !memcmp(&(*slot)->key, &k, sizeof(k))) {
+		(*slot)->touched = true; /* (as fl_live: the sweep keeps it) */
 		return *slot;
+	}
+	h = fl->recent[fl_recent_slot(&k) ^ 1];
+	if (h && !memcmp(&h->key, &k, sizeof(k))) {
+		h->touched = true;
+		return h;
+	}
 	h = fl_live(fl, g_hash_table_lookup(fl->halves, &k));
 	if (!h && create) {
 		if (fl->o.max_halves && fl->nhalves >= fl->o.max_halves) {
@@ -364,8 +364,11 @@ struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 		}
 		addr_add(a, h);
 	}
-	if (h)
+	if (h) {
+		if (*slot) /* the one there to the pair's */
+			fl->recent[(unsigned)(slot - fl->recent) ^ 1] = *slot;
 		*slot = h;
+	}
 	return h;
 }
 
@@ -396,6 +399,8 @@ struct half *fl_twin_find(struct qpt_flow *fl, struct half *h)
 
 	if (e && e != h->twin)
 		h->twin = fl_live(fl, e);
+	else if (e)
+		h->twin->touched = true; /* (as fl_live: the sweep keeps it) */
 	return e ? h->twin : NULL;
 }
 

@@ -36,7 +36,7 @@ struct rate_open {
 	uint64_t before; /* bytes sent in the window before it */
 };
 
-/* struct hist_ent, struct qpt_qos_hist: in qpt_flow_int.h (the cold
+/* struct hist_ent, struct qpt_qos_hist: in qpt_flow_qos.h (the cold
  * conversations' encoding, qpt_flow_cold.c, takes them too) */
 
 /* The direction's history on the heap (moved there when inline). */
@@ -48,11 +48,10 @@ static struct qpt_qos_hist *hist_heap(struct qpt_dir *x)
 	if (l->nhist == QPT_QOS_HIST_HEAP)
 		return l->hist.heap;
 	hh = g_new0(struct qpt_qos_hist, 1);
-	hh->ents = g_array_sized_new(FALSE, FALSE, sizeof(struct hist_ent),
-				     2 * QPT_QOS_INLINE_HIST);
+	fl_hist_grow(hh);
 	for (unsigned i = 0; i < l->nhist; i++) {
 		hh->sent += l->hist.in.len[i];
-		g_array_append_val(hh->ents, ((struct hist_ent){ l->hist.in.ns[i], hh->sent }));
+		fl_hist_push(hh, l->hist.in.ns[i], hh->sent);
 	}
 	l->hist.heap = hh;
 	l->nhist = QPT_QOS_HIST_HEAP;
@@ -145,24 +144,55 @@ static void qos_count(struct qpt_dir *d, unsigned cls, bool dscp, int value, uin
 	qos_count_full(qos_get(d), cls, dscp, value, n);
 }
 
+/* One packet of class data or ACK (cls) with that PCP (dscp false) or DSCP:
+ * what the previous one of its class had, counted in place (inline: twice
+ * a packet); else qos_count(). */
+static G_ALWAYS_INLINE inline void qos_count1(struct qpt_dir *d, unsigned cls, bool dscp,
+					      int value)
+{
+	unsigned slot = cls * 2 + dscp;
+	struct qpt_dir_qos *q = d->qos;
+
+	if (!q) {
+		struct qpt_qos_inline *l = &d->qos_in;
+
+		if (l->n[slot] && l->value[slot] == value && l->n[slot] != UINT16_MAX) {
+			l->n[slot]++; /* (seen: since its first) */
+			return;
+		}
+	} else if (q->counts && q->last[slot] < q->counts->len) {
+		struct qpt_qos_count *e = &g_array_index(q->counts, struct qpt_qos_count, q->last[slot]);
+
+		if (e->value == value && e->cls == cls && e->dscp == dscp) {
+			e->packets++;
+			return;
+		}
+	}
+	qos_count(d, cls, dscp, value, 1);
+}
+
 static void qos_count_full(struct qpt_dir_qos *q, unsigned cls, bool dscp, int value,
 			   uint64_t n)
 {
 	struct qpt_qos_count *e;
+	guint i;
 
 	if (!q->counts)
 		q->counts = g_array_sized_new(FALSE, TRUE, sizeof(struct qpt_qos_count), 4);
-	for (guint i = 0; i < q->counts->len; i++) {
+	for (i = 0; i < q->counts->len; i++) {
 		e = &g_array_index(q->counts, struct qpt_qos_count, i);
 		if (e->cls == cls && e->dscp == dscp && e->value == value) {
 			e->packets += n;
-			return;
+			goto found;
 		}
 	}
 	g_array_append_val(q->counts, ((struct qpt_qos_count){ .cls = (uint8_t)cls,
 							      .dscp = dscp,
 							      .value = (int16_t)value,
 							      .packets = n }));
+found:
+	if (cls <= QPT_QOS_ACK)
+		q->last[cls * 2 + dscp] = i;
 }
 
 const struct qpt_qos_count *fl_qos_count_at(const struct qpt_dir *d, unsigned i,
@@ -251,20 +281,20 @@ static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t 
 	pending_compact(q);
 }
 
-/* Bytes the direction sent in the rate window before now. */
-static uint64_t sent_before(struct qpt_flow *fl, struct qpt_qos_hist *q, int64_t now)
+/* Bytes the direction sent in the rate window before now (the entries
+ * before the window dropped; inline: every data packet). */
+static inline uint64_t sent_before(struct qpt_flow *fl, struct qpt_qos_hist *q, int64_t now)
 {
-	while (q->head < q->ents->len) {
-		const struct hist_ent *h = &g_array_index(q->ents, struct hist_ent, q->head);
+	int64_t from = now - fl->o.cnp_rate_window_ns;
 
-		if (h->ns >= now - fl->o.cnp_rate_window_ns)
+	while (q->n) {
+		const struct hist_ent *h = &q->ents[q->head];
+
+		if (h->ns >= from)
 			break;
 		q->base = h->sent;
-		q->head++;
-	}
-	if (q->head && q->head * 2 >= q->ents->len) {
-		g_array_remove_range(q->ents, 0, q->head);
-		q->head = 0;
+		q->head = (q->head + 1) & (q->cap - 1);
+		q->n--;
 	}
 	return q->sent - q->base;
 }
@@ -297,7 +327,9 @@ static void hist_add(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_
 	struct qpt_qos_inline *l = &x->qos_in;
 	struct qpt_qos_hist *hh;
 
-	if (l->nhist != QPT_QOS_HIST_HEAP) {
+	if (l->nhist == QPT_QOS_HIST_HEAP) {
+		hh = l->hist.heap;
+	} else {
 		unsigned k = 0;
 
 		while (k < l->nhist && l->hist.in.ns[k] < ns - fl->o.cnp_rate_window_ns)
@@ -315,11 +347,88 @@ static void hist_add(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_
 			l->nhist++;
 			return;
 		}
+		hh = hist_heap(x);
 	}
-	hh = hist_heap(x);
 	hh->sent += len;
-	g_array_append_val(hh->ents, ((struct hist_ent){ ns, hh->sent }));
+	fl_hist_push(hh, ns, hh->sent);
 	(void)sent_before(fl, hh, ns); /* trims the history to the window */
+}
+
+/* A CNP (cls QPT_QOS_CNP) of direction x = h's: its priority checked; it
+ * answers the marks of the other direction, opens a rate window there. */
+static G_NO_INLINE void qos_cnp(struct qpt_flow *fl, struct half *h, struct qpt_dir *x,
+				const struct qpt_pkt *p, uint64_t frame, int64_t ns,
+				bool has_dscp, struct qpt_verdict *v)
+{
+	struct qpt_conv *c = h->conv;
+	int d = h->dir;
+	struct qpt_dir_qos *q, *m;
+	struct qpt_dir *y;
+	struct qpt_qos_hist *hh;
+	struct rate_open o;
+
+	q = qos_get(x);
+	if ((fl->o.cnp_dscp >= 0 && has_dscp && p->dscp != fl->o.cnp_dscp) ||
+	    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
+		fl_dr(x)->cnp_unexpected++;
+		frames_keep(q->cnp_unexpected_frames, frame);
+		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
+				.kind = QPT_VB_CNP_PRIORITY, .psn = p->bth.psn,
+				.detail = has_dscp && fl->o.cnp_dscp >= 0 &&
+						  p->dscp != fl->o.cnp_dscp ?
+					"CNP on another DSCP than expected (--cnp-dscp)" :
+					"CNP on another 802.1Q priority than expected "
+					"(--cnp-priority)" });
+	}
+	/* a CNP to a QP whose data the conversation does not have yet
+	 * (its two halves are paired later): kept for the fold */
+	if (!c->dir[1 - d]->packets && q->n_orphans < QPT_QOS_ORPHANS) {
+		q->orphan_cnp_ns[q->n_orphans++] = ns;
+		return;
+	}
+	y = fl_dirw(c, 1 - d);
+	m = qos_get(y);
+	hh = hist_heap(y);
+	o = (struct rate_open){ .ns = ns, .sent = hh->sent };
+	/* it answers every unanswered mark of the other direction */
+	if (pending_len(m)) {
+		const struct qpt_ecn_mark *first =
+			&g_array_index(m->pending, struct qpt_ecn_mark, m->pending_head);
+
+		fl_lat_add(&m->reaction, (double)(ns - first->ns) / 1000.0);
+		m->ce_answered += pending_len(m);
+		g_array_set_size(m->pending, 0);
+		m->pending_head = 0;
+	} else {
+		m->cnps_without_ce++;
+	}
+	m->cnp_seen = true;
+	m->last_cnp_ns = ns;
+	/* the sender's rate around it */
+	rate_close(fl, m, hh->sent, ns);
+	o.before = sent_before(fl, hh, ns);
+	if (!m->open)
+		m->open = g_array_new(FALSE, FALSE, sizeof(struct rate_open));
+	g_array_append_val(m->open, o);
+}
+
+/* An ECN-CE mark on direction x's packet: waits for a CNP. */
+static G_NO_INLINE void qos_mark(struct qpt_flow *fl, struct qpt_dir *x,
+				 const struct qpt_pkt *p, uint64_t frame, int64_t ns)
+{
+	struct qpt_dir_qos *q;
+	struct qpt_ecn_mark mk;
+
+	q = qos_get(x);
+	mk = (struct qpt_ecn_mark){
+		.ns = ns,
+		.frame = frame,
+		.psn = p->bth.psn,
+		.covered = q->cnp_seen && ns - q->last_cnp_ns <= fl->o.ecn_window_ns,
+	};
+	if (!q->pending)
+		q->pending = g_array_new(FALSE, FALSE, sizeof(struct qpt_ecn_mark));
+	g_array_append_val(q->pending, mk);
 }
 
 void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
@@ -329,91 +438,37 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	struct qpt_conv *c = h->conv;
 	int d = h->dir;
 	struct qpt_dir *x = fl_dirw(c, d);
-	struct qpt_dir_qos *q;
 	struct qpt_qos_inline *l;
 	bool has_dscp = p->ip_version || (p->flags & QPT_HAS_GRH);
 	unsigned cls = oi->flags & QPT_O_CNP ? QPT_QOS_CNP :
 		       oi->flags & QPT_O_ACK ? QPT_QOS_ACK : QPT_QOS_DATA;
 
-	qos_count(x, cls, false, p->vlan_pcp, 1);
-	if (has_dscp)
-		qos_count(x, cls, true, p->dscp, 1);
+	if (cls != QPT_QOS_CNP) {
+		qos_count1(x, cls, false, p->vlan_pcp);
+		if (has_dscp)
+			qos_count1(x, cls, true, p->dscp);
+	} else {
+		qos_count(x, cls, false, p->vlan_pcp, 1);
+		if (has_dscp)
+			qos_count(x, cls, true, p->dscp, 1);
+	}
 	/* (the call only for a direction with a mark waiting) */
 	for (int dd = 0; dd < 2; dd++)
 		if (c->dir[dd]->qos && pending_len(c->dir[dd]->qos))
 			qos_expire(fl, c, dd, ns, v, false);
 
 	if (cls == QPT_QOS_CNP) {
-		struct qpt_dir_qos *m;
-		struct qpt_dir *y;
-		struct qpt_qos_hist *hh;
-		struct rate_open o;
-
-		q = qos_get(x);
-		if ((fl->o.cnp_dscp >= 0 && has_dscp && p->dscp != fl->o.cnp_dscp) ||
-		    (fl->o.cnp_pcp >= 0 && p->vlan_pcp >= 0 && p->vlan_pcp != fl->o.cnp_pcp)) {
-			fl_dr(x)->cnp_unexpected++;
-			frames_keep(q->cnp_unexpected_frames, frame);
-			fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
-					.kind = QPT_VB_CNP_PRIORITY, .psn = p->bth.psn,
-					.detail = has_dscp && fl->o.cnp_dscp >= 0 &&
-							  p->dscp != fl->o.cnp_dscp ?
-						"CNP on another DSCP than expected (--cnp-dscp)" :
-						"CNP on another 802.1Q priority than expected "
-						"(--cnp-priority)" });
-		}
-		/* a CNP to a QP whose data the conversation does not have yet
-		 * (its two halves are paired later): kept for the fold */
-		if (!c->dir[1 - d]->packets && q->n_orphans < QPT_QOS_ORPHANS) {
-			q->orphan_cnp_ns[q->n_orphans++] = ns;
-			return;
-		}
-		y = fl_dirw(c, 1 - d);
-		m = qos_get(y);
-		hh = hist_heap(y);
-		o = (struct rate_open){ .ns = ns, .sent = hh->sent };
-		/* it answers every unanswered mark of the other direction */
-		if (pending_len(m)) {
-			const struct qpt_ecn_mark *first =
-				&g_array_index(m->pending, struct qpt_ecn_mark, m->pending_head);
-
-			fl_lat_add(&m->reaction, (double)(ns - first->ns) / 1000.0);
-			m->ce_answered += pending_len(m);
-			g_array_set_size(m->pending, 0);
-			m->pending_head = 0;
-		} else {
-			m->cnps_without_ce++;
-		}
-		m->cnp_seen = true;
-		m->last_cnp_ns = ns;
-		/* the sender's rate around it */
-		rate_close(fl, m, hh->sent, ns);
-		o.before = sent_before(fl, hh, ns);
-		if (!m->open)
-			m->open = g_array_new(FALSE, FALSE, sizeof(struct rate_open));
-		g_array_append_val(m->open, o);
+		qos_cnp(fl, h, x, p, frame, ns, has_dscp, v);
 		return;
 	}
-	if (ce) {
-		struct qpt_ecn_mark mk;
-
-		q = qos_get(x);
-		mk = (struct qpt_ecn_mark){
-			.ns = ns,
-			.frame = frame,
-			.psn = p->bth.psn,
-			.covered = q->cnp_seen && ns - q->last_cnp_ns <= fl->o.ecn_window_ns,
-		};
-		if (!q->pending)
-			q->pending = g_array_new(FALSE, FALSE, sizeof(struct qpt_ecn_mark));
-		g_array_append_val(q->pending, mk);
-	}
+	if (ce)
+		qos_mark(fl, x, p, frame, ns);
 	if (cls != QPT_QOS_DATA)
 		return;
 	/* the sender's rate: windows after CNPs that ended, then this packet
 	 * (the RoCE/IB packet: the same through any tunnel) */
-	if (x->qos)
-		rate_close(fl, x->qos, hist_sent(x), ns);
+	if (x->qos && x->qos->open && x->qos->open_head < x->qos->open->len)
+		rate_close(fl, x->qos, hist_sent(x), ns); /* (a window open) */
 	hist_add(fl, x, ns, p->iba_len);
 	/* MTU evidence */
 	l = &x->qos_in;
@@ -646,7 +701,7 @@ void fl_qos_free(struct qpt_dir *d)
 	struct qpt_dir_qos *q = d->qos;
 
 	if (d->qos_in.nhist == QPT_QOS_HIST_HEAP) {
-		g_array_free(d->qos_in.hist.heap->ents, TRUE);
+		g_free(d->qos_in.hist.heap->ents);
 		g_free(d->qos_in.hist.heap);
 		d->qos_in.nhist = 0;
 	}

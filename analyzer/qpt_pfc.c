@@ -36,8 +36,11 @@ struct qpt_pfc {
 	struct qpt_pfc_prio prio[QPT_PFC_PRIOS];
 	struct win win[QPT_PFC_PRIOS];
 	uint64_t serial;
-	GArray *last_ns[2]; /* int64_t by conv (0 where state is 0) */
-	GArray *state[2];   /* uint8_t by conv, zeroed as it grows */
+	/* by conv, for each direction: n[d] of them, zeroed as they grow
+	 * (room for cap[d]) */
+	int64_t *last_ns[2]; /* (0 where state is 0) */
+	uint8_t *state[2];
+	guint n[2], cap[2];
 	struct qpt_pfc_frame_info info; /* of the last MAC control frame */
 };
 
@@ -45,10 +48,6 @@ struct qpt_pfc *qpt_pfc_new(void)
 {
 	struct qpt_pfc *pf = g_new0(struct qpt_pfc, 1);
 
-	for (int d = 0; d < 2; d++) {
-		pf->last_ns[d] = g_array_new(FALSE, TRUE, sizeof(int64_t));
-		pf->state[d] = g_array_new(FALSE, TRUE, sizeof(uint8_t));
-	}
 	for (unsigned p = 0; p < QPT_PFC_PRIOS; p++) {
 		pf->prio[p].stalled = g_array_new(FALSE, FALSE, sizeof(int32_t));
 		pf->win[p].cands = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -65,8 +64,8 @@ void qpt_pfc_free(struct qpt_pfc *pf)
 		g_array_free(pf->win[p].cands, TRUE);
 	}
 	for (int d = 0; d < 2; d++) {
-		g_array_free(pf->last_ns[d], TRUE);
-		g_array_free(pf->state[d], TRUE);
+		g_free(pf->last_ns[d]);
+		g_free(pf->state[d]);
 	}
 	g_free(pf);
 }
@@ -74,20 +73,18 @@ void qpt_pfc_free(struct qpt_pfc *pf)
 /* Key conv << 1 | dir's state byte (NULL: it never sent data) and time. */
 static uint8_t *state_of(struct qpt_pfc *pf, guint key)
 {
-	GArray *a = pf->state[key & 1];
-
-	return key >> 1 < a->len ? &g_array_index(a, uint8_t, key >> 1) : NULL;
+	return key >> 1 < pf->n[key & 1] ? &pf->state[key & 1][key >> 1] : NULL;
 }
 
 static int64_t *last_of(struct qpt_pfc *pf, guint key)
 {
-	return &g_array_index(pf->last_ns[key & 1], int64_t, key >> 1);
+	return &pf->last_ns[key & 1][key >> 1];
 }
 
 /* One past the highest key (conv << 1 | dir) any direction has. */
 static guint keys_end(const struct qpt_pfc *pf)
 {
-	return 2 * MAX(pf->state[0]->len, pf->state[1]->len);
+	return 2 * MAX(pf->n[0], pf->n[1]);
 }
 
 void qpt_pfc_set_link_speed(struct qpt_pfc *pf, double bps)
@@ -180,7 +177,7 @@ static void win_close(struct qpt_pfc *pf, unsigned p, struct win *w, bool judge)
 	w->open = false;
 }
 
-static void expire(struct qpt_pfc *pf, unsigned p, int64_t ns)
+static G_NO_INLINE void expire(struct qpt_pfc *pf, unsigned p, int64_t ns)
 {
 	struct win *w = &pf->win[p];
 
@@ -295,25 +292,59 @@ void qpt_pfc_frame(struct qpt_pfc *pf, uint64_t frame, int64_t ns, const struct 
 	}
 }
 
+/* Direction d's arrays up to conv n - 1, the new ones zero. */
+static void dirs_grow(struct qpt_pfc *pf, int d, guint n)
+{
+	if (n > pf->cap[d]) {
+		guint cap = MAX(n, 2 * pf->cap[d]);
+
+		pf->state[d] = g_renew(uint8_t, pf->state[d], cap);
+		pf->last_ns[d] = g_renew(int64_t, pf->last_ns[d], cap);
+		pf->cap[d] = cap;
+	}
+	memset(pf->state[d] + pf->n[d], 0, n - pf->n[d]);
+	memset(pf->last_ns[d] + pf->n[d], 0, (n - pf->n[d]) * sizeof(int64_t));
+	pf->n[d] = n;
+}
+
+/* qpt_pfc_data() for priority p, direction d of conv >= 0 (its arrays
+ * grown to it first).  Out of line: a window open or a new conversation
+ * (rare). */
+static G_NO_INLINE void data_slow(struct qpt_pfc *pf, int64_t ns, unsigned p, int32_t conv,
+				  int d)
+{
+	uint8_t *st;
+
+	if ((guint)conv >= pf->n[d])
+		dirs_grow(pf, d, (guint)conv + 1);
+	st = &pf->state[d][conv];
+	if ((*st & (DIR_SEEN | DIR_PRIO)) != (DIR_SEEN | p))
+		*st = (uint8_t)(DIR_SEEN | p); /* moved: not on the priority it was waiting on */
+	expire(pf, p, ns);
+	*st &= (uint8_t)~DIR_CAND; /* it sent during the window: not stalled */
+	pf->last_ns[d][conv] = ns;
+}
+
 void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir)
 {
 	unsigned p = pcp < 0 || pcp >= QPT_PFC_PRIOS ? 0 : (unsigned)pcp;
-	guint key = (guint)conv << 1 | (guint)(dir & 1);
+	int d = dir & 1;
 	uint8_t *st;
 
 	if (conv < 0)
 		return;
 	pf->prio[p].data_packets++;
-	if (!state_of(pf, key)) {
-		g_array_set_size(pf->state[key & 1], (guint)conv + 1);
-		g_array_set_size(pf->last_ns[key & 1], (guint)conv + 1);
+	if ((guint)conv >= pf->n[d] || pf->win[p].open) {
+		data_slow(pf, ns, p, conv, d);
+		return;
 	}
-	st = state_of(pf, key);
-	if (!(*st & DIR_SEEN) || (*st & DIR_PRIO) != p)
-		*st = (uint8_t)(DIR_SEEN | p); /* moved: not on the priority it was waiting on */
-	expire(pf, p, ns);
-	*st &= (uint8_t)~DIR_CAND; /* it sent during the window: not stalled */
-	*last_of(pf, key) = ns;
+	/* (data_slow() without a window: nothing expires, and no candidate
+	 * flag is set on a closed window's priority) */
+	st = &pf->state[d][conv];
+	if ((*st & (DIR_SEEN | DIR_PRIO)) != (DIR_SEEN | p))
+		*st = (uint8_t)(DIR_SEEN | p);
+	*st &= (uint8_t)~DIR_CAND;
+	pf->last_ns[d][conv] = ns;
 }
 
 void qpt_pfc_finish(struct qpt_pfc *pf, int64_t last_ns)
