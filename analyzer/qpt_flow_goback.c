@@ -40,7 +40,9 @@ bool fl_timer_again(struct half *h, uint32_t psn, int64_t silence)
 	uint32_t una = h->any_acked ? qpt_psn_add(h->acked, 1) :
 		       d && d->psn_seen ? d->first_psn : psn;
 
-	if (qpt_psn_diff(psn, una) <= 0 || qpt_psn_diff(psn, una) >= 65536)
+	/* an RNR NAK on its way answered the oldest PSN: the silence is its
+	 * timer's, the requester waits and retries (random rxe 2163) */
+	if (qpt_psn_diff(psn, una) <= 0 || qpt_psn_diff(psn, una) >= 65536 || h->rnr_pending)
 		return false;
 	if (h->any_acked && rc->ack_frame > rc->cur.first_resent_frame &&
 	    qpt_psn_diff(h->acked, rc->cur.from_psn) >= 0)

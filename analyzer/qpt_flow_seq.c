@@ -632,13 +632,14 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 						  "from the capture" });
 		}
 		/* a NAK on its way whose PSN this new one reaches, from a
-		 * go-back not yet past that PSN or as its first sight: the
+		 * go-back not yet past that PSN, or that PSN's first sight (not
+		 * a jump over it: sent before the NAK came, random rxe 5463): the
 		 * requester has passed it (its resends lost before the
 		 * capture point, or first sent now: the NAK's own go-back) */
 		if (h->nak_pending &&
-		    qpt_psn_diff(h->in_episode ? fl_rec(h)->episode_next : h->expected,
-				 fl_rec(h)->nak_psn) <= 0 &&
-		    qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0)
+		    (h->in_episode ? qpt_psn_diff(fl_rec(h)->episode_next, fl_rec(h)->nak_psn) <= 0 &&
+					     qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0 :
+				     psn == fl_rec(h)->nak_psn))
 			fl_rec(h)->nak_covered = true;
 		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
