@@ -760,7 +760,14 @@ struct qpt_flow {
 
 /* qpt_flow_tunnel.c's: the frame's tunnel (or none) noted for its
  * conversation; a fold's and an absorbed engine's carried over. */
-void fl_tunnel_note(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p);
+void fl_tunnel_note_slow(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p);
+static inline void fl_tunnel_note(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p)
+{
+	/* (a call only once a frame came in a tunnel: until then every
+	 * conversation is direct, and nothing is noted) */
+	if (conv >= 0 && (fl->tun || (p->flags & QPT_HAS_TUNNEL)))
+		fl_tunnel_note_slow(fl, conv, p);
+}
 void fl_tunnel_fold(struct qpt_flow *fl, int32_t into, int32_t from);
 void fl_tunnel_absorb(struct qpt_flow *fl, struct qpt_flow *part, const int32_t *ids);
 void fl_tunnel_free(struct qpt_flow *fl);
@@ -829,8 +836,25 @@ struct qpt_conv *fl_pair(struct qpt_flow *fl, struct half *req,
 struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn);
 void fl_episode_close(struct half *h, uint64_t frame, int64_t ns);
-void fl_learn_mtu(struct half *h, const struct qpt_pkt *p);
-void fl_set_transport(struct half *h, uint8_t opcode);
+void fl_set_transport_slow(struct half *h, uint8_t opcode);
+/* The MTU learnt from a First or Middle request (a whole MTU of payload:
+ * one of IBA's 256 .. 4096 bytes).  Inline, as fl_set_transport()'s test
+ * that nearly every packet fails (the rest out of line). */
+static inline void fl_learn_mtu(struct half *h, const struct qpt_pkt *p)
+{
+	unsigned f = qpt_opcodes[p->bth.opcode].flags;
+	unsigned len = p->payload_len;
+
+	if ((f & (QPT_O_FIRST | QPT_O_MIDDLE)) && !(f & QPT_O_LAST) && h->conv && len >= 256 &&
+	    len <= 4096 && !(len & (len - 1)))
+		h->conv->mtu = len;
+}
+
+static inline void fl_set_transport(struct half *h, uint8_t opcode)
+{
+	if (h->service == 0xff || (h->conv && !h->conv->transport[0]))
+		fl_set_transport_slow(h, opcode);
+}
 void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,

@@ -131,19 +131,7 @@ static void read_add(struct half *h, const struct qpt_pkt *p, uint32_t mtu,
 		r->span = len ? (len + mtu - 1) / mtu : 1;
 }
 
-void fl_learn_mtu(struct half *h, const struct qpt_pkt *p)
-{
-	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
-
-	if (!h->conv || !(oi->flags & (QPT_O_FIRST | QPT_O_MIDDLE)) ||
-	    (oi->flags & QPT_O_LAST))
-		return;
-	if (qpt_mtu_bytes(1) <= p->payload_len && p->payload_len <= 4096 &&
-	    !(p->payload_len & (p->payload_len - 1)))
-		h->conv->mtu = p->payload_len;
-}
-
-void fl_set_transport(struct half *h, uint8_t opcode)
+void fl_set_transport_slow(struct half *h, uint8_t opcode)
 {
 	if (h->service == 0xff && (opcode & 0xe0) != QPT_SVC_CNP)
 		h->service = opcode & 0xe0;

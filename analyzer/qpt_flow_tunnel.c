@@ -121,7 +121,7 @@ static struct fl_tunnels *tunnels_new(struct qpt_flow *fl)
 	return tn;
 }
 
-void fl_tunnel_note(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p)
+void fl_tunnel_note_slow(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p)
 {
 	bool in = (p->flags & QPT_HAS_TUNNEL) && p->tunnel.kind != QPT_TUN_NONE;
 	struct qpt_tunnel_id t;
