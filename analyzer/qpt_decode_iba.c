@@ -112,9 +112,10 @@ static bool decode_ext(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t of
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[pkt->bth.opcode];
 
-	for (unsigned i = 0; i < QPT_H_COUNT; i++) {
-		if (!(oi->hdrs & (1u << i)))
-			continue;
+	/* the headers present, in order (the lowest bit first) */
+	for (unsigned m = oi->hdrs & ((1u << QPT_H_COUNT) - 1); m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+
 		if (!ext_decode[i](pkt, b, off))
 			return false;
 		pkt->flags |= 1u << i;

@@ -134,11 +134,8 @@ static const struct {
 
 static unsigned bit_index(unsigned bit)
 {
-	unsigned i = 0;
-
-	while (i < QPT_H_COUNT && !(bit & (1u << i)))
-		i++;
-	return i;
+	/* the lowest bit set; QPT_H_COUNT or more when none is a header's */
+	return bit ? (unsigned)__builtin_ctz(bit) : QPT_H_COUNT;
 }
 
 unsigned qpt_hdr_len(unsigned hdr_bit)
