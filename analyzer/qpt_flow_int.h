@@ -174,6 +174,7 @@ struct qpt_conv {
 #define MAX_GAPS 8    /* open PSN gaps remembered per half */
 #define MAX_READS 128 /* outstanding READ requests remembered per half (rxe's
 			* max_rd_atomic; allocated with the first READ) */
+#define MAX_ASKS 8     /* READs and atomics an episode's resends remember */
 #define QPT_MAX_EPISODES 1024 /* episodes kept per direction (all counted) */
 #define HALF_CACHE 4096u
 #define SEEN_RING 32  /* recent packets per half, for capture copies */
@@ -331,6 +332,10 @@ struct half_rec {
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
 	bool rnr_covered; /* a go-back resent rnr_psn before the RNR timer */
 	uint64_t ack_frame; /* the last ACK at or beyond acked (in an episode) */
+	/* the READs and atomics the episode resent (the first MAX_ASKS):
+	 * PSNs, frame, and the frame of their last answer since (0: none) */
+	struct { uint32_t psn, end; uint64_t frame, ans_frame; } asks[MAX_ASKS];
+	unsigned nasks;
 	/* the episode's first resend and the longest gap between two of
 	 * its resends since (its pace, in_episode) */
 	int64_t episode_first_ns, episode_gap_max;

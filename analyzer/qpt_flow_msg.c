@@ -179,8 +179,9 @@ static uint32_t fingerprint(const struct qpt_pkt *p)
  * yet paired with one of this point: each sending is seen once by each
  * point it passes.  One point seeing a packet again is a sending again (a
  * resend), whatever the time.  Every sighting is remembered. */
-/* A NAK or RNR NAK of h's requests up to psn came after sighting e: its
- * requester went back to that PSN, so a repeat now is another sending.
+/* A NAK or RNR NAK of h's requests up to psn came after sighting e (or
+ * before it, on its way still: below): its requester went back to that
+ * PSN, so a repeat now is another sending.
  * (Only this go-back holds across capture points: their clocks and paths
  * skew the other sightings' order, a NAK comes after every original up to
  * its PSN at every point on the path.) */
@@ -188,8 +189,16 @@ static bool nak_between(struct half *h, const struct seen *e, uint32_t psn, int6
 {
 	const struct half_rec *rc = h->x ? h->x->rc : NULL;
 
-	if (!rc || rc->nak_mark_frame <= e->frame)
+	if (!rc)
 		return false;
+	/* A NAK for this PSN before it, still on its way: a go-back from
+	 * below its PSN began since and resent it (the requester had not
+	 * the NAK yet), so the NAK's own go-back, resending it again, is
+	 * still to come (random hw 6780); a copy keeps its delay. */
+	if (rc->nak_mark_frame <= e->frame)
+		return h->nak_pending && rc->nak_below && rc->nak_frame < e->frame &&
+		       psn == rc->nak_psn && rc->copy_delay_max &&
+		       ns - e->ns > 2 * rc->copy_delay_max + 1000;
 	if (qpt_psn_diff(psn, rc->nak_mark_psn) <= 0)
 		return true;
 	/* Past its PSN: on a capture that has shown no copy of this half

@@ -264,6 +264,16 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			if (s && !s->resent)
 				fl_lat_add(fl_lat_w(&fl_dr(fl_dir_of(t))->atomic_lat), (double)(ns - s->ns) / 1000.0);
 		}
+		/* the last answer of a READ or atomic an episode resent */
+		for (unsigned i = 0; t->x && t->x->rc && i < t->x->rc->nasks; i++) {
+			struct half_rec *rc = t->x->rc;
+
+			if (!rc->asks[i].ans_frame && frame > rc->asks[i].frame &&
+			    qpt_psn_diff(psn, rc->asks[i].psn) >= 0 &&
+			    (psn == rc->asks[i].end ||
+			     (qpt_psn_diff(psn, rc->asks[i].end) < 0 && oi->flags & QPT_O_LAST)))
+				rc->asks[i].ans_frame = frame;
+		}
 		/* Responses carrying an AETH acknowledge up to their PSN. */
 		if (p->flags & QPT_H_AETH)
 			ack_requests(h, t, p, frame, ns, v, false);

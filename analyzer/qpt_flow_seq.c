@@ -341,17 +341,57 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
  * point. */
 static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 {
-	uint32_t psn = p->bth.psn, before = qpt_psn_add(psn, -1);
+	const struct half_rec *rc = fl_rec(h);
+	uint32_t psn = p->bth.psn, before = qpt_psn_add(psn, -1), to = psn;
 	struct slot *s;
+	struct read_req *r;
 
-	if (qpt_psn_diff(psn, fl_rec(h)->episode_next) < 2 ||
-	    fl_rec(h)->ack_frame <= fl_rec(h)->cur.first_resent_frame || !h->any_acked ||
-	    qpt_psn_diff(h->acked, psn) < 0)
+	if (qpt_psn_diff(psn, rc->episode_next) < 2 || rc->ack_frame <= rc->cur.first_resent_frame ||
+	    !h->any_acked || qpt_psn_diff(h->acked, psn) < 0)
 		return false;
-	if (qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC))
-		return true;
-	s = fl_slot_of(h, WIN_REQ, before, false);
-	return (s && s->asks) || (h->nreads && fl_read_find(h, before));
+	if (!(qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC))) {
+		s = fl_slot_of(h, WIN_REQ, before, false);
+		r = s && s->asks ? NULL : h->nreads ? fl_read_find(h, before) : NULL;
+		if (!(s && s->asks) && !r)
+			return false;
+		to = r ? r->psn : before;
+	}
+	/* the requester retries the oldest request not answered: a READ or
+	 * atomic below it that the go-back resent (captured before or after
+	 * the ACK: a capture at the responder sees the requester's sendings
+	 * late) and whose answer had not come by the ACK is that one
+	 * (random rxe 7695, 9112) */
+	for (unsigned i = 0; i < rc->nasks; i++)
+		if (rc->asks[i].frame >= rc->cur.first_resent_frame &&
+		    qpt_psn_diff(rc->asks[i].psn, to) < 0 &&
+		    (!rc->asks[i].ans_frame || rc->asks[i].ans_frame > rc->ack_frame))
+			return false;
+	return true;
+}
+
+/* A READ or atomic resent in the episode under way: remembered until its
+ * answer (retry_after_ack). */
+static void ask_resent(struct half *h, const struct qpt_pkt *p, uint64_t frame)
+{
+	struct half_rec *rc = fl_rec(h);
+
+	if (!(qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC)))
+		return;
+	if (rc->nasks && rc->asks[rc->nasks - 1].frame < rc->cur.first_resent_frame)
+		rc->nasks = 0; /* another episode's */
+	if (rc->nasks < MAX_ASKS) {
+		uint32_t end = request_end(h, p);
+		bool low = rc->ans_low_frame > h->ans_frame;
+		uint64_t last = low ? rc->ans_low_frame : h->ans_frame;
+
+		/* the go-back's first PSN, its own answer the last one before
+		 * it: that answer reached the requester after it went back
+		 * (random hw 8742; or it was lost after the capture point) */
+		rc->asks[rc->nasks++] = (__typeof__(rc->asks[0])){
+			.psn = p->bth.psn, .end = end, .frame = frame,
+			.ans_frame = frame == rc->cur.first_resent_frame && h->ans_valid &&
+					     (low ? rc->ans_low_psn : h->ans_hi) == end ? last : 0 };
+	}
 }
 
 /* Whether a resend p at psn goes on with the go-back-N under way, or with
@@ -785,6 +825,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		}
 		fl_rec(h)->cur.resent_packets++;
 		v->episode = (uint32_t)d->r->gbn_episodes;
+		ask_resent(h, p, frame);
 		if (fl_rec(h)->episode_resent_top &&
 		    qpt_psn_diff(request_end(h, p), fl_rec(h)->episode_top) > 0)
 			fl_rec(h)->episode_top = request_end(h, p);
