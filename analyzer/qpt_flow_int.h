@@ -767,9 +767,7 @@ struct qpt_flow {
  * conversation; a fold's and an absorbed engine's carried over. */
 void fl_tunnel_note_slow(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p);
 static inline void fl_tunnel_note(struct qpt_flow *fl, int32_t conv, const struct qpt_pkt *p)
-{
-	/* (a call only once a frame came in a tunnel: until then every
-	 * conversation is direct, and nothing is noted) */
+{ /* (a call once a frame came in a tunnel: before, every conversation is direct) */
 	if (conv >= 0 && (fl->tun || (p->flags & QPT_HAS_TUNNEL)))
 		fl_tunnel_note_slow(fl, conv, p);
 }
@@ -842,9 +840,8 @@ struct half *fl_find_requester(struct qpt_flow *fl, struct half *h,
 				   uint32_t psn);
 void fl_episode_close(struct half *h, uint64_t frame, int64_t ns);
 void fl_set_transport_slow(struct half *h, uint8_t opcode);
-/* The MTU learnt from a First or Middle request (a whole MTU of payload:
- * one of IBA's 256 .. 4096 bytes).  Inline, as fl_set_transport()'s test
- * that nearly every packet fails (the rest out of line). */
+/* The MTU from a First or Middle request's payload (IBA's 256 .. 4096);
+ * inline, as fl_set_transport()'s test that nearly every packet fails. */
 static inline void fl_learn_mtu(struct half *h, const struct qpt_pkt *p)
 {
 	unsigned f = qpt_opcodes[p->bth.opcode].flags;
@@ -854,7 +851,6 @@ static inline void fl_learn_mtu(struct half *h, const struct qpt_pkt *p)
 	    len <= 4096 && !(len & (len - 1)))
 		h->conv->mtu = len;
 }
-
 static inline void fl_set_transport(struct half *h, uint8_t opcode)
 {
 	if (h->service == 0xff || (h->conv && !h->conv->transport[0]))

@@ -144,7 +144,24 @@ def check_driver_only(root):
     return results
 
 
-CHECKS = [check_storage_reads, check_driver_only]
+MAX_LINES = 900  # issue 32: no file of the engine, the CLI or the plugin longer
+
+
+def check_file_lengths(root):
+    """Every source file in analyzer/ (its cli/ too) and dissector/ has at
+    most MAX_LINES lines."""
+    out = []
+    for d in ("analyzer", "dissector"):
+        for f in sorted(glob.glob(os.path.join(root, d, "**", "*.[ch]"), recursive=True)):
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                n = sum(1 for _ in fh)
+            rel = os.path.relpath(f, root)
+            out.append((f"{rel}: {n} lines (at most {MAX_LINES})",
+                        [f"{rel}: {n} lines"] if n > MAX_LINES else []))
+    return out
+
+
+CHECKS = [check_storage_reads, check_driver_only, check_file_lengths]
 
 
 def main():
