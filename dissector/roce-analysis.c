@@ -758,7 +758,8 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		roce_put_dec_paren(v, id, fi->dir ? "b->a" : "a->b");
 		it = proto_tree_add_uint_format_value(tree, hf_stream, tvb, 0, 0, id, "%s", v);
 		proto_item_set_generated(it);
-		proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
+		if (!roce_lean())
+			proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
 		if (fi->ulp)
 			proto_item_set_generated(proto_tree_add_string(tree, hf_roce_ulp, tvb, 0, 0, fi->ulp));
 	}
@@ -809,9 +810,11 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->msg_first_frame) {
 		/* one line: the first frame (a link), the message's operation,
 		 * length and packets in its text and as hidden fields */
-		proto_item_set_hidden(roce_add_gen(at, hf_msg_op, tvb, fi->msg_op));
-		proto_item_set_hidden(roce_add_gen(at, hf_msg_length, tvb, fi->msg_len));
-		proto_item_set_hidden(roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets));
+		if (!roce_lean()) {
+			proto_item_set_hidden(roce_add_gen(at, hf_msg_op, tvb, fi->msg_op));
+			proto_item_set_hidden(roce_add_gen(at, hf_msg_length, tvb, fi->msg_len));
+			proto_item_set_hidden(roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets));
+		}
 		it = proto_tree_add_uint_format_value(at, hf_msg_first_frame, tvb, 0, 0,
 						      fi->msg_first_frame, "%u (%s, %u bytes in %u packet%s)",
 						      fi->msg_first_frame,
