@@ -112,12 +112,59 @@ void roce_tree_handoff(void);
 
 /* ---- roce-text.c ---------------------------------------------------------- */
 
-/* Text without printf: each writes at p, NUL-terminates, returns p's end. */
-char *roce_put_str(char *p, const char *s);
-char *roce_put_dec(char *p, guint32 v);
-char *roce_put_hex6(char *p, guint32 v); /* as %06x */
+/* Text without printf (the top line and the stream's line are made on every
+ * frame: printf's conversions cost more than the rest of the line).  Each
+ * writes at p, NUL-terminates and returns p's end; the callers' buffers
+ * hold the longest text. */
+static inline char *roce_put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	*p = '\0';
+	return p;
+}
+
+static inline char *roce_put_dec(char *p, guint32 v)
+{
+	char t[10];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+static inline char *roce_put_hex6(char *p, guint32 v) /* as %06x */
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[8];
+	int n = 0;
+
+	do
+		t[n++] = hex[v & 0xf];
+	while ((v >>= 4) != 0);
+	while (n < 6)
+		t[n++] = '0';
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
 /* p <- "V (S)" (decimal); p holds 13 + strlen(s). */
-char *roce_put_dec_paren(char *p, guint32 v, const char *s);
+static inline char *roce_put_dec_paren(char *p, guint32 v, const char *s)
+{
+	return roce_put_str(roce_put_str(roce_put_str(roce_put_dec(p, v), " ("), s), ")");
+}
+
+/* The buffer of it's text (ITEM_LABEL_LENGTH bytes, empty), to be written
+ * without printf instead of proto_item_set_text(); NULL when Wireshark would
+ * make no text (the tree not visible, the item hidden). */
+char *roce_label(proto_item *it);
 
 /* ---- roce-pfc.c ----------------------------------------------------------- */
 

@@ -1,62 +1,29 @@
-/* roce-text.c - the plugin's few texts made without printf
- *
- * The top line and the stream's line are made on every frame: printf's
- * conversions cost more than the rest of the line.
+/* roce-text.c - an item's text written without printf
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define WS_BUILD_DLL
 #include <wireshark.h>
 
+#include <string.h>
+
 #include "roce-int.h"
 
-/* Text without printf (the top line is made on every frame: printf's
- * conversions cost more than the rest of the line): p's end, NUL-terminated.
- * The callers' buffers hold the longest line. */
-char *roce_put_str(char *p, const char *s)
+/* The label is the item's field_info's, from the packet's pool as
+ * Wireshark's own (proto_item_set_text(): ITEM_LABEL_NEW); Wireshark makes
+ * none when the tree is not visible or the item hidden. */
+char *roce_label(proto_item *it)
 {
-	while (*s)
-		*p++ = *s++;
-	*p = '\0';
-	return p;
-}
+	field_info *fi = it ? PITEM_FINFO(it) : NULL;
+	item_label_t *rep;
 
-char *roce_put_dec(char *p, guint32 v)
-{
-	char t[10];
-	int n = 0;
-
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n)
-		*p++ = t[--n];
-	*p = '\0';
-	return p;
-}
-
-char *roce_put_hex6(char *p, guint32 v) /* as %06x */
-{
-	static const char hex[] = "0123456789abcdef";
-	char t[8];
-	int n = 0;
-
-	do
-		t[n++] = hex[v & 0xf];
-	while ((v >>= 4) != 0);
-	while (n < 6)
-		t[n++] = '0';
-	while (n)
-		*p++ = t[--n];
-	*p = '\0';
-	return p;
-}
-
-/* "%u (%s)" of roce-analysis.c's stream line, without printf. */
-char *roce_put_dec_paren(char *p, guint32 v, const char *s)
-{
-	p = roce_put_dec(p, v);
-	p = roce_put_str(p, " (");
-	p = roce_put_str(p, s);
-	return roce_put_str(p, ")");
+	if (!fi || !PTREE_DATA(it)->visible || proto_item_is_hidden(it))
+		return NULL;
+	rep = wmem_new(PNODE_POOL(it), item_label_t);
+	/* what newer Wireshark keeps after the text (the value's place) zeroed */
+	if (sizeof(*rep) > ITEM_LABEL_LENGTH)
+		memset((char *)rep + ITEM_LABEL_LENGTH, 0, sizeof(*rep) - ITEM_LABEL_LENGTH);
+	rep->representation[0] = '\0';
+	fi->rep = rep;
+	return rep->representation;
 }

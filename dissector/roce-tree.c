@@ -539,21 +539,24 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (len <= 0 || len > (int)tvb_reported_length(tvb))
 		len = -1;
 	/* the top line, "%s (qptrace), %s QP=0x%06x PSN=%u[, ICRC correct][,
-	 * VCRC correct]", made without printf (the verdicts' tags are
-	 * appended later) */
+	 * VCRC correct]", written without printf (the verdicts' tags are
+	 * appended later); at most 120 characters */
+	ti = proto_tree_add_item(tree, proto_roce, tvb, 0, len, ENC_NA);
 	{
-		char top[192], *p = roce_put_str(roce_put_str(top, tr), " (qptrace)");
+		char *p = roce_label(ti);
 
-		if (pkt->flags & QPT_HAS_BTH) {
-			p = roce_put_str(roce_put_str(p, ", "), opcode_name(pkt->bth.opcode));
-			p = roce_put_hex6(roce_put_str(p, " QP=0x"), pkt->bth.dqpn & 0xffffff);
-			p = roce_put_dec(roce_put_str(p, " PSN="), pkt->bth.psn);
-			if (icrc_good)
-				p = roce_put_str(p, ", ICRC correct");
-			if (vcrc_good)
-				p = roce_put_str(p, ", VCRC correct");
+		if (p) {
+			p = roce_put_str(roce_put_str(p, tr), " (qptrace)");
+			if (pkt->flags & QPT_HAS_BTH) {
+				p = roce_put_str(roce_put_str(p, ", "), opcode_name(pkt->bth.opcode));
+				p = roce_put_hex6(roce_put_str(p, " QP=0x"), pkt->bth.dqpn & 0xffffff);
+				p = roce_put_dec(roce_put_str(p, " PSN="), pkt->bth.psn);
+				if (icrc_good)
+					p = roce_put_str(p, ", ICRC correct");
+				if (vcrc_good)
+					p = roce_put_str(p, ", VCRC correct");
+			}
 		}
-		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len, "%s", top);
 	}
 	rt = proto_item_add_subtree(ti, ett_roce);
 	/* the top line names it */
