@@ -436,10 +436,11 @@ static int dissect_udp_guard(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
  * (/proc/self/cmdline; Linux): the program is tshark; no -T but text, tabs,
  * ps, psml (pdml, json, jsonraw and ek print hidden items; fields looks
  * its -e up in the whole tree, which it makes visible, unreferenced); no -j,
- * -J; no -X (Lua scripts); no -z but roce's; no Lua plugin loaded.  Every
- * argument that starts with '-' is read as options (a value that looks
- * like one only makes the answer FALSE).  Anything else, or any doubt
- * (Wireshark, sharkd, another OS): FALSE. */
+ * -J; no -X (Lua scripts); no -z but roce's; no long option (--color,
+ * --no-duplicate-keys, ...: none is known not to matter); no Lua plugin
+ * loaded.  Every argument that starts with '-' is read as options (a value
+ * that looks like one only makes the answer FALSE).  Anything else, or any
+ * doubt (Wireshark, sharkd, another OS): FALSE. */
 static const char tshark_arg_opts[] = "abBcfisydKNtuMCeEFGHjJoOrRSTUwWXYz";
 
 static gboolean tshark_opt_ok(char c, const char *v)
@@ -477,8 +478,12 @@ static gboolean tshark_prints_text(void)
 		goto out;
 	ok = TRUE;
 	for (a = buf + strlen(buf) + 1; ok && a < end; a += strlen(a) + 1) {
-		if (a[0] != '-' || a[1] == '\0' || a[1] == '-')
+		if (a[0] != '-' || a[1] == '\0' || !strcmp(a, "--"))
 			continue;
+		if (a[1] == '-') { /* a long option: none is known not to matter */
+			ok = FALSE;
+			break;
+		}
 		for (const char *c = a + 1; *c; c++) {
 			const char *next = a + strlen(a) + 1;
 
