@@ -40,6 +40,7 @@
 #include <epan/tap.h>
 #include <wiretap/wtap.h>
 
+#include <dlfcn.h>
 #include <string.h>
 
 #include "qpt_decode.h"
@@ -426,6 +427,100 @@ static int dissect_udp_guard(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
 		}
 	}
 	return call_dissector_with_data(udp_handle, tvb, pinfo, tree, data);
+}
+
+/* ---- what the tree is for --------------------------------------------------------- */
+
+/* Whether this process is tshark printing its trees as text (-V: hidden
+ * items are not printed) or not at all, read once from its command line
+ * (/proc/self/cmdline; Linux): the program is tshark; no -T but text, tabs,
+ * ps, psml (pdml, json, jsonraw and ek print hidden items; fields looks
+ * its -e up in the whole tree, which it makes visible, unreferenced); no -j,
+ * -J; no -X (Lua scripts); no -z but roce's; no long option (--color,
+ * --no-duplicate-keys, ...: none is known not to matter); no Lua plugin
+ * loaded.  Every argument that starts with '-' is read as options (a value
+ * that looks like one only makes the answer FALSE).  Anything else, or any
+ * doubt (Wireshark, sharkd, another OS): FALSE. */
+static const char tshark_arg_opts[] = "abBcfisydKNtuMCeEFGHjJoOrRSTUwWXYz";
+
+static gboolean tshark_opt_ok(char c, const char *v)
+{
+	switch (c) {
+	case 'T':
+		return !strcmp(v, "text") || !strcmp(v, "tabs") || !strcmp(v, "ps") ||
+		       !strcmp(v, "psml");
+	case 'z':
+		return g_str_has_prefix(v, "roce,");
+	case 'j':
+	case 'J':
+	case 'X':
+		return FALSE;
+	default:
+		return TRUE;
+	}
+}
+
+static gboolean tshark_prints_text(void)
+{
+	gchar *buf = NULL;
+	gsize n = 0;
+	const char *a, *end, *base;
+	gboolean ok = FALSE;
+	void *self;
+
+	if (!g_file_get_contents("/proc/self/cmdline", &buf, &n, NULL))
+		return FALSE;
+	if (n == 0 || buf[n - 1] != '\0')
+		goto out;
+	end = buf + n;
+	base = strrchr(buf, '/');
+	if (strcmp(base ? base + 1 : buf, "tshark") != 0)
+		goto out;
+	ok = TRUE;
+	for (a = buf + strlen(buf) + 1; ok && a < end; a += strlen(a) + 1) {
+		if (a[0] != '-' || a[1] == '\0' || !strcmp(a, "--"))
+			continue;
+		if (a[1] == '-') { /* a long option: none is known not to matter */
+			ok = FALSE;
+			break;
+		}
+		for (const char *c = a + 1; *c; c++) {
+			const char *next = a + strlen(a) + 1;
+
+			if (!strchr(tshark_arg_opts, *c))
+				continue;
+			ok = tshark_opt_ok(*c, c[1] ? c + 1 : next < end ? next : "");
+			break;
+		}
+	}
+	/* a Lua plugin may read every field (all_field_infos()) */
+	if (ok && (self = dlopen(NULL, RTLD_LAZY)) != NULL) {
+		int (*lua_count)(void) = (int (*)(void))dlsym(self, "wslua_count_plugins");
+
+		if (lua_count && lua_count() > 0)
+			ok = FALSE;
+		dlclose(self);
+	}
+out:
+	g_free(buf);
+	return ok;
+}
+
+/* Whether items that would be hidden can be left out of this frame's tree:
+ * tshark prints text (above), Display hidden protocol items is off, no
+ * roce field is referenced (a display or read filter, a custom column,
+ * -T fields -e, a tap's filter: Wireshark marks the field and, indirectly,
+ * roce itself), and no tap reads the whole tree.  Nothing would print
+ * them or look them up. */
+gboolean roce_lean(void)
+{
+	static int text = -1;
+
+	if (text < 0)
+		text = tshark_prints_text();
+	return text && !prefs.display_hidden_proto_items &&
+	       proto_registrar_get_nth(proto_roce)->ref_type == HF_REF_TYPE_NONE &&
+	       !(union_of_tap_listener_flags() & TL_REQUIRES_PROTO_TREE);
 }
 
 /* ---- registration --------------------------------------------------------------- */

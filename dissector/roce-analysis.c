@@ -753,12 +753,15 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->conv >= 0) {
 		/* the direction said on the stream's line, its field hidden */
 		guint32 id = (guint32)roce_conv_id(fi->conv);
-		char v[24];
+		char *v;
 
-		roce_put_dec_paren(v, id, fi->dir ? "b->a" : "a->b");
-		it = proto_tree_add_uint_format_value(tree, hf_stream, tvb, 0, 0, id, "%s", v);
+		it = proto_tree_add_uint(tree, hf_stream, tvb, 0, 0, id);
+		if ((v = roce_label(it)) != NULL) /* hf_stream's name: value (direction) */
+			roce_put_dec_paren(roce_put_str(v, "Stream index: "), id,
+					   fi->dir ? "b->a" : "a->b");
 		proto_item_set_generated(it);
-		proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
+		if (!roce_lean())
+			proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
 		if (fi->ulp)
 			proto_item_set_generated(proto_tree_add_string(tree, hf_roce_ulp, tvb, 0, 0, fi->ulp));
 	}
@@ -807,17 +810,24 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (fi->read_request_frame)
 		roce_add_gen(at, hf_an_read_response_to, tvb, fi->read_request_frame);
 	if (fi->msg_first_frame) {
+		char *p;
+
 		/* one line: the first frame (a link), the message's operation,
 		 * length and packets in its text and as hidden fields */
-		proto_item_set_hidden(roce_add_gen(at, hf_msg_op, tvb, fi->msg_op));
-		proto_item_set_hidden(roce_add_gen(at, hf_msg_length, tvb, fi->msg_len));
-		proto_item_set_hidden(roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets));
-		it = proto_tree_add_uint_format_value(at, hf_msg_first_frame, tvb, 0, 0,
-						      fi->msg_first_frame, "%u (%s, %u bytes in %u packet%s)",
-						      fi->msg_first_frame,
-						      val_to_str_const(fi->msg_op, QPT_VALS(qpt_op_names), "?"),
-						      fi->msg_len, fi->msg_packets,
-						      fi->msg_packets == 1 ? "" : "s");
+		if (!roce_lean()) {
+			proto_item_set_hidden(roce_add_gen(at, hf_msg_op, tvb, fi->msg_op));
+			proto_item_set_hidden(roce_add_gen(at, hf_msg_length, tvb, fi->msg_len));
+			proto_item_set_hidden(roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets));
+		}
+		it = proto_tree_add_uint(at, hf_msg_first_frame, tvb, 0, 0, fi->msg_first_frame);
+		/* "<name>: %u (%s, %u bytes in %u packet%s)" without printf */
+		if ((p = roce_label(it)) != NULL) {
+			p = roce_put_dec(roce_put_str(p, "Message first frame: "), fi->msg_first_frame);
+			p = roce_put_str(roce_put_str(p, " ("), val_to_str_const(fi->msg_op, QPT_VALS(qpt_op_names), "?"));
+			p = roce_put_dec(roce_put_str(p, ", "), fi->msg_len);
+			p = roce_put_dec(roce_put_str(p, " bytes in "), fi->msg_packets);
+			roce_put_str(p, fi->msg_packets == 1 ? " packet)" : " packets)");
+		}
 		proto_item_set_generated(it);
 	}
 }

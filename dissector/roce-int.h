@@ -8,6 +8,7 @@
  *                   verdicts shown from the verdict table (qpt_verdict.h)
  *   roce-stats.c    -z roce,qp, the GUI statistics table, the conversation
  *                   filter
+ *   roce-text.c     texts made without printf
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -95,6 +96,9 @@ gint32 roce_conv_id(gint32 conv);
  * the file: put once, on the first pass that locates it. */
 void roce_loc_put(guint32 num, guint ds_index, gint32 off);
 gboolean roce_loc_get(guint32 num, guint *ds_index, gint32 *off);
+/* Whether this frame's hidden items can be left out: nothing would print
+ * or look them up (tshark -V, nothing referenced; packet-roce.c). */
+gboolean roce_lean(void);
 
 /* ---- roce-tree.c ---------------------------------------------------------- */
 
@@ -104,9 +108,63 @@ void roce_tree_register(void);
 int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	      const struct qpt_pkt *pkt);
 proto_item *roce_add_gen(proto_tree *t, int hf, tvbuff_t *tvb, guint64 v);
-/* p <- "V (S)" (decimal), without printf; returns p's end.  p holds 13 + strlen(s). */
-char *roce_put_dec_paren(char *p, guint32 v, const char *s);
 void roce_tree_handoff(void);
+
+/* ---- roce-text.c ---------------------------------------------------------- */
+
+/* Text without printf (the top line and the stream's line are made on every
+ * frame: printf's conversions cost more than the rest of the line).  Each
+ * writes at p, NUL-terminates and returns p's end; the callers' buffers
+ * hold the longest text. */
+static inline char *roce_put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	*p = '\0';
+	return p;
+}
+
+static inline char *roce_put_dec(char *p, guint32 v)
+{
+	char t[10];
+	int n = 0;
+
+	do
+		t[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+static inline char *roce_put_hex6(char *p, guint32 v) /* as %06x */
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[8];
+	int n = 0;
+
+	do
+		t[n++] = hex[v & 0xf];
+	while ((v >>= 4) != 0);
+	while (n < 6)
+		t[n++] = '0';
+	while (n)
+		*p++ = t[--n];
+	*p = '\0';
+	return p;
+}
+
+/* p <- "V (S)" (decimal); p holds 13 + strlen(s). */
+static inline char *roce_put_dec_paren(char *p, guint32 v, const char *s)
+{
+	return roce_put_str(roce_put_str(roce_put_str(roce_put_dec(p, v), " ("), s), ")");
+}
+
+/* The buffer of it's text (ITEM_LABEL_LENGTH bytes, empty), to be written
+ * without printf instead of proto_item_set_text(); NULL when Wireshark would
+ * make no text (the tree not visible, the item hidden). */
+char *roce_label(proto_item *it);
 
 /* ---- roce-pfc.c ----------------------------------------------------------- */
 

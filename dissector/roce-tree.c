@@ -168,57 +168,6 @@ static void hide_if(gboolean hide, proto_item *it)
 		proto_item_set_hidden(it);
 }
 
-/* Text without printf (the top line is made on every frame: printf's
- * conversions cost more than the rest of the line): p's end, NUL-terminated.
- * The callers' buffers hold the longest line. */
-static char *put_str(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	*p = '\0';
-	return p;
-}
-
-static char *put_dec(char *p, guint32 v)
-{
-	char t[10];
-	int n = 0;
-
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n)
-		*p++ = t[--n];
-	*p = '\0';
-	return p;
-}
-
-static char *put_hex6(char *p, guint32 v) /* as %06x */
-{
-	static const char hex[] = "0123456789abcdef";
-	char t[8];
-	int n = 0;
-
-	do
-		t[n++] = hex[v & 0xf];
-	while ((v >>= 4) != 0);
-	while (n < 6)
-		t[n++] = '0';
-	while (n)
-		*p++ = t[--n];
-	*p = '\0';
-	return p;
-}
-
-/* "%u (%s)" of roce-analysis.c's stream line, without printf. */
-char *roce_put_dec_paren(char *p, guint32 v, const char *s)
-{
-	p = put_dec(p, v);
-	p = put_str(p, " (");
-	p = put_str(p, s);
-	return put_str(p, ")");
-}
-
 static const char *opcode_name(uint8_t op)
 {
 	return opcode_vals[op].strptr;
@@ -451,6 +400,116 @@ static gboolean builtin_shows(const struct qpt_pkt *pkt)
 	       op == 0x64 || op == 0x65;			/* UD */
 }
 
+/* The BTH and the extended transport headers (hidden when quiet). */
+static void show_bth(proto_tree *rt, tvbuff_t *tvb, const struct qpt_pkt *pkt, int bth,
+		     gboolean quiet)
+{
+	const struct qpt_bth *h = &pkt->bth;
+	proto_item *it;
+	proto_tree *st;
+
+	if (quiet) /* hidden: its name, not the opcode's too */
+		proto_item_set_hidden(it = proto_tree_add_item(rt, hf_bth, tvb, bth, 12, ENC_NA));
+	else
+		it = proto_tree_add_none_format(rt, hf_bth, tvb, bth, 12,
+						"Base Transport Header, %s",
+						opcode_name(h->opcode));
+	st = proto_item_add_subtree(it, ett_bth);
+	add_val(st, hf_bth_opcode, tvb, bth, 1, h->opcode);
+	add_val(st, hf_bth_se, tvb, bth + 1, 1, h->se);
+	add_val(st, hf_bth_m, tvb, bth + 1, 1, h->m);
+	add_val(st, hf_bth_padcnt, tvb, bth + 1, 1, h->pad);
+	add_val(st, hf_bth_tver, tvb, bth + 1, 1, h->tver);
+	add_val(st, hf_bth_pkey, tvb, bth + 2, 2, h->pkey);
+	add_val(st, hf_bth_fecn, tvb, bth + 4, 1, h->fecn);
+	add_val(st, hf_bth_becn, tvb, bth + 4, 1, h->becn);
+	add_val(st, hf_bth_resv6a, tvb, bth + 4, 1, h->resv8a);
+	add_val(st, hf_bth_dqpn, tvb, bth + 5, 3, h->dqpn);
+	add_val(st, hf_bth_ackreq, tvb, bth + 8, 1, h->ackreq);
+	add_val(st, hf_bth_resv7, tvb, bth + 8, 1, h->resv7);
+	add_val(st, hf_bth_psn, tvb, bth + 9, 3, h->psn);
+
+	/* Extended transport headers, at the offsets the opcode table gives. */
+#define EXT(bit) (bth + 12 + qpt_hdr_offset(h->opcode, (bit)))
+	if (pkt->flags & QPT_H_RDETH) {
+		st = proto_tree_add_subtree(rt, tvb, EXT(QPT_H_RDETH), 4, ett_ext, &it, "RDETH");
+		hide_if(quiet, it);
+		add_val(st, hf_rdeth_eecnxt, tvb, EXT(QPT_H_RDETH) + 1, 3, pkt->rdeth_eecnxt);
+	}
+	if (pkt->flags & QPT_H_DETH) {
+		int o = EXT(QPT_H_DETH);
+
+		st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, &it, "DETH");
+		hide_if(quiet, it);
+		add_val(st, hf_deth_qkey, tvb, o, 4, pkt->deth.qkey);
+		add_val(st, hf_deth_sqpn, tvb, o + 5, 3, pkt->deth.sqpn);
+	}
+	if (pkt->flags & QPT_H_XRCETH) {
+		int o = EXT(QPT_H_XRCETH);
+
+		st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, &it, "XRCETH");
+		hide_if(quiet, it);
+		add_val(st, hf_xrceth_srq, tvb, o + 1, 3, pkt->xrceth_srq);
+	}
+	if (pkt->flags & QPT_H_FETH) {
+		int o = EXT(QPT_H_FETH);
+
+		st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, &it, "FETH");
+		hide_if(quiet, it);
+		add_val(st, hf_feth, tvb, o, 4, pkt->feth);
+		add_val(st, hf_feth_sel, tvb, o + 3, 1, pkt->feth_sel_level);
+		add_val(st, hf_feth_placement, tvb, o + 3, 1, pkt->feth_placement);
+	}
+	if (pkt->flags & QPT_H_RETH) {
+		int o = EXT(QPT_H_RETH);
+
+		st = proto_tree_add_subtree(rt, tvb, o, 16, ett_ext, &it, "RETH");
+		hide_if(quiet, it);
+		add_val(st, hf_reth_va, tvb, o, 8, pkt->reth.va);
+		add_val(st, hf_reth_rkey, tvb, o + 8, 4, pkt->reth.rkey);
+		add_val(st, hf_reth_dmalen, tvb, o + 12, 4, pkt->reth.dmalen);
+	}
+	if (pkt->flags & QPT_H_ATOMICETH) {
+		int o = EXT(QPT_H_ATOMICETH);
+
+		st = proto_tree_add_subtree(rt, tvb, o, 28, ett_ext, &it, "AtomicETH");
+		hide_if(quiet, it);
+		add_val(st, hf_atomiceth_va, tvb, o, 8, pkt->atomiceth.va);
+		add_val(st, hf_atomiceth_rkey, tvb, o + 8, 4, pkt->atomiceth.rkey);
+		add_val(st, hf_atomiceth_swap, tvb, o + 12, 8, pkt->atomiceth.swap);
+		add_val(st, hf_atomiceth_compare, tvb, o + 20, 8, pkt->atomiceth.compare);
+	}
+	if (pkt->flags & QPT_H_AETH) {
+		const struct qpt_aeth *a = &pkt->aeth;
+		int o = EXT(QPT_H_AETH);
+
+		st = proto_tree_add_subtree_format(rt, tvb, o, 4, ett_ext, &it, "AETH, %s",
+						   val_to_str_const(a->kind, QPT_VALS(qpt_aeth_kind_descr), "?"));
+		hide_if(quiet, it);
+		add_val(st, hf_aeth_syndrome, tvb, o, 1, a->syndrome);
+		add_val(st, hf_aeth_kind, tvb, o, 1, a->kind);
+		if (a->kind == QPT_AETH_ACK)
+			add_val(st, hf_aeth_credits, tvb, o, 1, a->value);
+		else if (a->kind == QPT_AETH_RNR)
+			add_val(st, hf_aeth_rnr_timer, tvb, o, 1, a->value);
+		else if (a->kind == QPT_AETH_NAK)
+			add_val(st, hf_aeth_nak_code, tvb, o, 1, a->value);
+		add_val(st, hf_aeth_msn, tvb, o + 1, 3, a->msn);
+	}
+	if (pkt->flags & QPT_H_ATOMICACKETH) {
+		int o = EXT(QPT_H_ATOMICACKETH);
+
+		st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, &it, "AtomicAckETH");
+		hide_if(quiet, it);
+		add_val(st, hf_atomicacketh_orig, tvb, o, 8, pkt->atomicacketh_orig);
+	}
+	if (pkt->flags & QPT_H_IMMDT)
+		hide_if(quiet, add_val(rt, hf_immdt, tvb, EXT(QPT_H_IMMDT), 4, pkt->immdt));
+	if (pkt->flags & QPT_H_IETH)
+		hide_if(quiet, add_val(rt, hf_ieth, tvb, EXT(QPT_H_IETH), 4, pkt->ieth));
+#undef EXT
+}
+
 /* Shows a decoded record.  tvb starts at the IBA packet (record offset
  * pkt->off_iba).  Compact (quiet) on a packet whose headers the built-in
  * tree shows (builtin_shows()): one line says what only the plugin knows
@@ -467,6 +526,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	proto_tree *rt, *st;
 	int len = (int)pkt->iba_len, bth, icrc_off = -1, payload_off = -1;
 	const gboolean quiet = builtin_shows(pkt);
+	/* hidden items left out when nothing would print or look them up */
+	const gboolean lean = tree && roce_lean(), skip = quiet && lean;
 	/* compact: a right ICRC (and VCRC) is said on the top line only */
 	const gboolean icrc_good = quiet && (pkt->flags & QPT_HAS_ICRC) && pkt->icrc_checked &&
 				   pkt->icrc_ok;
@@ -478,27 +539,31 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (len <= 0 || len > (int)tvb_reported_length(tvb))
 		len = -1;
 	/* the top line, "%s (qptrace), %s QP=0x%06x PSN=%u[, ICRC correct][,
-	 * VCRC correct]", made without printf (the verdicts' tags are
-	 * appended later) */
+	 * VCRC correct]", written without printf (the verdicts' tags are
+	 * appended later); at most 120 characters */
+	ti = proto_tree_add_item(tree, proto_roce, tvb, 0, len, ENC_NA);
 	{
-		char top[192], *p = put_str(put_str(top, tr), " (qptrace)");
+		char *p = roce_label(ti);
 
-		if (pkt->flags & QPT_HAS_BTH) {
-			p = put_str(put_str(p, ", "), opcode_name(pkt->bth.opcode));
-			p = put_hex6(put_str(p, " QP=0x"), pkt->bth.dqpn & 0xffffff);
-			p = put_dec(put_str(p, " PSN="), pkt->bth.psn);
-			if (icrc_good)
-				p = put_str(p, ", ICRC correct");
-			if (vcrc_good)
-				p = put_str(p, ", VCRC correct");
+		if (p) {
+			p = roce_put_str(roce_put_str(p, tr), " (qptrace)");
+			if (pkt->flags & QPT_HAS_BTH) {
+				p = roce_put_str(roce_put_str(p, ", "), opcode_name(pkt->bth.opcode));
+				p = roce_put_hex6(roce_put_str(p, " QP=0x"), pkt->bth.dqpn & 0xffffff);
+				p = roce_put_dec(roce_put_str(p, " PSN="), pkt->bth.psn);
+				if (icrc_good)
+					p = roce_put_str(p, ", ICRC correct");
+				if (vcrc_good)
+					p = roce_put_str(p, ", VCRC correct");
+			}
 		}
-		ti = proto_tree_add_protocol_format(tree, proto_roce, tvb, 0, len, "%s", top);
 	}
 	rt = proto_item_add_subtree(ti, ett_roce);
 	/* the top line names it */
-	proto_item_set_hidden(roce_add_gen(rt, hf_transport, tvb, pkt->transport));
+	if (!lean)
+		proto_item_set_hidden(roce_add_gen(rt, hf_transport, tvb, pkt->transport));
 
-	if (pkt->flags & QPT_HAS_LRH) {
+	if (pkt->flags & QPT_HAS_LRH && !skip) {
 		const struct qpt_lrh *l = &pkt->lrh;
 		int o = 0;
 
@@ -513,7 +578,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		add_val(st, hf_lrh_pktlen, tvb, o + 4, 2, l->pktlen);
 		add_val(st, hf_lrh_slid, tvb, o + 6, 2, l->slid);
 	}
-	if (pkt->flags & QPT_HAS_GRH) {
+	if (pkt->flags & QPT_HAS_GRH && !skip) {
 		const struct qpt_grh *g = &pkt->grh;
 		int o = pkt->flags & QPT_HAS_LRH ? 8 : 0;
 
@@ -533,112 +598,15 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		const struct qpt_bth *h = &pkt->bth;
 
 		bth = (int)pkt->off_bth - base;
-		if (quiet) /* hidden: its name, not the opcode's too */
-			proto_item_set_hidden(it = proto_tree_add_item(rt, hf_bth, tvb, bth, 12, ENC_NA));
-		else
-			it = proto_tree_add_none_format(rt, hf_bth, tvb, bth, 12,
-							"Base Transport Header, %s",
-							opcode_name(h->opcode));
-		st = proto_item_add_subtree(it, ett_bth);
-		add_val(st, hf_bth_opcode, tvb, bth, 1, h->opcode);
-		add_val(st, hf_bth_se, tvb, bth + 1, 1, h->se);
-		add_val(st, hf_bth_m, tvb, bth + 1, 1, h->m);
-		add_val(st, hf_bth_padcnt, tvb, bth + 1, 1, h->pad);
-		add_val(st, hf_bth_tver, tvb, bth + 1, 1, h->tver);
-		add_val(st, hf_bth_pkey, tvb, bth + 2, 2, h->pkey);
-		add_val(st, hf_bth_fecn, tvb, bth + 4, 1, h->fecn);
-		add_val(st, hf_bth_becn, tvb, bth + 4, 1, h->becn);
-		add_val(st, hf_bth_resv6a, tvb, bth + 4, 1, h->resv8a);
-		add_val(st, hf_bth_dqpn, tvb, bth + 5, 3, h->dqpn);
-		add_val(st, hf_bth_ackreq, tvb, bth + 8, 1, h->ackreq);
-		add_val(st, hf_bth_resv7, tvb, bth + 8, 1, h->resv7);
-		add_val(st, hf_bth_psn, tvb, bth + 9, 3, h->psn);
+		if (!skip)
+			show_bth(rt, tvb, pkt, bth, quiet);
 
 		/* The built-in dissector has no name for a CNP ("Unknown OpCode"). */
 		if (oi->flags & QPT_O_CNP)
 			col_append_str(pinfo->cinfo, COL_INFO, " [CNP]");
-
-		/* Extended transport headers, at the offsets the opcode table gives. */
-#define EXT(bit) (bth + 12 + qpt_hdr_offset(h->opcode, (bit)))
-		if (pkt->flags & QPT_H_RDETH) {
-			st = proto_tree_add_subtree(rt, tvb, EXT(QPT_H_RDETH), 4, ett_ext, &it, "RDETH");
-			hide_if(quiet, it);
-			add_val(st, hf_rdeth_eecnxt, tvb, EXT(QPT_H_RDETH) + 1, 3, pkt->rdeth_eecnxt);
-		}
-		if (pkt->flags & QPT_H_DETH) {
-			int o = EXT(QPT_H_DETH);
-
-			st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, &it, "DETH");
-			hide_if(quiet, it);
-			add_val(st, hf_deth_qkey, tvb, o, 4, pkt->deth.qkey);
-			add_val(st, hf_deth_sqpn, tvb, o + 5, 3, pkt->deth.sqpn);
-		}
-		if (pkt->flags & QPT_H_XRCETH) {
-			int o = EXT(QPT_H_XRCETH);
-
-			st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, &it, "XRCETH");
-			hide_if(quiet, it);
-			add_val(st, hf_xrceth_srq, tvb, o + 1, 3, pkt->xrceth_srq);
-		}
-		if (pkt->flags & QPT_H_FETH) {
-			int o = EXT(QPT_H_FETH);
-
-			st = proto_tree_add_subtree(rt, tvb, o, 4, ett_ext, &it, "FETH");
-			hide_if(quiet, it);
-			add_val(st, hf_feth, tvb, o, 4, pkt->feth);
-			add_val(st, hf_feth_sel, tvb, o + 3, 1, pkt->feth_sel_level);
-			add_val(st, hf_feth_placement, tvb, o + 3, 1, pkt->feth_placement);
-		}
-		if (pkt->flags & QPT_H_RETH) {
-			int o = EXT(QPT_H_RETH);
-
-			st = proto_tree_add_subtree(rt, tvb, o, 16, ett_ext, &it, "RETH");
-			hide_if(quiet, it);
-			add_val(st, hf_reth_va, tvb, o, 8, pkt->reth.va);
-			add_val(st, hf_reth_rkey, tvb, o + 8, 4, pkt->reth.rkey);
-			add_val(st, hf_reth_dmalen, tvb, o + 12, 4, pkt->reth.dmalen);
-		}
-		if (pkt->flags & QPT_H_ATOMICETH) {
-			int o = EXT(QPT_H_ATOMICETH);
-
-			st = proto_tree_add_subtree(rt, tvb, o, 28, ett_ext, &it, "AtomicETH");
-			hide_if(quiet, it);
-			add_val(st, hf_atomiceth_va, tvb, o, 8, pkt->atomiceth.va);
-			add_val(st, hf_atomiceth_rkey, tvb, o + 8, 4, pkt->atomiceth.rkey);
-			add_val(st, hf_atomiceth_swap, tvb, o + 12, 8, pkt->atomiceth.swap);
-			add_val(st, hf_atomiceth_compare, tvb, o + 20, 8, pkt->atomiceth.compare);
-		}
-		if (pkt->flags & QPT_H_AETH) {
-			const struct qpt_aeth *a = &pkt->aeth;
-			int o = EXT(QPT_H_AETH);
-
-			st = proto_tree_add_subtree_format(rt, tvb, o, 4, ett_ext, &it, "AETH, %s",
-							   val_to_str_const(a->kind, QPT_VALS(qpt_aeth_kind_descr), "?"));
-			hide_if(quiet, it);
-			add_val(st, hf_aeth_syndrome, tvb, o, 1, a->syndrome);
-			add_val(st, hf_aeth_kind, tvb, o, 1, a->kind);
-			if (a->kind == QPT_AETH_ACK)
-				add_val(st, hf_aeth_credits, tvb, o, 1, a->value);
-			else if (a->kind == QPT_AETH_RNR)
-				add_val(st, hf_aeth_rnr_timer, tvb, o, 1, a->value);
-			else if (a->kind == QPT_AETH_NAK)
-				add_val(st, hf_aeth_nak_code, tvb, o, 1, a->value);
-			add_val(st, hf_aeth_msn, tvb, o + 1, 3, a->msn);
-		}
-		if (pkt->flags & QPT_H_ATOMICACKETH) {
-			int o = EXT(QPT_H_ATOMICACKETH);
-
-			st = proto_tree_add_subtree(rt, tvb, o, 8, ett_ext, &it, "AtomicAckETH");
-			hide_if(quiet, it);
-			add_val(st, hf_atomicacketh_orig, tvb, o, 8, pkt->atomicacketh_orig);
-		}
-		if (pkt->flags & QPT_H_IMMDT)
-			hide_if(quiet, add_val(rt, hf_immdt, tvb, EXT(QPT_H_IMMDT), 4, pkt->immdt));
-		if (pkt->flags & QPT_H_IETH)
-			hide_if(quiet, add_val(rt, hf_ieth, tvb, EXT(QPT_H_IETH), 4, pkt->ieth));
-#undef EXT
 		/* the built-in's data or upper layer has it */
-		hide_if(quiet, roce_add_gen(rt, hf_payload_len, tvb, pkt->payload_len));
+		if (!skip)
+			hide_if(quiet, roce_add_gen(rt, hf_payload_len, tvb, pkt->payload_len));
 		if (pkt->flags & QPT_HAS_ICRC) {
 			int po = (int)pkt->off_payload - base;
 
@@ -646,7 +614,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 				show_mad(rt, tvb, po, pkt);
 			else if ((oi->flags & QPT_O_VALID) || (h->opcode & 0xe0) == QPT_SVC_MANUF)
 				payload_off = po; /* handed on last, below */
-			if (h->pad)
+			if (h->pad && !skip)
 				hide_if(quiet, proto_tree_add_item(rt, hf_pad, tvb, po + (int)pkt->payload_len,
 								   h->pad, ENC_NA));
 			icrc_off = po + (int)pkt->payload_len + h->pad;
@@ -660,7 +628,8 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			icrc_off = end - 4; /* no ICRC: VCRC right after */
 	}
 
-	if (pkt->flags & QPT_HAS_ICRC && icrc_off >= 0) {
+	/* a right ICRC (VCRC) is hidden: its status says it */
+	if (pkt->flags & QPT_HAS_ICRC && icrc_off >= 0 && !(icrc_good && lean)) {
 		it = add_val(rt, hf_icrc, tvb, icrc_off, 4, pkt->icrc);
 		st = proto_item_add_subtree(it, ett_icrc);
 		if (pkt->icrc_checked) {
@@ -684,7 +653,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			roce_add_gen(st, hf_icrc_status, tvb, 2);
 		}
 	}
-	if (pkt->flags & QPT_HAS_VCRC && icrc_off >= 0) {
+	if (pkt->flags & QPT_HAS_VCRC && icrc_off >= 0 && !(vcrc_good && lean)) {
 		int vo = icrc_off + (pkt->flags & QPT_HAS_ICRC ? 4 : 0);
 
 		it = add_val(rt, hf_vcrc, tvb, vo, 2, pkt->vcrc);
@@ -719,7 +688,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	}
 	/* Last: the payload goes to the InfiniBand payload heuristics (or
 	 * data), which may throw; every RoCE item is in the tree by now. */
-	if (payload_off >= 0)
+	if (payload_off >= 0 && !skip)
 		show_payload(tvb, rt, payload_off, pkt, quiet);
 	return tvb_captured_length(tvb);
 }
