@@ -29,6 +29,12 @@ Checks, for every capture in captures/public/*.pcap and captures/made/*.pcap
     -G heuristic-decodes, no dissector bug over random SENDs (-2 too);
   * the colouring rules: profile RoCE installed, filters compile, frames
     coloured by the first rule that matches (tshark -C RoCE --color).
+--part decode runs the checks up to the colouring rules (fields, verdicts,
+stats, findings of each capture), --part corpus the ones over the whole
+corpus after them (compact tree, colouring rules, superset, two passes of
+random SENDs, one meaning, upper layers); meson runs the two as two tests
+(wireshark-plugin, wireshark-plugin-corpus) so that they share the cores.
+Without --part, both.
 Prints "N passed, N failed" and exits 1 on any failure.
 """
 import argparse
@@ -1908,6 +1914,72 @@ def tshark_major_minor():
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
+def run_decode_part(env, a, caps, made, have, values, gen, nframes):
+    """--part decode: each capture's fields, verdicts, stats and findings."""
+    check_srcport(env, a.qptrace, gen, nframes)
+    check_capture(env, a.qptrace, gen, "gen_srcport69.pcap")
+
+    # Decode As still reaches the built-in dissector.
+    probe = next((c for c, l in caps if l.endswith("clean_write.pcap")), None)
+    if probe:
+        rows, err = tshark_fields(env, probe, [], extra=["-d", "udp.port==4791,infiniband"])
+        if rows and all("infiniband" in r["protocols"] and "roce" in r["protocols"]
+                        for r in rows.values()):
+            ok("Decode As udp.port==4791,infiniband: the built-in dissector decodes, roce analyses")
+        else:
+            fail("Decode As infiniband", err or "not infiniband")
+
+        # The built-in dissector re-registers UDP 4791 whenever one of its
+        # preferences is applied; RoCE keeps the port.
+        for o in ("infiniband.try_heuristic_first:FALSE", "infiniband.rroce.port:4792"):
+            rows, err = tshark_fields(env, probe, [], extra=["-o", o])
+            if rows and all("roce" in r["protocols"] for r in rows.values()):
+                ok(f"-o {o}: still decoded as roce")
+            else:
+                fail(f"-o {o}", err or "not roce")
+
+    for cap, label in caps:
+        check_capture(env, a.qptrace, cap, label, stats=not label.startswith(("public/", "made/")))
+    check_verdicts(env, a.qptrace, made, have)
+    check_gbn_trigger(env, a.qptrace, made, values)
+    check_filter_forms(env, a.qptrace, made)
+    check_qp_titles(a.qptrace, made)
+    check_pfc(env, a.qptrace, made)
+    check_findings(env, a.qptrace, made)
+    multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
+    if multi:
+        check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
+        check_conv_table(env, a.qptrace, caps, multi)
+        check_conv_text(env, a.qptrace, [(c, l) for c, l in caps if l in (
+            "made/multi_qp.pcap", "made/cm_full.pcap", "made/clean_write.pcap",
+            "public/linlinw5_rping.pcap")])
+    else:
+        fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
+
+
+def run_corpus_part(env, bare, a, caps, made):
+    """--part corpus: the checks over the whole corpus."""
+    check_compact(env, [(c, l) for c, l in caps if l.startswith(("public/", "made/"))])
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    check_colorfilters(env, made, os.path.join(here, "..", "roce.colorfilters"),
+                       os.path.join(here, "..", "install-colorfilters"))
+
+    # superset: the same tshark without the plugin
+    check_heuristics(env, bare)
+    rs = os.path.join(env.caps, "gen_random_sends.pcap")
+    make_random_sends(rs)
+    rsm = os.path.join(env.caps, "gen_random_send_messages.pcap")
+    make_random_sends(rsm, multi=True)
+    env.fix_owner()
+    check_two_pass_random(env, bare, rs, rsm)
+    if a.captures:
+        check_one_meaning(env, a.qptrace, [(c, os.path.relpath(c, a.captures))
+                                           for c in all_captures(a.captures)])
+        check_ulp_captures(env, bare, a.captures, a.qptrace)
+        check_superset(env, bare, a.captures)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plugin", required=True)
@@ -1916,8 +1988,14 @@ def main():
     ap.add_argument("--ws-version", help="Wireshark major.minor the plugin was built for "
                     "(meson passes it; default: that of tshark --version)")
     ap.add_argument("--verdicts", help="analyzer/qpt_verdict.h (default: next to --captures)")
+    ap.add_argument("--part", choices=("decode", "corpus"),
+                    help="only these checks (default: both; see above)")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
+    if a.captures:  # tshark runs in the test's HOME: never a relative path
+        a.captures = os.path.abspath(a.captures)
+    decode = a.part in (None, "decode")
+    corpus = a.part in (None, "corpus")
     verdicts = a.verdicts or (a.captures and os.path.join(a.captures, "..", "analyzer",
                                                           "qpt_verdict.h"))
     if not verdicts or not os.path.exists(verdicts):
@@ -1998,66 +2076,12 @@ def main():
             fail("tshark -G protocols", "roce not listed")
         check_stat_registered(env, a.plugin)
 
-        check_srcport(env, a.qptrace, gen, nframes)
-        check_capture(env, a.qptrace, gen, "gen_srcport69.pcap")
-
-        # Decode As still reaches the built-in dissector.
-        probe = next((c for c, l in caps if l.endswith("clean_write.pcap")), None)
-        if probe:
-            rows, err = tshark_fields(env, probe, [], extra=["-d", "udp.port==4791,infiniband"])
-            if rows and all("infiniband" in r["protocols"] and "roce" in r["protocols"]
-                            for r in rows.values()):
-                ok("Decode As udp.port==4791,infiniband: the built-in dissector decodes, roce analyses")
-            else:
-                fail("Decode As infiniband", err or "not infiniband")
-
-            # The built-in dissector re-registers UDP 4791 whenever one of its
-            # preferences is applied; RoCE keeps the port.
-            for o in ("infiniband.try_heuristic_first:FALSE", "infiniband.rroce.port:4792"):
-                rows, err = tshark_fields(env, probe, [], extra=["-o", o])
-                if rows and all("roce" in r["protocols"] for r in rows.values()):
-                    ok(f"-o {o}: still decoded as roce")
-                else:
-                    fail(f"-o {o}", err or "not roce")
-
-        for cap, label in caps:
-            check_capture(env, a.qptrace, cap, label, stats=not label.startswith(("public/", "made/")))
         made = [(c, l) for c, l in caps if l.startswith("made/")]
-        check_verdicts(env, a.qptrace, made, have)
-        check_gbn_trigger(env, a.qptrace, made, values)
-        check_filter_forms(env, a.qptrace, made)
-        check_qp_titles(a.qptrace, made)
-        check_pfc(env, a.qptrace, made)
-        check_findings(env, a.qptrace, made)
-        multi = next((c for c, l in caps if l.endswith("made/multi_qp.pcap")), None)
-        if multi:
-            check_stats_filtered(env, a.qptrace, multi, "made/multi_qp.pcap")
-            check_conv_table(env, a.qptrace, caps, multi)
-            check_conv_text(env, a.qptrace, [(c, l) for c, l in caps if l in (
-                "made/multi_qp.pcap", "made/cm_full.pcap", "made/clean_write.pcap",
-                "public/linlinw5_rping.pcap")])
-        else:
-            fail("-z roce,qp,FILTER", "made/multi_qp.pcap not among the captures")
+        if decode:
+            run_decode_part(env, a, caps, made, have, values, gen, nframes)
 
-        check_compact(env, [(c, l) for c, l in caps if l.startswith(("public/", "made/"))])
-
-        here = os.path.dirname(os.path.abspath(__file__))
-        check_colorfilters(env, made, os.path.join(here, "..", "roce.colorfilters"),
-                           os.path.join(here, "..", "install-colorfilters"))
-
-        # superset: the same tshark without the plugin
-        check_heuristics(env, bare)
-        rs = os.path.join(env.caps, "gen_random_sends.pcap")
-        make_random_sends(rs)
-        rsm = os.path.join(env.caps, "gen_random_send_messages.pcap")
-        make_random_sends(rsm, multi=True)
-        env.fix_owner()
-        check_two_pass_random(env, bare, rs, rsm)
-        if a.captures:
-            check_one_meaning(env, a.qptrace, [(c, os.path.relpath(c, a.captures))
-                                               for c in all_captures(a.captures)])
-            check_ulp_captures(env, bare, a.captures, a.qptrace)
-            check_superset(env, bare, a.captures)
+        if corpus:
+            run_corpus_part(env, bare, a, caps, made)
     finally:
         env.cleanup()
         bare.cleanup()
