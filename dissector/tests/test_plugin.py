@@ -396,7 +396,7 @@ def check_capture(env, qptrace, cap, label, stats=True):
     # passes: a verdict the engine revised once a later packet came is on
     # its frame there; one pass printed that frame before, see 4.)
     rows1 = rows
-    rows, err = tshark_fields(env, cap, ANALYSIS_FIELDS, extra=["-2"])
+    rows, err = two_pass_first(env, cap, ANALYSIS_FIELDS)
     if rows is None:
         fail(f"{label}: -2", err)
         return
@@ -796,15 +796,61 @@ def tshark_all(env, cap, fields, stats=None):
     return rows
 
 
-def expert_rows(env, cap):
-    """-z expert: {(group word, summary): frequency} of the RoCE rows."""
-    rc, out, err = env.tshark(["-2", "-q", "-z", "expert", "-r", cap])
-    rows = {}
+TWO_PASS = {}  # (HOME, capture) -> two_pass()'s answer
+
+
+def two_pass(env, cap):
+    """The one `tshark -2` run of cap that the checks of the second pass
+    share (check_capture's, check_verdicts', check_gbn_trigger's, and the
+    -z expert of check_verdicts and check_findings): every occurrence of the
+    expert infos and of ANALYSIS_FIELDS per frame, as tshark_all gives them,
+    and the -z expert text tshark prints after the frames.  (rows, lines of
+    that text), or (None, the error)."""
+    key = (env.home, cap)
+    if key in TWO_PASS:
+        return TWO_PASS[key]
+    ex = ["_ws.expert.message", "_ws.expert.group", "_ws.expert.severity"]
+    args = ["-2", "-r", cap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
+            "-E", "separator=\t", "-e", "frame.number"]
+    for f in ex + ANALYSIS_FIELDS:
+        args += ["-e", f]
+    rc, out, err = env.tshark(args + ["-z", "expert"])
+    if rc != 0:
+        TWO_PASS[key] = (None, err.strip().splitlines()[-1] if err.strip() else f"rc {rc}")
+        return TWO_PASS[key]
+    rows, text = {}, []
     for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 2 or not parts[0].isdigit():
+            text.append(line)  # -z expert's, after the frames
+            continue
+        parts += [""] * (1 + len(ex) + len(ANALYSIS_FIELDS) - len(parts))
+        r = dict(zip(ex + ANALYSIS_FIELDS, parts[1:]))
+        r["experts"] = list(zip(*(r[f].split("|") for f in ex))) if r[ex[0]] else []
+        rows[int(parts[0])] = r
+    TWO_PASS[key] = (rows, text)
+    return TWO_PASS[key]
+
+
+def two_pass_first(env, cap, fields):
+    """two_pass()'s rows with the first occurrence of fields only (what
+    `-E occurrence=f` prints): (rows, None) or (None, the error)."""
+    rows, text = two_pass(env, cap)
+    if rows is None:
+        return None, text
+    return {n: {f: r[f].split("|")[0] for f in fields} for n, r in rows.items()}, None
+
+
+def expert_rows(env, cap):
+    """-z expert: {(group word, summary): frequency} of the RoCE rows (of
+    the run two_pass() makes)."""
+    rows, text = two_pass(env, cap)
+    out = {}
+    for line in (text if rows is not None else []):
         m = re.match(r"^\s+(\d+)\s+(\S+)\s+RoCE\s+(.*?)\s*$", line)
         if m:
-            rows[(m.group(2), m.group(3))] = rows.get((m.group(2), m.group(3)), 0) + int(m.group(1))
-    return rows
+            out[(m.group(2), m.group(3))] = out.get((m.group(2), m.group(3)), 0) + int(m.group(1))
+    return out
 
 
 def check_verdicts(env, qptrace, made, have_fields):
@@ -827,9 +873,7 @@ def check_verdicts(env, qptrace, made, have_fields):
             want.setdefault(ev["kind"], {})[ev["frame"]] = ev
         if not want:
             continue
-        fields = [EVENT_FIELDS[k] for k in want if k in EVENT_FIELDS and EVENT_FIELDS[k] in have_fields]
-        fields += [VALUE_FIELDS[k] for k in want if VALUE_FIELDS.get(k) in have_fields]
-        rows = tshark_all(env, cap, fields)
+        rows, _ = two_pass(env, cap)
         episodes = {}  # go-back-N: first resent frame -> its 1-based number in its direction
         if "gbn_episode" in want:
             rc, out = run_qptrace(qptrace, ["summary", "--json", cap])
@@ -1185,7 +1229,7 @@ def check_gbn_trigger(env, qptrace, made, values):
         if not eps:
             continue
         need.discard(label)
-        rows, err = tshark_fields(env, cap, ["roce.analysis.gbn_trigger"], extra=["-2"])
+        rows, err = two_pass_first(env, cap, ["roce.analysis.gbn_trigger"])
         if rows is None:
             fail(f"{label}: gbn_trigger", err)
             continue
