@@ -54,6 +54,9 @@ void proto_reg_handoff_roce(void);
 #define ERF_TYPE_INFINIBAND 21
 
 int proto_roce = -1;
+/* roce's protocol and its registrar entry, found once (asked every frame) */
+static protocol_t *roce_protocol;
+static header_field_info *roce_hfinfo;
 int roce_tap = -1;
 
 static dissector_handle_t roce_udp_handle, roce_post_handle;
@@ -350,7 +353,7 @@ static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
 	int prev;
 	gboolean ok, quoted;
 
-	if (!proto_is_protocol_enabled(find_protocol_by_id(proto_roce)))
+	if (!proto_is_protocol_enabled(roce_protocol))
 		return 0;
 	/* the frame's layers by id (this runs on every frame: no name lookups) */
 	if (proto_macc > 0 && has_layer(pinfo, proto_macc))
@@ -411,7 +414,7 @@ static int dissect_udp_guard(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
 {
 	if (pref_udp_guard && !pinfo->flags.in_error_pkt &&
 	    (pinfo->src.type == AT_IPv4 || pinfo->src.type == AT_IPv6) &&
-	    tvb_captured_length(tvb) >= 4 && proto_is_protocol_enabled(find_protocol_by_id(proto_roce))) {
+	    tvb_captured_length(tvb) >= 4 && proto_is_protocol_enabled(roce_protocol)) {
 		guint32 sport = tvb_get_ntohs(tvb, 0), dport = tvb_get_ntohs(tvb, 2);
 		dissector_handle_t ib;
 
@@ -519,7 +522,7 @@ gboolean roce_lean(void)
 	if (text < 0)
 		text = tshark_prints_text();
 	return text && !prefs.display_hidden_proto_items &&
-	       proto_registrar_get_nth(proto_roce)->ref_type == HF_REF_TYPE_NONE &&
+	       roce_hfinfo->ref_type == HF_REF_TYPE_NONE &&
 	       !(union_of_tap_listener_flags() & TL_REQUIRES_PROTO_TREE);
 }
 
@@ -531,6 +534,8 @@ void proto_register_roce(void)
 
 	proto_roce = proto_register_protocol("RDMA over Converged Ethernet / InfiniBand transport (qptrace)",
 					     "RoCE", "roce");
+	roce_protocol = find_protocol_by_id(proto_roce);
+	roce_hfinfo = proto_registrar_get_nth(proto_roce);
 	roce_tree_register();
 	roce_analysis_register();
 

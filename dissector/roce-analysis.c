@@ -745,7 +745,7 @@ static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
 }
 
 void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-			proto_item *top, const roce_frame_t *fi)
+			proto_item *top, const roce_frame_t *fi, gboolean lean)
 {
 	proto_tree *at, *ft = NULL;
 	proto_item *it, *flags_it = NULL;
@@ -760,7 +760,7 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			roce_put_dec_paren(roce_put_str(v, "Stream index: "), id,
 					   fi->dir ? "b->a" : "a->b");
 		proto_item_set_generated(it);
-		if (!roce_lean())
+		if (!lean)
 			proto_item_set_hidden(roce_add_gen(tree, hf_dir, tvb, (guint64)fi->dir));
 		if (fi->ulp)
 			proto_item_set_generated(proto_tree_add_string(tree, hf_roce_ulp, tvb, 0, 0, fi->ulp));
@@ -814,7 +814,7 @@ void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
 		/* one line: the first frame (a link), the message's operation,
 		 * length and packets in its text and as hidden fields */
-		if (!roce_lean()) {
+		if (!lean) {
 			proto_item_set_hidden(roce_add_gen(at, hf_msg_op, tvb, fi->msg_op));
 			proto_item_set_hidden(roce_add_gen(at, hf_msg_length, tvb, fi->msg_len));
 			proto_item_set_hidden(roce_add_gen(at, hf_msg_packets, tvb, fi->msg_packets));

@@ -77,8 +77,10 @@ void roce_analysis_cleanup(void);
  * storage): what is returned for it lives in the packet's scope. */
 roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt);
 const roce_frame_t *roce_frame_info(packet_info *pinfo);
+/* The frame's stream and analysis items; lean: roce_lean() of this frame,
+ * worked out once by roce_show() (its hidden items are left out). */
 void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-			proto_item *top, const roce_frame_t *fi);
+			proto_item *top, const roce_frame_t *fi, gboolean lean);
 /* The file's engine (NULL before the first file), finished once asked. */
 struct qpt_flow *roce_flow(void);
 void roce_flow_finish(void);
@@ -97,7 +99,8 @@ gint32 roce_conv_id(gint32 conv);
 void roce_loc_put(guint32 num, guint ds_index, gint32 off);
 gboolean roce_loc_get(guint32 num, guint *ds_index, gint32 *off);
 /* Whether this frame's hidden items can be left out: nothing would print
- * or look them up (tshark -V, nothing referenced; packet-roce.c). */
+ * or look them up (tshark -V, nothing referenced; packet-roce.c).  Asked
+ * once a frame (roce_show()). */
 gboolean roce_lean(void);
 
 /* ---- roce-tree.c ---------------------------------------------------------- */

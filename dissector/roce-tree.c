@@ -682,7 +682,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	}
 	show_delivery(rt, tvb, pinfo, pkt);
 	if (fi) {
-		roce_show_analysis(tvb, pinfo, rt, ti, fi);
+		roce_show_analysis(tvb, pinfo, rt, ti, fi, lean);
 		roce_show_findings(tvb, pinfo, rt);
 		tap_queue_packet(roce_tap, pinfo, fi);
 	}
