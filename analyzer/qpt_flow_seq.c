@@ -347,7 +347,7 @@ static bool retry_paused(struct half *h, int64_t silence)
 	int64_t pace = k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) : 0;
 	int64_t rtt = d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
 
-	return silence > MAX(8 * pace, 4000) && h->last_ns - rc->ack_ns > rtt;
+	return k >= 2 && silence > MAX(8 * pace, 4000) && h->last_ns - rc->ack_ns > rtt;
 }
 
 /* Whether resend p, after an ACK during the go-back under way that
