@@ -332,12 +332,13 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 
 /* Whether resend p, at the go-back's next PSN or one past it, comes after
  * the go-back stopped and later than an ACK could have reached the
- * requester: a pause more than eight times the go-back's pace (the mean
- * time between its resends; none known after one resend) and more than
- * 4 us (a NIC resends back to back, 0.1-1 us apart; a software sender's
- * pace is 2-20 us and irregular), and more than twice the half's shortest
- * ACK time (request to ACK at the capture point) after the last ACK.
- * Sooner, the requester may have sent it before the ACK reached it (a
+ * requester: after two resends or more (the pace unknown after one: a
+ * software sender's next resend may come 7-19 us later, random rxe 7514,
+ * 9211), a pause more than eight times the go-back's pace (the mean time
+ * between its resends) and more than 4 us (a NIC resends back to back,
+ * 0.1-1 us apart; a software sender's pace is 2-20 us and irregular), and
+ * more than twice the half's shortest ACK time (request to ACK at the
+ * capture point) after the last ACK.  Sooner, the requester may have sent it before the ACK reached it (a
  * capture at the responder sees the ACK first; random rxe 739, 2555). */
 static bool retry_paused(struct half *h, int64_t silence)
 {
@@ -362,7 +363,7 @@ static bool retry_paused(struct half *h, int64_t silence)
  * stopped (retry_paused) and with the ACK beyond that READ or atomic
  * (an ACK at an atomic's own PSN, or at a READ's first, implies no NAK), it
  * is the retry too: a requester that got that ACK retries before it sends
- * the PSN again (random hw 3901, 3960, 1662, 4067, 449; rxe 1335, 5391). */
+ * the PSN again (random hw 3901, 3960, 1662, 449; rxe 1335, 5391). */
 static bool retry_after_ack(struct half *h, const struct qpt_pkt *p, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
