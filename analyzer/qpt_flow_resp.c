@@ -40,8 +40,10 @@ static void ack_requests(struct half *h, struct half *t,
 		t->any_acked = true;
 	}
 	if ((t->in_episode || (t->x && t->x->rc && t->x->rc->episode_reopen)) &&
-	    qpt_psn_diff(psn, t->acked) >= 0)
+	    qpt_psn_diff(psn, t->acked) >= 0) {
 		fl_rec(t)->ack_frame = frame;
+		fl_rec(t)->ack_ns = ns;
+	}
 	if (hit && !hit->resent) { /* Karn: no RTT from resent requests */
 		v->acks_frame = hit->frame;
 		v->ack_rtt_ns = ns - hit->ns;

@@ -330,6 +330,27 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 	rc->goback_psn = psn;
 }
 
+/* Whether resend p, at the go-back's next PSN or one past it, comes after
+ * the go-back stopped and later than an ACK could have reached the
+ * requester: after two resends or more (the pace unknown after one: a
+ * software sender's next resend may come 7-19 us later, random rxe 7514,
+ * 9211), a pause more than eight times the go-back's pace (the mean time
+ * between its resends) and more than 4 us (a NIC resends back to back,
+ * 0.1-1 us apart; a software sender's pace is 2-20 us and irregular), and
+ * more than twice the half's shortest ACK time (request to ACK at the
+ * capture point) after the last ACK.  Sooner, the requester may have sent it before the ACK reached it (a
+ * capture at the responder sees the ACK first; random rxe 739, 2555). */
+static bool retry_paused(struct half *h, int64_t silence)
+{
+	const struct half_rec *rc = fl_rec(h);
+	const struct qpt_dir *d = fl_dir_of(h);
+	uint32_t k = rc->cur.resent_packets;
+	int64_t pace = k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) : 0;
+	int64_t rtt = d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
+
+	return k >= 2 && silence > MAX(8 * pace, 4000) && h->last_ns - rc->ack_ns > rtt;
+}
+
 /* Whether resend p, after an ACK during the go-back under way that
  * acknowledged p's PSN, jumps past what it had still to send to a READ or
  * atomic request (or to the PSN after one, its resend lost before the
@@ -338,15 +359,21 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
  * check_psn() retries then), goes back to it: a go-back of its own.  What it
  * still had on the wire when the ACK came goes on where the go-back was;
  * a jump over one PSN only is likelier one resend lost before the capture
- * point. */
-static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
+ * point.  At the go-back's next PSN (or one past it), after the go-back
+ * stopped (retry_paused) and with the ACK beyond that READ or atomic
+ * (an ACK at an atomic's own PSN, or at a READ's first, implies no NAK), it
+ * is the retry too: a requester that got that ACK retries before it sends
+ * the PSN again (random hw 3901, 3960, 1662, 449; rxe 1335, 5391). */
+static bool retry_after_ack(struct half *h, const struct qpt_pkt *p, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
 	uint32_t psn = p->bth.psn, before = qpt_psn_add(psn, -1), to = psn;
+	int32_t jump = qpt_psn_diff(psn, rc->episode_next);
+	bool near = jump >= 0 && jump < 2 && retry_paused(h, silence);
 	struct slot *s;
 	struct read_req *r;
 
-	if (qpt_psn_diff(psn, rc->episode_next) < 2 || rc->ack_frame <= rc->cur.first_resent_frame ||
+	if ((jump < 2 && !near) || rc->ack_frame <= rc->cur.first_resent_frame ||
 	    !h->any_acked || qpt_psn_diff(h->acked, psn) < 0)
 		return false;
 	if (!(qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC))) {
@@ -356,6 +383,8 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p)
 			return false;
 		to = r ? r->psn : before;
 	}
+	if (near && qpt_psn_diff(h->acked, to) <= 0)
+		return false;
 	/* the requester retries the oldest request not answered: a READ or
 	 * atomic below it that the go-back resent (captured before or after
 	 * the ACK: a capture at the responder sees the requester's sendings
@@ -420,7 +449,7 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 	 * nested in this one; after a go-back from below, the jump must skip
 	 * more than one PSN (one resend lost before the capture point is
 	 * the likelier reading of a single PSN skipped) */
-	if ((h->in_episode || rc->episode_reopen) && retry_after_ack(h, p))
+	if ((h->in_episode || rc->episode_reopen) && retry_after_ack(h, p, silence))
 		return false;
 	if (h->in_episode && h->nak_pending && psn == rc->nak_psn && psn != rc->episode_next &&
 	    !(rc->nak_below && qpt_psn_diff(psn, rc->episode_next) < 2 &&
