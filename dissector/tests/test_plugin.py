@@ -768,31 +768,45 @@ def check_qp_titles(qptrace, made):
         ok(f"-z roce,qp: its {len(cols)} a->b/b->a columns titled as summary --long's rows")
 
 
+EXPERT_FIELDS = ["_ws.expert.message", "_ws.expert.group", "_ws.expert.severity"]
+
+
+def field_run(env, cap, fields, extra):
+    """`tshark -2 -T fields` of cap: every occurrence of the frame's expert
+    infos and of fields per frame, with extra arguments (a -z statistic):
+    (rows {frame: {field: "a|b", "experts": [(message, group, severity)]}},
+    the lines that are not frame rows: the statistic's text), or None and
+    the error."""
+    args = ["-2", "-r", cap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
+            "-E", "separator=\t", "-e", "frame.number"]
+    for f in EXPERT_FIELDS + fields:
+        args += ["-e", f]
+    rc, out, err = env.tshark(args + extra)
+    if rc != 0:
+        return None, err.strip().splitlines()[-1] if err.strip() else f"rc {rc}"
+    rows, text = {}, []
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if text or len(parts) < 2 or not parts[0].isdigit():
+            text.append(line)  # the statistic's, after the frames
+            continue
+        parts += [""] * (1 + len(EXPERT_FIELDS) + len(fields) - len(parts))
+        r = dict(zip(EXPERT_FIELDS + fields, parts[1:]))
+        r["experts"] = list(zip(*(r[f].split("|") for f in EXPERT_FIELDS))) if r[EXPERT_FIELDS[0]] else []
+        rows[int(parts[0])] = r
+    return rows, text
+
+
 def tshark_all(env, cap, fields, stats=None):
     """Every occurrence of fields (and of the frame's expert infos), per frame
     (two passes: a verdict the engine revised later is on its frame).  With
     stats (a list), also -z roce,qp in the same run: its text appended."""
-    ex = ["_ws.expert.message", "_ws.expert.group", "_ws.expert.severity"]
-    args = ["-2", "-r", cap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
-            "-E", "separator=\t", "-e", "frame.number"]
-    for f in ex + fields:
-        args += ["-e", f]
-    if stats is not None:
-        args += ["-z", "roce,qp"]
-    rc, out, err = env.tshark(args)
-    if rc != 0:
+    rows, text = field_run(env, cap, fields, ["-z", "roce,qp"] if stats is not None else [])
+    if rows is None:
         return None
     if stats is not None:  # the tap's text comes after the frames
-        at = out.find("\n=====")
-        stats.append(out[at + 1:] if at >= 0 else "")
-        out = out[:at + 1] if at >= 0 else out
-    rows = {}
-    for line in out.splitlines():
-        parts = line.split("\t")
-        parts += [""] * (1 + len(ex) + len(fields) - len(parts))
-        r = dict(zip(ex + fields, parts[1:]))
-        r["experts"] = list(zip(*(r[f].split("|") for f in ex))) if r[ex[0]] else []
-        rows[int(parts[0])] = r
+        at = next((i for i, line in enumerate(text) if line.startswith("=====")), None)
+        stats.append("\n".join(text[at:]) + "\n" if at is not None else "")
     return rows
 
 
@@ -807,28 +821,8 @@ def two_pass(env, cap):
     and the -z expert text tshark prints after the frames.  (rows, lines of
     that text), or (None, the error)."""
     key = (env.home, cap)
-    if key in TWO_PASS:
-        return TWO_PASS[key]
-    ex = ["_ws.expert.message", "_ws.expert.group", "_ws.expert.severity"]
-    args = ["-2", "-r", cap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
-            "-E", "separator=\t", "-e", "frame.number"]
-    for f in ex + ANALYSIS_FIELDS:
-        args += ["-e", f]
-    rc, out, err = env.tshark(args + ["-z", "expert"])
-    if rc != 0:
-        TWO_PASS[key] = (None, err.strip().splitlines()[-1] if err.strip() else f"rc {rc}")
-        return TWO_PASS[key]
-    rows, text = {}, []
-    for line in out.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 2 or not parts[0].isdigit():
-            text.append(line)  # -z expert's, after the frames
-            continue
-        parts += [""] * (1 + len(ex) + len(ANALYSIS_FIELDS) - len(parts))
-        r = dict(zip(ex + ANALYSIS_FIELDS, parts[1:]))
-        r["experts"] = list(zip(*(r[f].split("|") for f in ex))) if r[ex[0]] else []
-        rows[int(parts[0])] = r
-    TWO_PASS[key] = (rows, text)
+    if key not in TWO_PASS:
+        TWO_PASS[key] = field_run(env, cap, ANALYSIS_FIELDS, ["-z", "expert"])
     return TWO_PASS[key]
 
 
