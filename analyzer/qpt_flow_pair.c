@@ -279,6 +279,22 @@ uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
 
 const struct qpt_cm_info fl_no_cm;
 
+void fl_dr_alloc(struct qpt_dir *d)
+{
+	struct qpt_dir_rare *r = g_new0(struct qpt_dir_rare, 1);
+
+	r->read_lat = r->atomic_lat = &qpt_lat_none;
+	d->r = r;
+}
+
+void fl_dir_alloc(struct qpt_conv *c, int d)
+{
+	struct qpt_dir *x = g_new(struct qpt_dir, 1);
+
+	*x = qpt_dir_none[d];
+	c->dir[d] = x;
+}
+
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 {
 	struct conv_block *b = g_new0(struct conv_block, 1);
