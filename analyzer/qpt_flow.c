@@ -18,7 +18,7 @@
 #include "qpt_flow_int.h"
 
 /* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
-static guint key_hash(gconstpointer p)
+static QPT_HOT guint key_hash(gconstpointer p)
 {
 	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
 	struct half_key tmp;
@@ -37,7 +37,7 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 	return !memcmp(fl_key_of(a, &ta), fl_key_of(b, &tb), sizeof(struct half_key));
 }
 
-static guint pair_hash(gconstpointer p)
+static QPT_HOT guint pair_hash(gconstpointer p)
 {
 	const uint8_t *b = p;
 	guint h = 2166136261u;
@@ -47,7 +47,7 @@ static guint pair_hash(gconstpointer p)
 	return h;
 }
 
-static gboolean pair_equal(gconstpointer a, gconstpointer b)
+static QPT_HOT gboolean pair_equal(gconstpointer a, gconstpointer b)
 {
 	return !memcmp(a, b, 32);
 }
@@ -442,8 +442,8 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	pfc_feed(fl, frame, ns, p, v);
 }
 
-void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
-		     const struct qpt_pkt *p, struct qpt_verdict *v)
+QPT_HOT void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+			     const struct qpt_pkt *p, struct qpt_verdict *v)
 {
 	g_assert(!fl->halves_gone); /* qpt_flow_forget_halves() */
 	if (QPT_UNLIKELY(!--fl->to_sweep)) {

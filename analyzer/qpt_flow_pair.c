@@ -256,7 +256,7 @@ void fl_conv_free(struct qpt_conv *c)
 	g_free(b);
 }
 
-uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
+QPT_HOT uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
 {
 	memset(src, 0, 16);
 	memset(dst, 0, 16);
@@ -326,8 +326,8 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 	return c;
 }
 
-struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
-			     bool create)
+QPT_HOT struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
+				 bool create)
 {
 	struct half_key k;
 	struct half *h, **slot;
@@ -409,7 +409,7 @@ static struct half *twin_entry(struct qpt_flow *fl, const struct half *h)
 	return g_hash_table_lookup(fl->halves, &k);
 }
 
-struct half *fl_twin_find(struct qpt_flow *fl, struct half *h)
+QPT_HOT struct half *fl_twin_find(struct qpt_flow *fl, struct half *h)
 {
 	struct half *e = twin_entry(fl, h);
 
@@ -723,7 +723,7 @@ void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h)
 	fl_conv_new(fl, h);
 }
 
-int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
+QPT_HOT int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
 {
 	/* a chain of merges always points to a smaller or live id */
 	while (id >= 0 && (guint)id < fl->convs->len) {
