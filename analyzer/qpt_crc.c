@@ -19,6 +19,7 @@
 #include <zlib.h>
 #endif
 
+#include "qpt_attr.h"
 #include "qpt_crc.h"
 
 /* The CRC-32 of RFC 1952, continued from crc (0 to start).  libdeflate's
@@ -61,8 +62,8 @@ static uint32_t finish(const uint8_t *hdr, size_t hdr_len, const uint8_t *rest,
 	return bswap32(c);
 }
 
-uint32_t qpt_icrc_rocev2(const uint8_t *l3, unsigned l3_len, unsigned ip_version,
-			 const uint8_t *bth, size_t len)
+QPT_HOT uint32_t qpt_icrc_rocev2(const uint8_t *l3, unsigned l3_len, unsigned ip_version,
+				 const uint8_t *bth, size_t len)
 {
 	uint8_t ph[8 + 60 + 8 + 12];
 	unsigned n = 8;

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "qpt_attr.h"
 #include "qpt_decode_int.h"
 #include "qpt_verdict.h"
 
@@ -345,9 +346,9 @@ static bool is_roce_port(uint16_t port, const struct qpt_decode_opts *opts)
 }
 
 /* UDP at off inside an IP packet whose payload ends at ip_end. */
-static enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
-				 uint32_t off, uint32_t ip_end,
-				 const struct qpt_decode_opts *opts)
+static QPT_HOT enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
+					 uint32_t off, uint32_t ip_end,
+					 const struct qpt_decode_opts *opts)
 {
 	uint32_t end;
 
@@ -382,9 +383,9 @@ static enum qpt_error decode_udp(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	return pkt->error;
 }
 
-static enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
-				  uint32_t off, uint32_t wire_end,
-				  const struct qpt_decode_opts *opts)
+static QPT_HOT enum qpt_error decode_ipv4(struct qpt_pkt *pkt, const struct qpt_buf *b,
+					  uint32_t off, uint32_t wire_end,
+					  const struct qpt_decode_opts *opts)
 {
 	uint8_t vihl, tos, ttl, proto;
 	uint16_t tot, id, frag;
@@ -595,9 +596,9 @@ static enum qpt_error decode_ethertype(struct qpt_pkt *pkt,
 	}
 }
 
-static enum qpt_error decode_ip(struct qpt_pkt *pkt, const struct qpt_buf *b,
-				uint32_t off, uint32_t wire_end,
-				const struct qpt_decode_opts *opts)
+static QPT_HOT enum qpt_error decode_ip(struct qpt_pkt *pkt, const struct qpt_buf *b,
+					uint32_t off, uint32_t wire_end,
+					const struct qpt_decode_opts *opts)
 {
 	uint8_t v;
 
@@ -638,9 +639,9 @@ static enum qpt_error decode_erf(struct qpt_pkt *pkt, const struct qpt_buf *b,
 	return qpt_decode_lrh(pkt, b, off, off + wlen > wire_end ? wire_end : off + wlen);
 }
 
-enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
-			  const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-			  const struct qpt_decode_opts *opts)
+QPT_HOT enum qpt_error qpt_decode(struct qpt_pkt *pkt, uint32_t linktype,
+				  const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+				  const struct qpt_decode_opts *opts)
 {
 	struct qpt_buf b = { .data = data, .len = caplen };
 	uint32_t wire_end = wirelen < caplen ? caplen : wirelen;

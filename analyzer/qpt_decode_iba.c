@@ -12,6 +12,7 @@
  *   payload, pad  |
  *   ICRC (4), VCRC (2, native IB only)
  */
+#include "qpt_attr.h"
 #include "qpt_crc.h"
 #include "qpt_decode_int.h"
 #include "qpt_mad.h"
@@ -126,8 +127,8 @@ static bool decode_ext(struct qpt_pkt *pkt, const struct qpt_buf *b, uint32_t of
 
 /* The BTH and what follows.  b covers the captured frame; the IBA packet's
  * BTH starts at off and its ICRC ends at end (wire offsets in the frame). */
-enum qpt_error qpt_decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
-			      uint32_t off, uint32_t end)
+QPT_HOT enum qpt_error qpt_decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
+				      uint32_t off, uint32_t end)
 {
 	struct qpt_bth *h = &pkt->bth;
 	const struct qpt_opcode_info *oi;
@@ -224,7 +225,7 @@ enum qpt_error qpt_decode_bth(struct qpt_pkt *pkt, const struct qpt_buf *b,
  * same CRC over the bytes captured (unchecked, not shown): the flow engine
  * tells a capture copy from a resend by it, and what a resend changes
  * (the IPv4 ID, the MSN, the headers) lies in the captured part. */
-void qpt_decode_check_crc(struct qpt_pkt *pkt, const uint8_t *data)
+QPT_HOT void qpt_decode_check_crc(struct qpt_pkt *pkt, const uint8_t *data)
 {
 	bool cut = pkt->cut_by_snaplen && pkt->flags & QPT_HAS_BTH &&
 		   pkt->off_icrc > pkt->off_bth && pkt->caplen > pkt->off_bth;

@@ -18,7 +18,7 @@
 #include "qpt_flow_int.h"
 
 /* Five 64-bit words of key, mixed multiplicatively (the key is 40 bytes). */
-static guint key_hash(gconstpointer p)
+static QPT_HOT guint key_hash(gconstpointer p)
 {
 	uint64_t w[sizeof(struct half_key) / 8], h = 0x9e3779b97f4a7c15ull;
 	struct half_key tmp;
@@ -37,7 +37,7 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 	return !memcmp(fl_key_of(a, &ta), fl_key_of(b, &tb), sizeof(struct half_key));
 }
 
-static guint pair_hash(gconstpointer p)
+static QPT_HOT guint pair_hash(gconstpointer p)
 {
 	const uint8_t *b = p;
 	guint h = 2166136261u;
@@ -47,7 +47,7 @@ static guint pair_hash(gconstpointer p)
 	return h;
 }
 
-static gboolean pair_equal(gconstpointer a, gconstpointer b)
+static QPT_HOT gboolean pair_equal(gconstpointer a, gconstpointer b)
 {
 	return !memcmp(a, b, 32);
 }
@@ -297,7 +297,7 @@ static G_ALWAYS_INLINE inline void flow_packet(struct qpt_flow *fl, uint64_t fra
 
 	fl_verdict_reset(v, frame);
 	fl->t.frames++;
-	if (p->ip_fragment == QPT_FRAG_ROCE_FIRST) {
+	if (QPT_UNLIKELY(p->ip_fragment == QPT_FRAG_ROCE_FIRST)) {
 		fl->t.fragmented_roce_packets++;
 		fl_emit(v, NULL, &(struct qpt_event){ .frame = frame, .time_ns = ns,
 				.kind = QPT_VB_IP_FRAGMENT,
@@ -308,25 +308,25 @@ static G_ALWAYS_INLINE inline void flow_packet(struct qpt_flow *fl, uint64_t fra
 	 * such; the sequence rules never take a negative gap for a short one. */
 	fl->have_ns = true;
 	fl->last_ns = ns;
-	if (back)
+	if (QPT_UNLIKELY(back))
 		fl->t.time_backwards++;
 	if (p->transport == QPT_TR_NONE)
 		return;
 	fl->t.iba_packets++;
-	if (p->cut_by_snaplen) { /* not malformed: no event, one totals note */
+	if (QPT_UNLIKELY(p->cut_by_snaplen)) { /* not malformed: no event, one totals note */
 		fl->t.cut_by_snaplen++;
 		if (p->caplen > fl->t.snaplen)
 			fl->t.snaplen = p->caplen;
 	}
-	if (p->error != QPT_E_OK) {
+	if (QPT_UNLIKELY(p->error != QPT_E_OK)) {
 		fl->t.malformed++;
 		v->flags |= QPT_V(MALFORMED);
 	}
-	if (p->icrc_checked && !p->icrc_ok) {
+	if (QPT_UNLIKELY(p->icrc_checked && !p->icrc_ok)) {
 		fl->t.bad_icrc++;
 		v->flags |= QPT_V(BAD_ICRC);
 	}
-	if (v->flags)
+	if (QPT_UNLIKELY(v->flags))
 		fl_emit(v, NULL, &(struct qpt_event){ .frame = frame, .time_ns = ns,
 				.kind = v->flags & QPT_V(MALFORMED) ? QPT_VB_MALFORMED :
 								      QPT_VB_BAD_ICRC,
@@ -378,7 +378,7 @@ static G_ALWAYS_INLINE inline void flow_packet(struct qpt_flow *fl, uint64_t fra
 		}
 	}
 	d = fl_dir_of(h);
-	if (back) {
+	if (QPT_UNLIKELY(back)) {
 		fl_dr(d)->time_backwards++;
 		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
 				.kind = QPT_VB_TIME_BACKWARDS, .psn = p->bth.psn,
@@ -394,13 +394,13 @@ static G_ALWAYS_INLINE inline void flow_packet(struct qpt_flow *fl, uint64_t fra
 	if (!(oi->flags & QPT_O_CNP)) { /* a CNP's 16 bytes are reserved, not data */
 		d->payload_bytes += p->payload_len;
 	}
-	if (p->bth.fecn)
+	if (QPT_UNLIKELY(p->bth.fecn))
 		fl_dr(d)->fecn++;
-	if (p->bth.becn)
+	if (QPT_UNLIKELY(p->bth.becn))
 		fl_dr(d)->becn++;
-	if (v->flags & QPT_V(BAD_ICRC))
+	if (QPT_UNLIKELY(v->flags & QPT_V(BAD_ICRC)))
 		d->bad_icrc++;
-	if (v->flags & QPT_V(MALFORMED))
+	if (QPT_UNLIKELY(v->flags & QPT_V(MALFORMED)))
 		fl_dr(d)->malformed++;
 	if (p->ip_version && p->ip_ecn == 3) {
 		v->flags |= QPT_V(ECN_CE);
@@ -442,11 +442,11 @@ void qpt_flow_pfc_feed(struct qpt_flow *fl, uint64_t frame, int64_t ns,
 	pfc_feed(fl, frame, ns, p, v);
 }
 
-void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
-		     const struct qpt_pkt *p, struct qpt_verdict *v)
+QPT_HOT void qpt_flow_packet(struct qpt_flow *fl, uint64_t frame, int64_t ns,
+			     const struct qpt_pkt *p, struct qpt_verdict *v)
 {
 	g_assert(!fl->halves_gone); /* qpt_flow_forget_halves() */
-	if (!--fl->to_sweep) {
+	if (QPT_UNLIKELY(!--fl->to_sweep)) {
 		fl_cold_sweep(fl);
 		fl->to_sweep = fl->o.cold_every;
 	}

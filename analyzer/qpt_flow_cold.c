@@ -581,7 +581,7 @@ struct qpt_conv *fl_conv_thaw(struct qpt_flow *fl, int32_t id)
 	return &b->c;
 }
 
-struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id)
+QPT_HOT struct qpt_conv *fl_conv_live(struct qpt_flow *fl, int32_t id)
 {
 	void *p = g_ptr_array_index(fl->convs, id);
 

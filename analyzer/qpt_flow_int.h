@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "qpt_attr.h"
 #include "qpt_flow.h"
 #include "qpt_pfc.h"
 
@@ -501,7 +502,7 @@ struct half_view;
  * windows or ring), its conversation's too if cold; nothing thawed,
  * nothing marked. */
 const struct half *fl_peek(struct qpt_flow *fl, struct half *p, struct half_view *v);
-void fl_cold_sweep(struct qpt_flow *fl);
+QPT_COLD void fl_cold_sweep(struct qpt_flow *fl);
 /* h (no rare state: h->x NULL) as a cold half, the caller's (fl_cold_free);
  * a: its address pair (the one of key src, dst). */
 struct cold_half *fl_cold_encode(struct qpt_flow *fl, const struct half *h,
@@ -593,15 +594,13 @@ void fl_conv_free(struct qpt_conv *c);
  * ECN state), not the direction itself. */
 void fl_dir_free_parts(struct qpt_dir *x);
 
+/* Direction d of c allocated (fl_dirw's first call; out of line) */
+QPT_COLD void fl_dir_alloc(struct qpt_conv *c, int d);
 /* Direction d of c for writing (allocated on the first). */
 static inline struct qpt_dir *fl_dirw(struct qpt_conv *c, int d)
 {
-	if (c->dir[d] == &qpt_dir_none[d]) {
-		struct qpt_dir *x = g_new(struct qpt_dir, 1);
-
-		*x = qpt_dir_none[d];
-		c->dir[d] = x;
-	}
+	if (c->dir[d] == &qpt_dir_none[d])
+		fl_dir_alloc(c, d);
 	return (struct qpt_dir *)(uintptr_t)c->dir[d];
 }
 
@@ -627,15 +626,13 @@ static inline struct qpt_lat *fl_rtt(struct qpt_dir *d)
 	return fl_lat_w(&d->ack_rtt);
 }
 
+/* d's rare counters allocated (fl_dr's first call; out of line) */
+QPT_COLD void fl_dr_alloc(struct qpt_dir *d);
 /* The direction's rare counters for writing (allocated on the first). */
 static inline struct qpt_dir_rare *fl_dr(struct qpt_dir *d)
 {
-	if (d->r == &qpt_dir_rare_none) {
-		struct qpt_dir_rare *r = g_new0(struct qpt_dir_rare, 1);
-
-		r->read_lat = r->atomic_lat = &qpt_lat_none;
-		d->r = r;
-	}
+	if (d->r == &qpt_dir_rare_none)
+		fl_dr_alloc(d);
 	return (struct qpt_dir_rare *)(uintptr_t)d->r;
 }
 
@@ -806,8 +803,8 @@ void fl_end_verdict(struct qpt_verdict *v);
 /* Adds event e (its frame, time_ns, kind, psn, original_frame, count,
  * code, duration_ns, detail; conv and dir are h's, -1 without h) to v, and
  * its kind to v's flags when it is v's frame's; NULL when v is full. */
-struct qpt_event *fl_emit(struct qpt_verdict *v, const struct half *h, const struct qpt_event *e);
-struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
+QPT_COLD struct qpt_event *fl_emit(struct qpt_verdict *v, const struct half *h, const struct qpt_event *e);
+QPT_COLD struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h);
 struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
 			     bool create);
 /* Where fl->recent may hold the half of key k: there or at its pair

@@ -8,7 +8,7 @@
 
 #include "qpt_flow_int.h"
 
-uint8_t fl_slot_bound(const struct qpt_opcode_info *oi)
+QPT_HOT uint8_t fl_slot_bound(const struct qpt_opcode_info *oi)
 {
 	return (oi->flags & QPT_O_FIRST ? SLOT_FIRST : 0) | (oi->flags & QPT_O_LAST ? SLOT_LAST : 0);
 }
@@ -95,8 +95,8 @@ void fl_pend_flush(struct half *h)
 		pend_count(h, &h->x->l->pend[i]);
 }
 
-void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
-			const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v)
+QPT_HOT void fl_message_add(struct half *h, struct msg *m, struct qpt_dir *d,
+			    const struct qpt_pkt *p, uint64_t frame, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
 	uint32_t mtu = h->conv ? h->conv->mtu : 0, psn = p->bth.psn;
@@ -253,8 +253,8 @@ static const struct seen *tap_copy(struct qpt_flow *fl, struct half *h, uint32_t
 }
 
 /* This packet is a capture copy of frame orig: counted as such only. */
-static bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, struct half *h, uint64_t frame,
-		    int64_t ns, uint32_t psn, const struct seen *orig, const char *why)
+static QPT_COLD bool copy_of(struct qpt_verdict *v, struct qpt_dir *d, struct half *h, uint64_t frame,
+			     int64_t ns, uint32_t psn, const struct seen *orig, const char *why)
 {
 	struct half_rec *rc = fl_rec(h);
 
@@ -302,8 +302,8 @@ static void seen_bound(struct half *h, uint32_t psn)
 	h->seen_hi_ok = hi - lo <= SEEN_SPAN;
 }
 
-bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
+QPT_HOT bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+			     uint64_t frame, int64_t ns, struct qpt_verdict *v, bool request)
 {
 	struct half *t = fl_twin_of(fl, h);
 	uint32_t psn = p->bth.psn, fp = fingerprint(p);
@@ -329,7 +329,7 @@ bool fl_capture_copy(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *
 	if (p->ip_version == 4)
 		h->last_ipid = p->ip_id;
 	same_id_same_sending = p->ip_version == 4 && h->ipid_varies;
-	if (fl->ntaps > 1) {
+	if (QPT_UNLIKELY(fl->ntaps > 1)) {
 		const struct seen *e = tap_copy(fl, h, psn, fp, frame, ns, same_id_same_sending);
 
 		if (!e)
@@ -344,8 +344,8 @@ same_point:
 		const struct seen *e = &h->seen[i];
 		int64_t dt = ns - e->ns;
 
-		if (!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
-		    dt > fl->o.dup_window_ns)
+		if (QPT_LIKELY(!e->frame || e->psn != psn || e->fp != fp || dt < 0 ||
+			       dt > fl->o.dup_window_ns))
 			continue;
 		/* IPv4 IDs that count: the same bytes are the same sending,
 		 * whatever came between (a go-back's mark would order the
@@ -403,7 +403,7 @@ same_point:
 	}
 	/* the ring grows while not yet wrapped: packet k at index k, as in
 	 * a ring of SEEN_RING from the start (the same scan order above) */
-	if (h->seen_pos == h->seen_size && h->seen_size < SEEN_RING) {
+	if (QPT_UNLIKELY(h->seen_pos == h->seen_size && h->seen_size < SEEN_RING)) {
 		unsigned n = h->seen_size ? MIN(2u * h->seen_size, SEEN_RING) : 1;
 
 		h->seen = g_renew(struct seen, h->seen, n);

@@ -256,7 +256,7 @@ void fl_conv_free(struct qpt_conv *c)
 	g_free(b);
 }
 
-uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
+QPT_HOT uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
 {
 	memset(src, 0, 16);
 	memset(dst, 0, 16);
@@ -278,6 +278,22 @@ uint8_t fl_pkt_addrs(const struct qpt_pkt *p, uint8_t src[16], uint8_t dst[16])
 }
 
 const struct qpt_cm_info fl_no_cm;
+
+void fl_dr_alloc(struct qpt_dir *d)
+{
+	struct qpt_dir_rare *r = g_new0(struct qpt_dir_rare, 1);
+
+	r->read_lat = r->atomic_lat = &qpt_lat_none;
+	d->r = r;
+}
+
+void fl_dir_alloc(struct qpt_conv *c, int d)
+{
+	struct qpt_dir *x = g_new(struct qpt_dir, 1);
+
+	*x = qpt_dir_none[d];
+	c->dir[d] = x;
+}
 
 struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 {
@@ -310,8 +326,8 @@ struct qpt_conv *fl_conv_new(struct qpt_flow *fl, struct half *h)
 	return c;
 }
 
-struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
-			     bool create)
+QPT_HOT struct half *fl_half_get(struct qpt_flow *fl, const struct qpt_pkt *p,
+				 bool create)
 {
 	struct half_key k;
 	struct half *h, **slot;
@@ -393,7 +409,7 @@ static struct half *twin_entry(struct qpt_flow *fl, const struct half *h)
 	return g_hash_table_lookup(fl->halves, &k);
 }
 
-struct half *fl_twin_find(struct qpt_flow *fl, struct half *h)
+QPT_HOT struct half *fl_twin_find(struct qpt_flow *fl, struct half *h)
 {
 	struct half *e = twin_entry(fl, h);
 
@@ -707,7 +723,7 @@ void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h)
 	fl_conv_new(fl, h);
 }
 
-int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
+QPT_HOT int32_t qpt_flow_conv_id(struct qpt_flow *fl, int32_t id)
 {
 	/* a chain of merges always points to a smaller or live id */
 	while (id >= 0 && (guint)id < fl->convs->len) {

@@ -122,7 +122,7 @@ static struct qpt_dir_qos *qos_get(struct qpt_dir *d)
 }
 
 /* n more packets of that class carried that PCP (dscp false) or DSCP */
-static void qos_count(struct qpt_dir *d, unsigned cls, bool dscp, int value, uint64_t n)
+static QPT_HOT void qos_count(struct qpt_dir *d, unsigned cls, bool dscp, int value, uint64_t n)
 {
 	struct qpt_qos_inline *l = &d->qos_in;
 
@@ -240,8 +240,8 @@ static void pending_compact(struct qpt_dir_qos *q)
 /* Marks of direction dd older than the window before now: no CNP answered
  * them.  Each gets an event (an earlier frame's) while the verdict has
  * room: the counter is exact either way. */
-static void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t now,
-		       struct qpt_verdict *v, bool drain)
+static QPT_COLD void qos_expire(struct qpt_flow *fl, struct qpt_conv *c, int dd, int64_t now,
+				struct qpt_verdict *v, bool drain)
 {
 	struct qpt_dir_qos *q = c->dir[dd]->qos;
 	struct qpt_dir *x;
@@ -356,9 +356,9 @@ static void hist_add(struct qpt_flow *fl, struct qpt_dir *x, int64_t ns, uint32_
 
 /* A CNP (cls QPT_QOS_CNP) of direction x = h's: its priority checked; it
  * answers the marks of the other direction, opens a rate window there. */
-static G_NO_INLINE void qos_cnp(struct qpt_flow *fl, struct half *h, struct qpt_dir *x,
-				const struct qpt_pkt *p, uint64_t frame, int64_t ns,
-				bool has_dscp, struct qpt_verdict *v)
+static QPT_COLD void qos_cnp(struct qpt_flow *fl, struct half *h, struct qpt_dir *x,
+			      const struct qpt_pkt *p, uint64_t frame, int64_t ns,
+			      bool has_dscp, struct qpt_verdict *v)
 {
 	struct qpt_conv *c = h->conv;
 	int d = h->dir;
@@ -413,8 +413,8 @@ static G_NO_INLINE void qos_cnp(struct qpt_flow *fl, struct half *h, struct qpt_
 }
 
 /* An ECN-CE mark on direction x's packet: waits for a CNP. */
-static G_NO_INLINE void qos_mark(struct qpt_flow *fl, struct qpt_dir *x,
-				 const struct qpt_pkt *p, uint64_t frame, int64_t ns)
+static QPT_COLD void qos_mark(struct qpt_flow *fl, struct qpt_dir *x,
+			       const struct qpt_pkt *p, uint64_t frame, int64_t ns)
 {
 	struct qpt_dir_qos *q;
 	struct qpt_ecn_mark mk;
@@ -431,8 +431,8 @@ static G_NO_INLINE void qos_mark(struct qpt_flow *fl, struct qpt_dir *x,
 	g_array_append_val(q->pending, mk);
 }
 
-void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v)
+QPT_HOT void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+			   uint64_t frame, int64_t ns, bool ce, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
 	struct qpt_conv *c = h->conv;
@@ -443,7 +443,7 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	unsigned cls = oi->flags & QPT_O_CNP ? QPT_QOS_CNP :
 		       oi->flags & QPT_O_ACK ? QPT_QOS_ACK : QPT_QOS_DATA;
 
-	if (cls != QPT_QOS_CNP) {
+	if (QPT_LIKELY(cls != QPT_QOS_CNP)) {
 		qos_count1(x, cls, false, p->vlan_pcp);
 		if (has_dscp)
 			qos_count1(x, cls, true, p->dscp);
@@ -454,14 +454,14 @@ void fl_qos_packet(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	/* (the call only for a direction with a mark waiting) */
 	for (int dd = 0; dd < 2; dd++)
-		if (c->dir[dd]->qos && pending_len(c->dir[dd]->qos))
+		if (QPT_UNLIKELY(c->dir[dd]->qos && pending_len(c->dir[dd]->qos)))
 			qos_expire(fl, c, dd, ns, v, false);
 
-	if (cls == QPT_QOS_CNP) {
+	if (QPT_UNLIKELY(cls == QPT_QOS_CNP)) {
 		qos_cnp(fl, h, x, p, frame, ns, has_dscp, v);
 		return;
 	}
-	if (ce)
+	if (QPT_UNLIKELY(ce))
 		qos_mark(fl, x, p, frame, ns);
 	if (cls != QPT_QOS_DATA)
 		return;

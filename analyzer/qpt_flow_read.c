@@ -207,8 +207,8 @@ const struct qpt_conv_stats *qpt_flow_conv_stats(struct qpt_flow *fl, int32_t id
 	return out;
 }
 
-const struct qpt_conv_ident *qpt_flow_conv_ident(struct qpt_flow *fl, int32_t id,
-						 struct qpt_conv_ident *out)
+QPT_HOT const struct qpt_conv_ident *qpt_flow_conv_ident(struct qpt_flow *fl, int32_t id,
+							 struct qpt_conv_ident *out)
 {
 	const struct qpt_conv *c = conv_now(fl, id);
 

@@ -8,9 +8,9 @@
 
 #include "qpt_flow_int.h"
 
-static void ack_requests(struct half *h, struct half *t,
-			 const struct qpt_pkt *p, uint64_t frame, int64_t ns,
-			 struct qpt_verdict *v, bool is_ack)
+static QPT_HOT void ack_requests(struct half *h, struct half *t,
+				 const struct qpt_pkt *p, uint64_t frame, int64_t ns,
+				 struct qpt_verdict *v, bool is_ack)
 {
 	struct qpt_dir *d = fl_dir_of(h), *td = fl_dir_of(t);
 	uint32_t psn = p->bth.psn;

@@ -24,7 +24,7 @@ static void win_grow(struct half *h, int w)
 
 /* The slot of psn in h's window w (WIN_REQ, WIN_RESP); with create, made
  * (emptied) when it holds another PSN or none. */
-struct slot *fl_slot_of(struct half *h, int w, uint32_t psn, bool create)
+QPT_HOT struct slot *fl_slot_of(struct half *h, int w, uint32_t psn, bool create)
 {
 	struct slot *s;
 
@@ -236,8 +236,8 @@ static void seq_restart(struct half *h, struct half *t, uint32_t psn)
  * was not captured): a retransmission of a sending not captured and the
  * episode's first resent packet.  Else it was out of order.  The events
  * are the filler's frame's, carried by v (see qpt_verdict.h). */
-void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		     struct qpt_verdict *v)
+QPT_HOT void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+			     struct qpt_verdict *v)
 {
 	struct qpt_dir *d = fl_dir_of(h);
 	struct slot *s, *fs;
@@ -572,8 +572,8 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 				.detail = "resend after a silence (local ACK timeout)" });
 }
 
-void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
-		uint64_t frame, int64_t ns, struct qpt_verdict *v)
+QPT_HOT void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
+			uint64_t frame, int64_t ns, struct qpt_verdict *v)
 {
 	const struct qpt_opcode_info *oi = &qpt_opcodes[p->bth.opcode];
 	struct qpt_dir *d = fl_dir_of(h);
@@ -602,8 +602,8 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	h->last_frame = frame;
 	h->last_ns = ns;
 
-	if (h->req_started && silence >= NEW_SEQ_IDLE_NS &&
-	    ABS(qpt_psn_diff(psn, h->expected)) > NEW_SEQ_DISTANCE) {
+	if (QPT_UNLIKELY(h->req_started && silence >= NEW_SEQ_IDLE_NS &&
+			 ABS(qpt_psn_diff(psn, h->expected)) > NEW_SEQ_DISTANCE)) {
 		seq_restart(h, fl_twin_of(fl, h), psn);
 		fl_dr(d)->new_sequences++;
 		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
@@ -612,7 +612,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 				.detail = "PSN far outside the window after a silence: a new "
 					  "sequence" });
 	}
-	if (!h->req_started) {
+	if (QPT_UNLIKELY(!h->req_started)) {
 		h->req_started = true;
 		h->expected = psn;
 		d->psn_seen = true;
@@ -621,7 +621,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	}
 	/* The last READ was sent with the MTU unknown: its range once the MTU
 	 * is known (a response taught it), before the next PSN is judged. */
-	if (h->nreads && !h->x->reads[h->nreads - 1].span && h->conv && h->conv->mtu) {
+	if (QPT_UNLIKELY(h->nreads && !h->x->reads[h->nreads - 1].span && h->conv && h->conv->mtu)) {
 		struct read_req *r = &h->x->reads[h->nreads - 1];
 
 		read_set_span(h, r, r->len ? (r->len + h->conv->mtu - 1) / h->conv->mtu : 1);
@@ -641,15 +641,15 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			read_set_span(h, rr, k + 1);
 		cmp = -1;
 	}
-	if (cmp >= 0) {
+	if (QPT_LIKELY(cmp >= 0)) {
 		/* New PSN.  After a READ whose span is unknown, any PSN within
 		 * its possible span is not a gap. */
 		struct read_req *r = h->nreads ? &h->x->reads[h->nreads - 1] : NULL;
 		uint32_t skipped = (uint32_t)cmp;
 
-		if (r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
-		    (uint32_t)qpt_psn_diff(psn, r->psn) <= read_span_max(h, r) &&
-		    qpt_psn_add(r->psn, 1) == h->expected) {
+		if (QPT_UNLIKELY(r && !r->span && qpt_psn_diff(psn, r->psn) > 0 &&
+				 (uint32_t)qpt_psn_diff(psn, r->psn) <= read_span_max(h, r) &&
+				 qpt_psn_add(r->psn, 1) == h->expected)) {
 			uint32_t span = (uint32_t)qpt_psn_diff(psn, r->psn);
 			uint32_t per = 256;
 
@@ -662,7 +662,7 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			if (r->len > (uint64_t)(per / 2) * span && per > h->x->read_mtu_guess)
 				h->x->read_mtu_guess = per;
 		}
-		if (skipped) {
+		if (QPT_UNLIKELY(skipped)) {
 			struct gap *g;
 
 			fl_loss(h);
@@ -693,12 +693,12 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		 * a jump over it: sent before the NAK came, random rxe 5463): the
 		 * requester has passed it (its resends lost before the
 		 * capture point, or first sent now: the NAK's own go-back) */
-		if (h->nak_pending &&
+		if (QPT_UNLIKELY(h->nak_pending) &&
 		    (h->in_episode ? qpt_psn_diff(fl_rec(h)->episode_next, fl_rec(h)->nak_psn) <= 0 &&
 					     qpt_psn_diff(request_end(h, p), fl_rec(h)->nak_psn) >= 0 :
 				     psn == fl_rec(h)->nak_psn))
 			fl_rec(h)->nak_covered = true;
-		if (h->in_episode && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
+		if (QPT_UNLIKELY(h->in_episode) && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
 		if (h->x && h->x->rc)
 			h->x->rc->episode_reopen = false; /* past it: a new sending */

@@ -1,4 +1,5 @@
 /* qpt_pfc.c - PFC/PAUSE per priority and stall correlation (see qpt_pfc.h) */
+#include "qpt_attr.h"
 #include "qpt_pfc.h"
 
 #include <math.h>
@@ -325,7 +326,7 @@ static G_NO_INLINE void data_slow(struct qpt_pfc *pf, int64_t ns, unsigned p, in
 	pf->last_ns[d][conv] = ns;
 }
 
-void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir)
+QPT_HOT void qpt_pfc_data(struct qpt_pfc *pf, int64_t ns, int pcp, int32_t conv, int dir)
 {
 	unsigned p = pcp < 0 || pcp >= QPT_PFC_PRIOS ? 0 : (unsigned)pcp;
 	int d = dir & 1;

@@ -43,6 +43,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "qpt_attr.h"
 #include "qpt_decode.h"
 #include "roce-int.h"
 
@@ -206,7 +207,7 @@ static gboolean decode_rocev2(tvbuff_t *ds, gint off, packet_info *pinfo, struct
 
 /* RoCEv1: the GRH onwards, behind a synthetic 14-byte Ethernet header of
  * ethertype 0x8915 (the ICRC of RoCEv1 does not cover the Ethernet header). */
-static gboolean decode_rocev1(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
+static G_NO_INLINE gboolean decode_rocev1(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
 {
 	guint cap = tvb_captured_length_remaining(ds, off), rep = tvb_reported_length_remaining(ds, off);
 	uint8_t *buf = (uint8_t *)wmem_alloc0(pinfo->pool, cap + 14);
@@ -224,8 +225,9 @@ static gboolean decode_rocev1(tvbuff_t *ds, gint off, packet_info *pinfo, struct
 	return TRUE;
 }
 
-/* Native InfiniBand: the LRH onwards (LINKTYPE_INFINIBAND). */
-static gboolean decode_ib(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
+/* Native InfiniBand: the LRH onwards (LINKTYPE_INFINIBAND).  (decode_rocev1,
+ * decode_ib and frame_pcp not inlined: out of the RoCEv2 frame's code.) */
+static G_NO_INLINE gboolean decode_ib(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
 {
 	guint cap = tvb_captured_length_remaining(ds, off), rep = tvb_reported_length_remaining(ds, off);
 	struct qpt_decode_opts o;
@@ -245,7 +247,7 @@ static gboolean decode_ib(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt
  * of it, reaches the same IBA packet, its VLAN tags are the packet's (in a
  * tunnel the inner frame's, as the CLI reads them). */
 static int ds_index_of(packet_info *pinfo, tvbuff_t *ds);
-static void frame_pcp(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
+static G_NO_INLINE void frame_pcp(tvbuff_t *ds, gint off, packet_info *pinfo, struct qpt_pkt *pkt)
 {
 	struct qpt_pkt *whole;
 	struct qpt_decode_opts o;
@@ -344,8 +346,8 @@ static gboolean locate(packet_info *pinfo, proto_tree *tree, tvbuff_t **ds, gint
  * one decoded the packet, its upper layers ran), the IBA packet is found
  * through the built-in's protocol item (its data source and offset), given
  * to the engine, and shown with its verdicts. */
-static int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree,
-			     void *data _U_)
+static QPT_HOT int dissect_roce_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree,
+				     void *data _U_)
 {
 	struct qpt_pkt *pkt;
 	tvbuff_t *ds;
@@ -409,8 +411,8 @@ static gboolean roce_port_lost(guint32 sport, guint32 dport)
 	return low && !is_ib_handle(low);
 }
 
-static int dissect_udp_guard(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-			     void *data)
+static QPT_HOT int dissect_udp_guard(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+				     void *data)
 {
 	if (pref_udp_guard && !pinfo->flags.in_error_pkt &&
 	    (pinfo->src.type == AT_IPv4 || pinfo->src.type == AT_IPv6) &&
@@ -515,7 +517,7 @@ out:
  * -T fields -e, a tap's filter: Wireshark marks the field and, indirectly,
  * roce itself), and no tap reads the whole tree.  Nothing would print
  * them or look them up. */
-gboolean roce_lean(void)
+QPT_HOT gboolean roce_lean(void)
 {
 	static int text = -1;
 

@@ -20,6 +20,7 @@
 #include <epan/packet.h>
 #include <epan/proto.h>
 
+#include "qpt_attr.h"
 #include "qpt_flow.h"
 #include "qpt_ulp.h"
 #include "qpt_verdict.h"
@@ -105,7 +106,7 @@ static void storage_init(void)
 }
 
 /* The frame's slot; with create, made (zeroed) when missing. */
-static roce_slot_t *slot_of(guint32 num, gboolean create)
+static QPT_HOT roce_slot_t *slot_of(guint32 num, gboolean create)
 {
 	guint32 c = num >> SLOT_CHUNK_SHIFT;
 	roce_slot_t **chunk;
@@ -261,7 +262,7 @@ static void frame_read(roce_frame_t *fi, const roce_slot_t *s)
 
 /* Stores fi as the record of slot s: in place when its fields are the same,
  * else at the end of the arena. */
-static void frame_write(roce_slot_t *s, const roce_frame_t *fi)
+static QPT_HOT void frame_write(roce_slot_t *s, const roce_frame_t *fi)
 {
 	guint32 m = rec_mask(fi);
 
@@ -277,7 +278,7 @@ static void frame_write(roce_slot_t *s, const roce_frame_t *fi)
 
 /* A frame's slot, with its record read into *fi; NULL for a frame not
  * analysed. */
-static roce_slot_t *frame_load(guint32 num, roce_frame_t *fi)
+static QPT_HOT roce_slot_t *frame_load(guint32 num, roce_frame_t *fi)
 {
 	roce_slot_t *s = slot_of(num, FALSE);
 
@@ -288,7 +289,7 @@ static roce_slot_t *frame_load(guint32 num, roce_frame_t *fi)
 }
 
 /* A frame's record as shown, in the packet's scope. */
-static roce_frame_t *frame_view(packet_info *pinfo, guint32 num)
+static QPT_HOT roce_frame_t *frame_view(packet_info *pinfo, guint32 num)
 {
 	roce_frame_t tmp, *fi;
 
@@ -299,7 +300,7 @@ static roce_frame_t *frame_view(packet_info *pinfo, guint32 num)
 	return fi;
 }
 
-void roce_loc_put(guint32 num, guint ds_index, gint32 off)
+QPT_HOT void roce_loc_put(guint32 num, guint ds_index, gint32 off)
 {
 	roce_slot_t *s = slot_of(num, TRUE);
 
@@ -604,7 +605,7 @@ static void apply_revisions(packet_info *pinfo, const struct qpt_verdict *v)
 	}
 }
 
-roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
+QPT_HOT roce_frame_t *roce_analyse(packet_info *pinfo, const struct qpt_pkt *pkt)
 {
 	struct qpt_verdict v;
 	struct qpt_conv_ident ci;
@@ -744,8 +745,8 @@ static void show_details(proto_tree *at, tvbuff_t *tvb, const roce_frame_t *fi,
 	}
 }
 
-void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-			proto_item *top, const roce_frame_t *fi, gboolean lean)
+QPT_HOT void roce_show_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+				proto_item *top, const roce_frame_t *fi, gboolean lean)
 {
 	proto_tree *at, *ft = NULL;
 	proto_item *it, *flags_it = NULL;

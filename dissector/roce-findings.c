@@ -20,6 +20,7 @@
 #include <epan/packet.h>
 #include <epan/proto.h>
 
+#include "qpt_attr.h"
 #include "qpt_findings.h"
 #include "qpt_flow.h"
 #include "roce-int.h"
@@ -54,7 +55,7 @@ static void findings_init(void)
 	frames = qpt_findings_frames_new();
 }
 
-void roce_findings_note(const struct qpt_verdict *v)
+QPT_HOT void roce_findings_note(const struct qpt_verdict *v)
 {
 	if (frames && !findings)
 		qpt_findings_frames_add(frames, v);
@@ -91,7 +92,7 @@ static void findings_postseq(void)
 	}
 }
 
-void roce_show_findings(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
+QPT_HOT void roce_show_findings(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
 {
 	GArray *idx;
 

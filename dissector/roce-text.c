@@ -7,12 +7,13 @@
 
 #include <string.h>
 
+#include "qpt_attr.h"
 #include "roce-int.h"
 
 /* The label is the item's field_info's, from the packet's pool as
  * Wireshark's own (proto_item_set_text(): ITEM_LABEL_NEW); Wireshark makes
  * none when the tree is not visible or the item hidden. */
-char *roce_label(proto_item *it)
+QPT_HOT char *roce_label(proto_item *it)
 {
 	field_info *fi = it ? PITEM_FINFO(it) : NULL;
 	item_label_t *rep;

@@ -22,6 +22,7 @@
 
 #include <string.h>
 
+#include "qpt_attr.h"
 #include "qpt_decode.h"
 #include "qpt_flow.h"
 #include "qpt_mad.h"
@@ -354,7 +355,7 @@ static void show_delivery(proto_tree *rt, tvbuff_t *tvb, packet_info *pinfo,
 			if (p == tunnel_proto[i] && p > 0)
 				any = seen[i] = TRUE;
 	}
-	if (!any && !(pkt->flags & QPT_HAS_TUNNEL) && !pkt->cut_by_snaplen)
+	if (QPT_LIKELY(!any && !(pkt->flags & QPT_HAS_TUNNEL) && !pkt->cut_by_snaplen))
 		return;
 	sb = wmem_strbuf_new(pinfo->pool, "");
 	if (pkt->flags & QPT_HAS_TUNNEL)
@@ -516,8 +517,8 @@ static void show_bth(proto_tree *rt, tvbuff_t *tvb, const struct qpt_pkt *pkt, i
  * (the opcode's name, QP, PSN, the ICRC check, the verdicts' tags), then
  * the stream and the analysis when it has something to say; the header
  * fields are there hidden, every roce.* field stays filterable. */
-int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-		const struct qpt_pkt *pkt)
+QPT_HOT int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+		      const struct qpt_pkt *pkt)
 {
 	const int base = (int)pkt->off_iba;
 	const struct qpt_opcode_info *oi = &qpt_opcodes[pkt->bth.opcode];
@@ -563,7 +564,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 	if (!lean)
 		proto_item_set_hidden(roce_add_gen(rt, hf_transport, tvb, pkt->transport));
 
-	if (pkt->flags & QPT_HAS_LRH && !skip) {
+	if (QPT_UNLIKELY(pkt->flags & QPT_HAS_LRH && !skip)) { /* (RoCE the most common) */
 		const struct qpt_lrh *l = &pkt->lrh;
 		int o = 0;
 
@@ -578,7 +579,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		add_val(st, hf_lrh_pktlen, tvb, o + 4, 2, l->pktlen);
 		add_val(st, hf_lrh_slid, tvb, o + 6, 2, l->slid);
 	}
-	if (pkt->flags & QPT_HAS_GRH && !skip) {
+	if (QPT_UNLIKELY(pkt->flags & QPT_HAS_GRH && !skip)) {
 		const struct qpt_grh *g = &pkt->grh;
 		int o = pkt->flags & QPT_HAS_LRH ? 8 : 0;
 
@@ -602,7 +603,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			show_bth(rt, tvb, pkt, bth, quiet);
 
 		/* The built-in dissector has no name for a CNP ("Unknown OpCode"). */
-		if (oi->flags & QPT_O_CNP)
+		if (QPT_UNLIKELY(oi->flags & QPT_O_CNP))
 			col_append_str(pinfo->cinfo, COL_INFO, " [CNP]");
 		/* the built-in's data or upper layer has it */
 		if (!skip)
@@ -610,7 +611,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		if (pkt->flags & QPT_HAS_ICRC) {
 			int po = (int)pkt->off_payload - base;
 
-			if (pkt->flags & QPT_HAS_MAD)
+			if (QPT_UNLIKELY(pkt->flags & QPT_HAS_MAD))
 				show_mad(rt, tvb, po, pkt);
 			else if ((oi->flags & QPT_O_VALID) || (h->opcode & 0xe0) == QPT_SVC_MANUF)
 				payload_off = po; /* handed on last, below */
@@ -641,7 +642,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 						       pkt->icrc_computed);
 			roce_add_gen(st, hf_icrc_computed, tvb, pkt->icrc_computed);
 			b = roce_add_gen(st, hf_icrc_status, tvb, pkt->icrc_ok ? 1 : 0);
-			if (!pkt->icrc_ok) {
+			if (QPT_UNLIKELY(!pkt->icrc_ok)) {
 				expert_add_info(pinfo, b, &ei_icrc_bad);
 				col_append_str(pinfo->cinfo, COL_INFO, " [bad ICRC]");
 			} else if (icrc_good) {
@@ -653,7 +654,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 			roce_add_gen(st, hf_icrc_status, tvb, 2);
 		}
 	}
-	if (pkt->flags & QPT_HAS_VCRC && icrc_off >= 0 && !(vcrc_good && lean)) {
+	if (QPT_UNLIKELY(pkt->flags & QPT_HAS_VCRC && icrc_off >= 0 && !(vcrc_good && lean))) {
 		int vo = icrc_off + (pkt->flags & QPT_HAS_ICRC ? 4 : 0);
 
 		it = add_val(rt, hf_vcrc, tvb, vo, 2, pkt->vcrc);
@@ -672,7 +673,7 @@ int roce_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 		}
 	}
 
-	if (pkt->error != QPT_E_OK) {
+	if (QPT_UNLIKELY(pkt->error != QPT_E_OK)) {
 		it = proto_tree_add_uint(rt, hf_error, tvb, 0, 0, pkt->error);
 		proto_item_set_generated(it);
 		expert_add_info_format(pinfo, it,
