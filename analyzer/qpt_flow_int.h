@@ -293,10 +293,10 @@ struct half_rec {
 	 * since the responder's last ACK; resend_min_frame 0: none) */
 	uint64_t resend_frame, resend_ackreq_frame, resend_min_frame, goback_frame;
 	uint32_t goback_psn; /* where that go-back went back to */
-	/* the latest answer below the highest one (ans_hi): a READ's
-	 * responses sent again after a go-back */
-	uint64_t ans_low_frame;
-	uint32_t ans_low_psn;
+	/* the latest answer below the highest one (ans_hi), a READ's responses
+	 * sent again after a go-back; the latest answer seen, a copy too */
+	uint64_t ans_low_frame, ans_seen_frame;
+	uint32_t ans_low_psn, ans_seen_psn;
 	uint64_t goback_prev_frame; /* the go-back before it */
 	uint32_t goback_prev_psn;
 	/* the go-back-N episode: the PSN after the last one it resent

@@ -415,11 +415,19 @@ static void ask_resent(struct half *h, const struct qpt_pkt *p, uint64_t frame)
 
 		/* the go-back's first PSN, its own answer the last one before
 		 * it: that answer reached the requester after it went back
-		 * (random hw 8742; or it was lost after the capture point) */
+		 * (random hw 8742; or it was lost after the capture point);
+		 * or the last sighting of an answer, a capture copy, its own:
+		 * a capture of both hosts merged sees it come to the requester
+		 * last (random hw 9884) */
+		bool own = h->ans_valid && (low ? rc->ans_low_psn : h->ans_hi) == end;
+
+		if (!own && rc->ans_seen_frame > last && rc->ans_seen_psn == end) {
+			own = true;
+			last = rc->ans_seen_frame;
+		}
 		rc->asks[rc->nasks++] = (__typeof__(rc->asks[0])){
 			.psn = p->bth.psn, .end = end, .frame = frame,
-			.ans_frame = frame == rc->cur.first_resent_frame && h->ans_valid &&
-					     (low ? rc->ans_low_psn : h->ans_hi) == end ? last : 0 };
+			.ans_frame = frame == rc->cur.first_resent_frame && own ? last : 0 };
 	}
 }
 
