@@ -324,9 +324,9 @@ struct half_rec {
 	int64_t fill_ns;
 	/* an RNR retry resending a multi-packet message (rnr_resend) */
 	uint32_t rnr_next;
-	/* recovery: nak_pending, rnr_pending, in_episode */
-	uint64_t nak_frame, rnr_frame;
-	int64_t nak_ns, rnr_ns;
+	/* recovery: nak_pending, rnr_pending, in_episode (nak_last: a copy too) */
+	uint64_t nak_frame, rnr_frame, nak_last_frame;
+	int64_t nak_ns, rnr_ns, nak_last_ns;
 	uint32_t nak_psn, rnr_psn, rnr_timer;
 	bool nak_covered; /* the go-back under way resent nak_psn since */
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
