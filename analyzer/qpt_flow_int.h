@@ -337,8 +337,8 @@ struct half_rec {
 	struct { uint32_t psn, end; uint64_t frame, ans_frame; } asks[MAX_ASKS];
 	unsigned nasks;
 	/* the episode's first resend and the longest gap between two of
-	 * its resends since (its pace, in_episode) */
-	int64_t episode_first_ns, episode_gap_max;
+	 * its resends since (its pace, in_episode); of any episode (0: none) */
+	int64_t episode_first_ns, episode_gap_max, gap_any;
 	uint32_t episode_top; /* highest PSN sent before the episode */
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */
