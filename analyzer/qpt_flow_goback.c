@@ -19,10 +19,24 @@
 bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
+	const struct qpt_dir *d = fl_dir_of(h);
+	int64_t rtt = d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
 
-	return h->in_episode && h->nak_pending && !rc->nak_covered && psn == rc->nak_psn &&
-	       rc->cur.resent_packets >= 2 && silence > 3 * MAX(rc->episode_gap_max, 1000) &&
-	       rc->nak_ns > rc->episode_first_ns - silence && ns - silence >= rc->episode_first_ns;
+	if (!(h->in_episode && h->nak_pending && !rc->nak_covered && psn == rc->nak_psn &&
+	      rc->nak_ns > rc->episode_first_ns - silence && ns - silence >= rc->episode_first_ns))
+		return false;
+	if (rc->cur.resent_packets >= 2)
+		return silence > 3 * MAX(rc->episode_gap_max, 1000);
+	/* After one resend (the pace unknown): when the NAK was last seen
+	 * after the go-back's first resend (a capture of both hosts merged
+	 * sees it come to the requester: random hw 7195), the requester
+	 * went back before it had the NAK, whose own go-back is still to
+	 * come; a pause over 4 us and more than twice the half's shortest
+	 * ACK time after the NAK (it had reached the requester) make this
+	 * resend that go-back.  A NAK seen before the first resend was its
+	 * cue (real rxe lossy_atomic_bw.client.pcap frame 275). */
+	return rc->cur.resent_packets == 1 && rc->nak_last_frame > rc->cur.first_resent_frame &&
+	       silence > 4000 && ns - rc->nak_last_ns > rtt;
 }
 
 /* Whether resend p, after a silence, going on with the go-back under way

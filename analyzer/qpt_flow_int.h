@@ -294,10 +294,10 @@ struct half_rec {
 	 * since the responder's last ACK; resend_min_frame 0: none) */
 	uint64_t resend_frame, resend_ackreq_frame, resend_min_frame, goback_frame;
 	uint32_t goback_psn; /* where that go-back went back to */
-	/* the latest answer below the highest one (ans_hi): a READ's
-	 * responses sent again after a go-back */
-	uint64_t ans_low_frame;
-	uint32_t ans_low_psn;
+	/* the latest answer below the highest one (ans_hi), a READ's responses
+	 * sent again after a go-back; the latest answer seen, a copy too */
+	uint64_t ans_low_frame, ans_seen_frame;
+	uint32_t ans_low_psn, ans_seen_psn;
 	uint64_t goback_prev_frame; /* the go-back before it */
 	uint32_t goback_prev_psn;
 	/* the go-back-N episode: the PSN after the last one it resent
@@ -325,9 +325,9 @@ struct half_rec {
 	int64_t fill_ns;
 	/* an RNR retry resending a multi-packet message (rnr_resend) */
 	uint32_t rnr_next;
-	/* recovery: nak_pending, rnr_pending, in_episode */
-	uint64_t nak_frame, rnr_frame;
-	int64_t nak_ns, rnr_ns;
+	/* recovery: nak_pending, rnr_pending, in_episode (nak_last: a copy too) */
+	uint64_t nak_frame, rnr_frame, nak_last_frame;
+	int64_t nak_ns, rnr_ns, nak_last_ns;
 	uint32_t nak_psn, rnr_psn, rnr_timer;
 	bool nak_covered; /* the go-back under way resent nak_psn since */
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
@@ -338,8 +338,8 @@ struct half_rec {
 	struct { uint32_t psn, end; uint64_t frame, ans_frame; } asks[MAX_ASKS];
 	unsigned nasks;
 	/* the episode's first resend and the longest gap between two of
-	 * its resends since (its pace, in_episode) */
-	int64_t episode_first_ns, episode_gap_max;
+	 * its resends since (its pace, in_episode); of any episode (0: none) */
+	int64_t episode_first_ns, episode_gap_max, gap_any;
 	uint32_t episode_top; /* highest PSN sent before the episode */
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */

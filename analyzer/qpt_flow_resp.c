@@ -63,6 +63,32 @@ static QPT_HOT void ack_requests(struct half *h, struct half *t,
 		fl_episode_close(t, frame, ns);
 }
 
+/* A capture copy of an answer: the later sighting of an ACK or NAK is the
+ * nearer to when the requester got it (a capture of both hosts merged
+ * sees it first at the responder, as it left, then at the requester, as
+ * it came).  A copy of the pending NAK is its last sighting
+ * (fl_nak_after_pause: random hw 7195); of an ACK at or beyond what is
+ * acknowledged, during the requester's episode, the episode's last ACK
+ * from then (retry_after_ack, retry_paused, fl_timer_again: random hw
+ * 9884). */
+static void answer_copy(struct half *t, const struct qpt_pkt *p, uint64_t frame, int64_t ns)
+{
+	struct half_rec *rc = t->x ? t->x->rc : NULL;
+
+	/* the pending NAK's last sighting (fl_nak_after_pause) */
+	if (rc && t->nak_pending && p->flags & QPT_H_AETH && p->aeth.kind == QPT_AETH_NAK &&
+	    p->bth.psn == rc->nak_psn) {
+		rc->nak_last_frame = frame;
+		rc->nak_last_ns = ns;
+	}
+	if (rc && (t->in_episode || rc->episode_reopen) && t->any_acked &&
+	    p->flags & QPT_H_AETH && p->aeth.kind == QPT_AETH_ACK &&
+	    qpt_psn_diff(p->bth.psn, t->acked) >= 0) {
+		rc->ack_frame = frame;
+		rc->ack_ns = ns;
+	}
+}
+
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v)
 {
@@ -92,8 +118,15 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 	v->dir = (int8_t)h->dir;
 	d = fl_dir_of(h);
 	d->resp_packets++;
-	if (fl_capture_copy(fl, h, p, frame, ns, v, false))
+	if (t && t->x && t->x->rc) {
+		t->x->rc->ans_seen_frame = frame;
+		t->x->rc->ans_seen_psn = psn;
+	}
+	if (fl_capture_copy(fl, h, p, frame, ns, v, false)) {
+		if (t)
+			answer_copy(t, p, frame, ns);
 		return;
+	}
 	/* an answer to the twin's requests up to this PSN (for copies) */
 	if (t && (!t->ans_valid || qpt_psn_diff(psn, t->ans_hi) >= 0 ||
 		  qpt_psn_diff(psn, t->ans_hi) < -(int32_t)WIN_SIZE * 64)) {
@@ -131,8 +164,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 			    (!t->nak_pending || fl_rec(t)->nak_covered)) {
 				t->nak_pending = true;
 				fl_rec(t)->nak_covered = fl_rec(t)->nak_below = false;
-				fl_rec(t)->nak_frame = frame;
-				fl_rec(t)->nak_ns = ns;
+				fl_rec(t)->nak_frame = fl_rec(t)->nak_last_frame = frame;
+				fl_rec(t)->nak_ns = fl_rec(t)->nak_last_ns = ns;
 				fl_rec(t)->nak_psn = psn;
 			}
 			if (t && a->value == QPT_NAK_PSN_SEQ_ERR)

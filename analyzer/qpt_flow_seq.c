@@ -332,10 +332,12 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 
 /* Whether resend p, at the go-back's next PSN or one past it, comes after
  * the go-back stopped and later than an ACK could have reached the
- * requester: after two resends or more (the pace unknown after one: a
- * software sender's next resend may come 7-19 us later, random rxe 7514,
- * 9211), a pause more than eight times the go-back's pace (the mean time
- * between its resends) and more than 4 us (a NIC resends back to back,
+ * requester: after two resends or more, a pause more than eight times the
+ * go-back's pace (the mean time between its resends; after one resend,
+ * the longest gap between two resends of any earlier go-back of the
+ * half, and none without one: a software sender's next resend may come
+ * 7-19 us later, random rxe 7514, 9211; a NIC's, hw 4067, at once) and
+ * more than 4 us (a NIC resends back to back,
  * 0.1-1 us apart; a software sender's pace is 2-20 us and irregular), and
  * more than twice the half's shortest ACK time (request to ACK at the
  * capture point) after the last ACK.  Sooner, the requester may have sent it before the ACK reached it (a
@@ -345,10 +347,12 @@ static bool retry_paused(struct half *h, int64_t silence)
 	const struct half_rec *rc = fl_rec(h);
 	const struct qpt_dir *d = fl_dir_of(h);
 	uint32_t k = rc->cur.resent_packets;
-	int64_t pace = k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) : 0;
+	int64_t pace = k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) :
+			       rc->gap_any;
 	int64_t rtt = d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
 
-	return k >= 2 && silence > MAX(8 * pace, 4000) && h->last_ns - rc->ack_ns > rtt;
+	return (k >= 2 || (k == 1 && rc->gap_any)) && silence > MAX(8 * pace, 4000) &&
+	       h->last_ns - rc->ack_ns > rtt;
 }
 
 /* Whether resend p, after an ACK during the go-back under way that
@@ -415,11 +419,19 @@ static void ask_resent(struct half *h, const struct qpt_pkt *p, uint64_t frame)
 
 		/* the go-back's first PSN, its own answer the last one before
 		 * it: that answer reached the requester after it went back
-		 * (random hw 8742; or it was lost after the capture point) */
+		 * (random hw 8742; or it was lost after the capture point);
+		 * or the last sighting of an answer, a capture copy, its own:
+		 * a capture of both hosts merged sees it come to the requester
+		 * last (random hw 9884) */
+		bool own = h->ans_valid && (low ? rc->ans_low_psn : h->ans_hi) == end;
+
+		if (!own && rc->ans_seen_frame > last && rc->ans_seen_psn == end) {
+			own = true;
+			last = rc->ans_seen_frame;
+		}
 		rc->asks[rc->nasks++] = (__typeof__(rc->asks[0])){
 			.psn = p->bth.psn, .end = end, .frame = frame,
-			.ans_frame = frame == rc->cur.first_resent_frame && h->ans_valid &&
-					     (low ? rc->ans_low_psn : h->ans_hi) == end ? last : 0 };
+			.ans_frame = frame == rc->cur.first_resent_frame && own ? last : 0 };
 	}
 }
 
@@ -849,8 +861,9 @@ QPT_HOT void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pk
 		if (fl_rec(h)->cur.first_resent_frame == frame) {
 			fl_rec(h)->episode_first_ns = ns;
 			fl_rec(h)->episode_gap_max = 0;
-		} else if (silence > fl_rec(h)->episode_gap_max) {
-			fl_rec(h)->episode_gap_max = silence;
+		} else {
+			fl_rec(h)->episode_gap_max = MAX(fl_rec(h)->episode_gap_max, silence);
+			fl_rec(h)->gap_any = MAX(fl_rec(h)->gap_any, MAX(silence, 1));
 		}
 		fl_rec(h)->cur.resent_packets++;
 		v->episode = (uint32_t)d->r->gbn_episodes;
