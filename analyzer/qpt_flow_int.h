@@ -332,7 +332,8 @@ struct half_rec {
 	bool nak_covered; /* the go-back under way resent nak_psn since */
 	bool nak_below; /* a go-back from below nak_psn began since the NAK */
 	bool rnr_covered; /* a go-back resent rnr_psn before the RNR timer */
-	uint64_t ack_frame; int64_t ack_ns; /* the last ACK at or beyond acked (in an episode) */
+	uint64_t ack_frame;	/* the last ACK at or beyond acked (in an episode) */
+	int64_t ack_ns;		/* its time (its last sighting's) */
 	/* the READs and atomics the episode resent (the first MAX_ASKS):
 	 * PSNs, frame, and the frame of their last answer since (0: none) */
 	struct { uint32_t psn, end; uint64_t frame, ans_frame; } asks[MAX_ASKS];

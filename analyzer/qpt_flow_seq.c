@@ -337,11 +337,11 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
  * the longest gap between two resends of any earlier go-back of the
  * half, and none without one: a software sender's next resend may come
  * 7-19 us later, random rxe 7514, 9211; a NIC's, hw 4067, at once) and
- * more than 4 us (a NIC resends back to back,
- * 0.1-1 us apart; a software sender's pace is 2-20 us and irregular), and
- * more than twice the half's shortest ACK time (request to ACK at the
- * capture point) after the last ACK.  Sooner, the requester may have sent it before the ACK reached it (a
- * capture at the responder sees the ACK first; random rxe 739, 2555). */
+ * more than 4 us (a NIC resends back to back, 0.1-1 us apart; a software
+ * sender's pace is 2-20 us and irregular), and more than twice the half's
+ * shortest ACK time (request to ACK at the capture point) after the last
+ * ACK.  Sooner, the requester may have sent it before the ACK reached it
+ * (a capture at the responder sees the ACK first; random rxe 739, 2555). */
 static bool retry_paused(struct half *h, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
@@ -373,12 +373,13 @@ static bool retry_after_ack(struct half *h, const struct qpt_pkt *p, int64_t sil
 	const struct half_rec *rc = fl_rec(h);
 	uint32_t psn = p->bth.psn, before = qpt_psn_add(psn, -1), to = psn;
 	int32_t jump = qpt_psn_diff(psn, rc->episode_next);
-	bool near = jump >= 0 && jump < 2 && retry_paused(h, silence);
+	bool near = jump < 2;
 	struct slot *s;
 	struct read_req *r;
 
-	if ((jump < 2 && !near) || rc->ack_frame <= rc->cur.first_resent_frame ||
-	    !h->any_acked || qpt_psn_diff(h->acked, psn) < 0)
+	if (jump < 0 || rc->ack_frame <= rc->cur.first_resent_frame ||
+	    !h->any_acked || qpt_psn_diff(h->acked, psn) < 0 ||
+	    (near && !retry_paused(h, silence)))
 		return false;
 	if (!(qpt_opcodes[p->bth.opcode].flags & (QPT_O_READ | QPT_O_ATOMIC))) {
 		s = fl_slot_of(h, WIN_REQ, before, false);
