@@ -16,11 +16,16 @@
  * resend or less than the pause before it (a NAK long before the go-back
  * reached its requester before it went back: the go-back resends its PSN
  * anyway, no second one follows). */
+int64_t fl_ack_time2(struct half *h)
+{
+	const struct qpt_dir *d = fl_dir_of(h);
+
+	return d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
+}
+
 bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
-	const struct qpt_dir *d = fl_dir_of(h);
-	int64_t rtt = d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
 
 	if (!(h->in_episode && h->nak_pending && !rc->nak_covered && psn == rc->nak_psn &&
 	      rc->nak_ns > rc->episode_first_ns - silence && ns - silence >= rc->episode_first_ns))
@@ -36,7 +41,7 @@ bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silenc
 	 * resend that go-back.  A NAK seen before the first resend was its
 	 * cue (real rxe lossy_atomic_bw.client.pcap frame 275). */
 	return rc->cur.resent_packets == 1 && rc->nak_last_frame > rc->cur.first_resent_frame &&
-	       silence > 4000 && ns - rc->nak_last_ns > rtt;
+	       silence > 4000 && ns - rc->nak_last_ns > fl_ack_time2(h);
 }
 
 /* Whether resend p, after a silence, going on with the go-back under way

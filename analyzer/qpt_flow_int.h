@@ -861,6 +861,8 @@ void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 /* qpt_flow_goback.c: fl_request's tests of what the capture shows around a
  * resend (silence: the time since the half's previous request) */
 bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence);
+/* Twice the half's shortest request-to-ACK time at the capture point (ns; 0: none) */
+int64_t fl_ack_time2(struct half *h);
 bool fl_timer_again(struct half *h, uint32_t psn, int64_t silence);
 bool fl_goback_paused(const struct half *h, int64_t silence);
 bool fl_rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns, int64_t silence);

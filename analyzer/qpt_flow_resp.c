@@ -75,15 +75,15 @@ static void answer_copy(struct half *t, const struct qpt_pkt *p, uint64_t frame,
 {
 	struct half_rec *rc = t->x ? t->x->rc : NULL;
 
+	if (!rc || !(p->flags & QPT_H_AETH))
+		return;
 	/* the pending NAK's last sighting (fl_nak_after_pause) */
-	if (rc && t->nak_pending && p->flags & QPT_H_AETH && p->aeth.kind == QPT_AETH_NAK &&
-	    p->bth.psn == rc->nak_psn) {
+	if (t->nak_pending && p->aeth.kind == QPT_AETH_NAK && p->bth.psn == rc->nak_psn) {
 		rc->nak_last_frame = frame;
 		rc->nak_last_ns = ns;
 	}
-	if (rc && (t->in_episode || rc->episode_reopen) && t->any_acked &&
-	    p->flags & QPT_H_AETH && p->aeth.kind == QPT_AETH_ACK &&
-	    qpt_psn_diff(p->bth.psn, t->acked) >= 0) {
+	if ((t->in_episode || rc->episode_reopen) && t->any_acked &&
+	    p->aeth.kind == QPT_AETH_ACK && qpt_psn_diff(p->bth.psn, t->acked) >= 0) {
 		rc->ack_frame = frame;
 		rc->ack_ns = ns;
 	}

@@ -345,14 +345,12 @@ void fl_went_back(struct half *h, uint64_t frame, uint32_t psn)
 static bool retry_paused(struct half *h, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
-	const struct qpt_dir *d = fl_dir_of(h);
 	uint32_t k = rc->cur.resent_packets;
 	int64_t pace = k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) :
 			       rc->gap_any;
-	int64_t rtt = d && d->ack_rtt->n ? (int64_t)(d->ack_rtt->min_us * 2000.0) : 0;
 
 	return (k >= 2 || (k == 1 && rc->gap_any)) && silence > MAX(8 * pace, 4000) &&
-	       h->last_ns - rc->ack_ns > rtt;
+	       h->last_ns - rc->ack_ns > fl_ack_time2(h);
 }
 
 /* Whether resend p, after an ACK during the go-back under way that
