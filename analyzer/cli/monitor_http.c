@@ -42,11 +42,59 @@
 #include "monitor_http.h"
 
 #ifdef QPT_HAVE_MHD
+#include <gmodule.h>
 #include <microhttpd.h>
 
 #if MHD_VERSION < 0x00097302
 #error "libmicrohttpd 0.9.73 or later is needed (a shared response with a free callback)"
 #endif
+
+/* libmicrohttpd is opened when --metrics asks for it, not linked: linked,
+ * it brings GnuTLS and eight more libraries into every start of qptrace,
+ * whose constructors cost 3 ms of CPU time a run (tools/bench/README.md,
+ * "Start-up"), for one option of one command. */
+#define QPT_MHD_FUNCTIONS(X)                                                              \
+	X(add_response_header) X(basic_auth_get_username_password)                        \
+	X(create_response_from_buffer) X(create_response_from_buffer_with_free_callback_cls) \
+	X(destroy_response) X(free) X(get_connection_info) X(queue_basic_auth_fail_response) \
+	X(queue_response) X(resume_connection) X(start_daemon) X(stop_daemon)              \
+	X(suspend_connection)
+
+static struct {
+#define QPT_MHD_POINTER(n) __typeof__(&MHD_##n) n;
+	QPT_MHD_FUNCTIONS(QPT_MHD_POINTER)
+#undef QPT_MHD_POINTER
+} mhd;
+
+/* Opens libmicrohttpd (its ABI 12, as built against; else the name the
+ * -dev package links) and finds every function above: true, or false
+ * with a message that names what is missing. */
+static bool mhd_open(void)
+{
+	static GModule *m;
+	static const char *const names[] = { "libmicrohttpd.so.12", "libmicrohttpd.so" };
+
+	if (m)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(names) && !m; i++)
+		m = g_module_open(names[i], G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
+	if (!m) {
+		g_printerr("qptrace monitor: --metrics: cannot load libmicrohttpd: %s\n",
+			   g_module_error());
+		return false;
+	}
+#define QPT_MHD_FIND(n)                                                                   \
+	if (!g_module_symbol(m, "MHD_" #n, (gpointer *)&mhd.n)) {                         \
+		g_printerr("qptrace monitor: --metrics: %s: %s\n", g_module_name(m),       \
+			   g_module_error());                                             \
+		g_module_close(m);                                                        \
+		m = NULL;                                                                 \
+		return false;                                                             \
+	}
+	QPT_MHD_FUNCTIONS(QPT_MHD_FIND)
+#undef QPT_MHD_FIND
+	return true;
+}
 
 #define QPT_HTTP_SLOTS 64
 #define QPT_HTTP_PER_ADDR 8
@@ -112,7 +160,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	g_mutex_lock(&h->lock);
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+			mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		hc = g_new0(struct hconn, 1);
 		hc->c = c;
@@ -160,7 +208,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 static struct hconn *conn_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return ci ? ci->socket_context : NULL;
 }
@@ -204,7 +252,7 @@ static gpointer watchdog(gpointer data)
 			} else if (x->phase == PH_WAITING && now - x->since > QPT_HTTP_WAIT_US) {
 				x->phase = PH_RESUMED;
 				x->stale_ok = true;
-				MHD_resume_connection(x->c);
+				mhd.resume_connection(x->c);
 			}
 		}
 		g_cond_wait_until(&h->wake, &h->lock, g_get_monotonic_time() + 200000);
@@ -234,17 +282,17 @@ static void rendering_free(void *cls)
 static enum MHD_Result small(struct MHD_Connection *c, unsigned code, const char *text,
 			     const char *allow)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+	struct MHD_Response *r = mhd.create_response_from_buffer(strlen(text), (void *)text,
 								 MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", "text/plain");
+	mhd.add_response_header(r, "Content-Type", "text/plain");
 	if (allow)
-		MHD_add_response_header(r, "Allow", allow);
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, "Allow", allow);
+	ret = mhd.queue_response(c, code, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -281,20 +329,20 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 		return small(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n", "GET, HEAD");
 	if (h->user) {
 		char *pass = NULL;
-		char *user = MHD_basic_auth_get_username_password(c, &pass);
+		char *user = mhd.basic_auth_get_username_password(c, &pass);
 		bool ok = user && pass && same_secret(user, h->user) && same_secret(pass, h->pass);
 
-		MHD_free(user);
-		MHD_free(pass);
+		mhd.free(user);
+		mhd.free(pass);
 		if (!ok) {
 			static const char no[] = "authentication required\n";
-			struct MHD_Response *r = MHD_create_response_from_buffer(
+			struct MHD_Response *r = mhd.create_response_from_buffer(
 				strlen(no), (void *)no, MHD_RESPMEM_PERSISTENT);
 
 			if (!r)
 				return MHD_NO;
-			ret = MHD_queue_basic_auth_fail_response(c, "qptrace", r);
-			MHD_destroy_response(r);
+			ret = mhd.queue_basic_auth_fail_response(c, "qptrace", r);
+			mhd.destroy_response(r);
 			return ret;
 		}
 	}
@@ -312,7 +360,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	if (h->cur && (now - h->cur_made < QPT_HTTP_FRESH_US || h->stopping || h->live > 1 ||
 		       (hc && hc->stale_ok))) {
 		/* under the lock: publish cannot drop it meanwhile */
-		ret = MHD_queue_response(c, MHD_HTTP_OK, h->cur);
+		ret = mhd.queue_response(c, MHD_HTTP_OK, h->cur);
 		if (hc) {
 			hc->phase = PH_SENDING;
 			hc->since = now;
@@ -329,7 +377,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	hc->phase = PH_WAITING;
 	hc->since = now;
 	h->want = true;
-	MHD_suspend_connection(c);
+	mhd.suspend_connection(c);
 	g_mutex_unlock(&h->lock);
 	return MHD_YES;
 }
@@ -406,13 +454,13 @@ struct qpt_http *qpt_http_start(const char *listen, const char *auth_file)
 		g_free(h);
 		return NULL;
 	}
-	if (auth_file && !read_auth(h, auth_file)) {
+	if (!mhd_open() || (auth_file && !read_auth(h, auth_file))) {
 		g_free(h);
 		return NULL;
 	}
 	g_mutex_init(&h->lock);
 	g_cond_init(&h->wake);
-	h->d = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+	h->d = mhd.start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, serve, h, MHD_OPTION_SOCK_ADDR, &ss,
 				/* room past the slots for the cut ones not closed yet */
@@ -449,14 +497,14 @@ void qpt_http_publish(struct qpt_http *h, char *text, size_t len)
 
 	rd->h = h;
 	rd->text = text;
-	r = MHD_create_response_from_buffer_with_free_callback_cls(len, text, rendering_free,
+	r = mhd.create_response_from_buffer_with_free_callback_cls(len, text, rendering_free,
 								    rd);
 	if (!r) {
 		g_free(text);
 		g_free(rd);
 		return;
 	}
-	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	mhd.add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	g_mutex_lock(&h->lock);
 	old = h->cur;
 	h->cur = r;
@@ -467,11 +515,11 @@ void qpt_http_publish(struct qpt_http *h, char *text, size_t len)
 	for (struct hconn *x = h->head; x; x = x->next)
 		if (x->phase == PH_WAITING) {
 			x->phase = PH_RESUMED;
-			MHD_resume_connection(x->c);
+			mhd.resume_connection(x->c);
 		}
 	g_mutex_unlock(&h->lock);
 	if (old)
-		MHD_destroy_response(old); /* freed when its last reader is done */
+		mhd.destroy_response(old); /* freed when its last reader is done */
 }
 
 void qpt_http_get_stats(struct qpt_http *h, struct qpt_http_stats *st)
@@ -492,15 +540,15 @@ void qpt_http_stop(struct qpt_http *h)
 		for (struct hconn *x = h->head; x; x = x->next)
 			if (x->phase == PH_WAITING) {
 				x->phase = PH_RESUMED;
-				MHD_resume_connection(x->c);
+				mhd.resume_connection(x->c);
 			}
 		g_cond_signal(&h->wake);
 		g_mutex_unlock(&h->lock);
 		if (h->watchdog)
 			g_thread_join(h->watchdog);
-		MHD_stop_daemon(h->d);
+		mhd.stop_daemon(h->d);
 		if (h->cur)
-			MHD_destroy_response(h->cur);
+			mhd.destroy_response(h->cur);
 	}
 	g_mutex_clear(&h->lock);
 	g_cond_clear(&h->wake);
