@@ -282,6 +282,26 @@ def stop(p):
     return p.returncode, out, err
 
 
+def load_failure(qptrace, d):
+    """--metrics when libmicrohttpd cannot be loaded (qptrace opens it then,
+    analyzer/cli/monitor_http.c): the library file bound over by /dev/null
+    in a mount namespace of its own; one message that names it, exit
+    status 2."""
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    libs = sorted({os.path.realpath(line.split("=>")[-1].strip()) for line in out.splitlines()
+                   if "libmicrohttpd.so" in line and "=>" in line})
+    if os.geteuid() != 0 or not shutil.which("unshare") or not libs:
+        print("# not checked: a failed load of libmicrohttpd (needs root, unshare, ldconfig)")
+        return
+    script = "".join(f"mount --bind /dev/null {lib} && " for lib in libs)
+    r = subprocess.run(["unshare", "-m", "sh", "-c",
+                        script + 'exec "$0" monitor -r "$1" --metrics 127.0.0.1:1 --interval 0',
+                        qptrace, d], capture_output=True, text=True, timeout=30)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2 and len(lines) == 1 and "cannot load libmicrohttpd" in lines[0],
+          f"--metrics without a loadable libmicrohttpd: exit {r.returncode}, {lines}")
+
+
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
     r = subprocess.run([qptrace, "monitor", "--metrics", "127.0.0.1:1", "-r", "/nonexistent"],
@@ -295,6 +315,7 @@ def main():
     try:
         d = os.path.join(tmp, "caps")
         os.mkdir(d)
+        load_failure(qptrace, d)
         subprocess.run([sys.executable, os.path.join(root, "tools/mkhostile.py"), "--many-qpns",
                         str(N_QPNS), os.path.join(d, "many.pcap")], check=True,
                        capture_output=True)
