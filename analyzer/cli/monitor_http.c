@@ -50,9 +50,9 @@
 #endif
 
 /* libmicrohttpd is opened when --metrics asks for it, not linked: linked,
- * it brings GnuTLS and eight more libraries into every start of qptrace,
- * whose constructors cost 3 ms of CPU time a run (tools/bench/README.md,
- * "Start-up"), for one option of one command. */
+ * it brings GnuTLS and eight more libraries into every start of qptrace
+ * (1.8 ms a run, tools/bench/README.md, "start-up"), for one option of one
+ * command, and qptrace could not start where it is missing. */
 #define QPT_MHD_FUNCTIONS(X)                                                              \
 	X(add_response_header) X(basic_auth_get_username_password)                        \
 	X(create_response_from_buffer) X(create_response_from_buffer_with_free_callback_cls) \
@@ -66,7 +66,7 @@ static struct {
 #undef QPT_MHD_POINTER
 } mhd;
 
-/* Opens libmicrohttpd (its ABI 12, as built against; else the name the
+/* Opens libmicrohttpd (ABI 12, Debian 12's and 13's; else the name the
  * -dev package links) and finds every function above: true, or false
  * with a message that names what is missing. */
 static bool mhd_open(void)

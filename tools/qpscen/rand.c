@@ -873,7 +873,7 @@ typedef struct {
     uint64_t last_req_us; /* timestamp of the last request sighting (not a copy) */
     int have_last_req;
     uint32_t last_req_psn; /* and its PSN */
-    int last_req_resent;   /* whether it was a resend */
+    int last_req_resent;   /* whether it was a resend the capture shows */
     GArray *naks;         /* PSN sequence error NAKs captured since the last episode */
     int rnr_pending;      /* an RNR NAK captured, its retry not yet */
     GArray *resp_seen;    /* per READ packet: captured response indexes (first 64) */
@@ -1058,7 +1058,7 @@ static int truth(rs_t *s, GArray *sg, GString *why)
                         /* its first resends were lost before the capture
                          * point: why it went back cannot be seen ("?").
                          * A timer's go-back seen first at the PSN after
-                         * the last request captured, a resend, after a
+                         * the last request captured, a resend it shows, after a
                          * silence: the go-back under way going on after a
                          * sender's stall shows the same frames (rxe on 6.1
                          * and 6.12 stalls 0.5-3.6 ms inside a go-back with
@@ -1090,7 +1090,7 @@ static int truth(rs_t *s, GArray *sg, GString *why)
             o->last_req_us = us;
             o->have_last_req = 1;
             o->last_req_psn = x->psn;
-            o->last_req_resent = x->retrans;
+            o->last_req_resent = (fl & F_RETRANS) != 0;
         } else {
             if (x->kind == K_ACK) {
                 if (o->have_ack && o->ack_psn == x->psn && o->ack_msn == x->p.aeth_msn)
