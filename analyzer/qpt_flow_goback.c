@@ -132,3 +132,101 @@ bool fl_rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, in
 		return false;
 	return !fl_rnr_nak_missed(fl, h, ns, silence);
 }
+
+/* An episode's record, kept in its direction's list (the first
+ * QPT_MAX_EPISODES: the counters count them all). */
+void fl_episode_keep(struct qpt_dir *d, const struct qpt_episode *e)
+{
+	if (!d->r->episodes)
+		fl_dr(d)->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
+	if (d->r->episodes->len < QPT_MAX_EPISODES)
+		g_array_append_vals(d->r->episodes, e, 1);
+}
+
+/* An RNR retry while a READ below the RNR NAK's PSN has responses the
+ * capture saw stop short (its first ones came, not its last): either the
+ * last ones reached the requester and only the capture missed them (the
+ * retry is an RNR retry: random hw 4172, 4905), or they were lost, and
+ * the RNR NAK beyond them told the requester so (an implied NAK:
+ * rxe_comp.c check_psn() retries from the READ), so that what looks like
+ * the RNR retry is that READ's go-back, its first resend (the READ
+ * re-issued from the missing response) lost before the capture point
+ * (random hw 481).  The capture cannot tell which until the requester
+ * re-issues that READ from inside its range at or below the missing
+ * response: it never had that response, so it went back to it at the
+ * retry (fl_rnr_doubt_resolve).  Remembered until then, or until an
+ * episode opens (qpt_flow_seq.c); only when the retry is the requester's
+ * first go-back since the RNR NAK. */
+void fl_rnr_doubt_note(struct half *h, uint32_t psn, uint64_t frame, int64_t ns)
+{
+	const struct read_req *low = NULL;
+	struct half_rec *rc;
+
+	h->rnr_doubt = false;
+	/* the retry the requester's first go-back since the RNR NAK (after a
+	 * READ re-issue captured since, it goes on with that one: random
+	 * rxe 5014) */
+	if (h->x->rc->goback_prev_frame > h->x->rc->rnr_frame)
+		return;
+	for (unsigned i = 0; i < h->nreads; i++) {
+		const struct read_req *r = &h->x->reads[i];
+
+		if (r->resp_seen && r->next_valid && r->span &&
+		    qpt_psn_diff(r->next_resp, r->psn) > 0 &&
+		    qpt_psn_diff(r->next_resp, qpt_psn_add(r->psn, (int32_t)r->span)) < 0 &&
+		    qpt_psn_diff(r->next_resp, psn) < 0 &&
+		    (!low || qpt_psn_diff(r->psn, low->psn) < 0))
+			low = r;
+	}
+	if (!low)
+		return;
+	rc = fl_rec(h);
+	h->rnr_doubt = true;
+	memset(&rc->doubt, 0, sizeof(rc->doubt));
+	rc->doubt.frame = frame;
+	rc->doubt.ns = ns;
+	rc->doubt.psn = psn;
+	rc->doubt.nak_frame = rc->rnr_frame;
+	rc->doubt.nak_ns = rc->rnr_ns;
+	rc->doubt.read_frame = low->frame;
+	rc->doubt.miss = low->next_resp;
+	rc->doubt.top = qpt_psn_add(h->expected, -1);
+	rc->doubt.resent = 1;
+}
+
+/* A READ re-issue rr at psn: when it re-issues the doubted READ from
+ * inside its range at or below the response the capture did not see, the
+ * RNR retry was that READ's go-back: an episode of its own, triggered by
+ * the RNR NAK, from the retry's first frame to the first new PSN after it
+ * (or to this re-issue, which then goes back inside it), reported now as
+ * an event of that frame (a revision of its verdict, qpt_verdict.h). */
+void fl_rnr_doubt_resolve(struct half *h, const struct read_req *rr, uint32_t psn,
+			  uint64_t frame, int64_t ns, struct qpt_verdict *v)
+{
+	struct half_rec *rc = h->x->rc;
+	struct qpt_dir *d = fl_dir_of(h);
+	struct qpt_episode e;
+
+	if (rr->frame != rc->doubt.read_frame || psn == rr->psn ||
+	    qpt_psn_diff(psn, rc->doubt.miss) > 0)
+		return;
+	h->rnr_doubt = false;
+	if (!d)
+		return;
+	/* its cue the RNR NAK beyond the missing response (an implied NAK) */
+	e = (struct qpt_episode){ .trigger = QPT_TRIGGER_READ_RETRY,
+				  .trigger_frame = rc->doubt.nak_frame,
+				  .first_resent_frame = rc->doubt.frame,
+				  .start_ns = rc->doubt.nak_ns,
+				  .from_psn = rc->doubt.psn,
+				  .resent_packets = rc->doubt.resent,
+				  .end_frame = rc->doubt.end_frame ? rc->doubt.end_frame : frame,
+				  .end_ns = rc->doubt.end_frame ? rc->doubt.end_ns : ns };
+	fl_episode_keep(d, &e);
+	fl_dr(d)->gbn_episodes++;
+	fl_emit(v, h, &(struct qpt_event){ .frame = e.first_resent_frame, .time_ns = rc->doubt.ns,
+			.kind = QPT_VB_GBN_START, .psn = e.from_psn,
+			.original_frame = e.trigger_frame, .count = (uint32_t)d->r->gbn_episodes,
+			.duration_ns = rc->doubt.ns - e.start_ns,
+			.detail = qpt_name_of(qpt_trigger_descr, e.trigger, "?") });
+}

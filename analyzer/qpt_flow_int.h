@@ -345,6 +345,11 @@ struct half_rec {
 	bool episode_resent_top; /* ... or, when all that was answered before it,
 				  * the highest PSN it resends */
 	struct qpt_episode cur;
+	/* an RNR retry that may be a READ's go-back (rnr_doubt): its frame,
+	 * time, PSN, RNR NAK, the READ, its first response not seen, the top
+	 * PSN before it, its resends, the first new PSN after (goback.c) */
+	struct { uint64_t frame, nak_frame, read_frame, end_frame;
+		 int64_t ns, nak_ns, end_ns; uint32_t psn, miss, top, resent; } doubt;
 };
 
 /* What a half needs only once something out of the ordinary happened
@@ -417,6 +422,7 @@ struct half {
 	 * request shows it began a go-back-N (fl_fill_resolve) */
 	bool fill_pending : 1;
 	bool rnr_resend : 1; /* an RNR retry resending a multi-packet message */
+	bool rnr_doubt : 1;  /* that retry may be a READ's go-back (rc->doubt) */
 	bool nak_pending : 1, rnr_pending : 1, in_episode : 1;
 	bool resp_started : 1, ack_valid : 1;
 	/* qpt_flow_cold.c: a frame or lookup had it since the last sweep;
@@ -858,16 +864,6 @@ void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		    uint64_t frame, int64_t ns, struct qpt_verdict *v);
 void fl_response(struct qpt_flow *fl, struct half *h, const struct qpt_pkt *p,
 		     uint64_t frame, int64_t ns, struct qpt_verdict *v);
-/* qpt_flow_goback.c: fl_request's tests of what the capture shows around a
- * resend (silence: the time since the half's previous request) */
-bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silence);
-/* Twice the half's shortest request-to-ACK time at the capture point (ns; 0: none) */
-int64_t fl_ack_time2(struct half *h);
-bool fl_timer_again(struct half *h, uint32_t psn, int64_t silence);
-bool fl_goback_paused(const struct half *h, int64_t silence);
-bool fl_rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns, int64_t silence);
-bool fl_rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, int64_t ns,
-		     int64_t silence);
 /* qpt_flow_seq.c's, for the responses (qpt_flow_resp.c) */
 struct read_req *fl_read_find(struct half *h, uint32_t psn);
 void fl_gap_before_start(struct half *t, uint32_t psn, uint64_t frame, int64_t ns,
@@ -895,5 +891,6 @@ bool fl_join_responder(struct qpt_flow *fl, struct half *h, uint32_t psn);
 void fl_ud_pair_or_new(struct qpt_flow *fl, struct half *h);
 
 #include "qpt_flow_qos.h" /* qpt_flow_qos.c's, for the other flow files */
+#include "qpt_flow_goback.h" /* qpt_flow_goback.c's, for qpt_flow_seq.c */
 
 #endif

@@ -66,12 +66,8 @@ void fl_episode_close(struct half *h, uint64_t frame, int64_t ns)
 	/* never before its start (a nested episode's NAK may have come
 	 * before the first resend of the one it ends) */
 	fl_rec(h)->cur.end_ns = MAX(ns, fl_rec(h)->cur.start_ns);
-	if (!d)
-		return;
-	if (!d->r->episodes)
-		fl_dr(d)->episodes = g_array_new(FALSE, TRUE, sizeof(struct qpt_episode));
-	if (d->r->episodes->len < QPT_MAX_EPISODES)
-		g_array_append_val(d->r->episodes, fl_rec(h)->cur);
+	if (d)
+		fl_episode_keep(d, &fl_rec(h)->cur);
 }
 
 /* The most PSNs a READ of unknown span can take: its length over the
@@ -217,6 +213,7 @@ static void seq_restart(struct half *h, struct half *t, uint32_t psn)
 	h->win_size[WIN_REQ] = 0;
 	h->expected = psn;
 	h->nreads = h->ngaps = 0;
+	h->rnr_doubt = false;
 	h->msg.open = false;
 	h->any_acked = true; /* all before psn is the old connection's */
 	h->acked = qpt_psn_add(psn, -1);
@@ -261,6 +258,7 @@ QPT_HOT void fl_fill_resolve(struct qpt_flow *fl, struct half *h, const struct q
 	if (fs)
 		fs->resent = true;
 	h->rnr_resend = false;
+	h->rnr_doubt = false;
 	h->in_episode = true;
 	memset(&fl_rec(h)->cur, 0, sizeof(struct qpt_episode));
 	fl_rec(h)->cur.first_resent_frame = fl_rec(h)->fill_frame;
@@ -550,6 +548,7 @@ static void episode_open(struct qpt_flow *fl, struct half *h, const struct qpt_p
 	if (h->in_episode) /* ends where the go-back inside it began */
 		fl_episode_close(h, e.trigger_frame, e.start_ns);
 	h->rnr_resend = false;
+	h->rnr_doubt = false;
 	h->in_episode = true;
 	rc->episode_reopen = false;
 	rc->cur = e;
@@ -711,6 +710,11 @@ QPT_HOT void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pk
 			fl_rec(h)->nak_covered = true;
 		if (QPT_UNLIKELY(h->in_episode) && qpt_psn_diff(psn, fl_rec(h)->episode_top) > 0)
 			fl_episode_close(h, frame, ns);
+		if (QPT_UNLIKELY(h->rnr_doubt) && !h->x->rc->doubt.end_frame &&
+		    qpt_psn_diff(psn, h->x->rc->doubt.top) > 0) {
+			h->x->rc->doubt.end_frame = frame;
+			h->x->rc->doubt.end_ns = ns;
+		}
 		if (h->x && h->x->rc)
 			h->x->rc->episode_reopen = false; /* past it: a new sending */
 		h->rnr_resend = false;
@@ -802,6 +806,8 @@ QPT_HOT void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pk
 		s->resent = true;
 	}
 	if (rr) { /* re-issued from inside the first READ's range */
+		if (QPT_UNLIKELY(h->rnr_doubt))
+			fl_rnr_doubt_resolve(h, rr, psn, frame, ns, v);
 		v->original_frame = rr->frame;
 		fl_dr(d)->read_retries++;
 		fl_emit(v, h, &(struct qpt_event){ .frame = frame, .time_ns = ns,
@@ -818,6 +824,8 @@ QPT_HOT void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pk
 		 * too: resends lost before the point): part of the retry
 		 * (after a silence, the retransmit timer's go-back) */
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
+		if (h->rnr_doubt)
+			fl_rec(h)->doubt.resent++;
 	} else if (h->rnr_pending && fl_rnr_retry_of(fl, h, psn, ns, silence)) {
 		/* an RNR NAK for a resend: the responder took what was before
 		 * it, the go-back under way is over where the retry starts
@@ -828,6 +836,7 @@ QPT_HOT void fl_request(struct qpt_flow *fl, struct half *h, const struct qpt_pk
 		h->rnr_resend = true;
 		fl_rec(h)->rnr_next = qpt_psn_add(request_end(h, p), 1);
 		fl_went_back(h, frame, psn);
+		fl_rnr_doubt_note(h, psn, frame, ns);
 		v->flags |= QPT_V(RNR_RETRY);
 		v->nak_frame = fl_rec(h)->rnr_frame;
 		fl_dr(d)->rnr_retries++;

@@ -32,6 +32,7 @@ import tap
 STORAGE = [
     (r'#\s*include\s*[<"]qpt_flow_int\.h[>"]', 'includes qpt_flow_int.h'),
     (r'#\s*include\s*[<"]qpt_flow_qos\.h[>"]', 'includes qpt_flow_qos.h (qpt_flow_int.h\'s)'),
+    (r'#\s*include\s*[<"]qpt_flow_goback\.h[>"]', 'includes qpt_flow_goback.h (qpt_flow_int.h\'s)'),
     (r'\bstruct\s+qpt_dir(?!\w)', 'struct qpt_dir (the storage; read struct qpt_dir_stats)'),
     (r'\bstruct\s+qpt_conv(?!\w)', 'struct qpt_conv (the storage; read struct qpt_conv_stats)'),
     (r'\bstruct\s+qpt_dir_rare\b', 'struct qpt_dir_rare'),

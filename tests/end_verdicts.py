@@ -19,6 +19,8 @@ per QP the same kind on the same frame (the QP's last request):
     monitor renews its engine (--max-conversations);
   * the Wireshark plugin, two passes (`tshark -2`): roce.analysis.out_of_order
     on those frames, in those conversations (roce.stream);
+  * `packets`: captures/made/late_revision.pcap, a verdict decided 300
+    frames after its frame (more than packets holds): on a line of its own;
   * and `packets --qp N` with the requester's QPN lists every frame of its
     QP, the first WRITE too (sent before the two halves were paired).
 
@@ -200,9 +202,45 @@ def main():
         check(not bad and len(frames_of) == NQ,
               f"packets --qp REQUESTER lists every frame of its QP: "
               f"{len(frames_of) - len(bad)} of {len(frames_of)} QPs ({'; '.join(bad[:2])})")
+        late_revision(qptrace)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return tap.done()
+
+
+def late_revision(qptrace):
+    """captures/made/late_revision.pcap: a filler whose verdict (the first
+    resend of a go-back-N, by its manifest: the simulated sender's truth)
+    300 frames later decide, beyond the 256 frames `packets` holds:
+    its line was printed without it, so a line "# frame N, decided at
+    frame M: ... [Go-back-N]" gives it, and standard error counts it
+    (in JSON, which has no such line, too)."""
+    cap = "captures/made/late_revision.pcap"
+    man = json.load(open(cap[:-5] + ".json"))
+    dirs = [c[d] for c in man["conversations"] for d in ("a_to_b", "b_to_a")]
+    want = sorted(f for d in dirs for f in d["frames"]["retransmissions"])
+    episodes = sum(d["gbn_episodes"] for d in dirs)
+    r = run([qptrace, "packets", cap])
+    resent, gbn = set(), []
+    for line in r.stdout.splitlines():
+        w = line.split()
+        n = (int(w[2].rstrip(",")) if w[:2] == ["#", "frame"] else
+             int(w[0]) if w and w[0].isdigit() else None)
+        if n is not None and "[Retransmission]" in line:
+            resent.add(n)
+        if n is not None and "[Go-back-N]" in line:
+            gbn.append(n)
+    check(r.returncode == 0 and sorted(resent) == want and len(gbn) == episodes == 1 and
+          gbn[0] == want[0] and "# frame %d, decided at frame " % want[0] in r.stdout,
+          f"packets: the resends {sorted(resent)} (truth {want}), the go-back-N on "
+          f"{gbn} ({episodes} in truth, on the first resend), decided 300 frames after "
+          f"its frame, on a line of its own")
+    check("1 verdict was decided after its frame was printed" in r.stderr,
+          f"packets: standard error counts the verdict decided late: {r.stderr.strip()[:200]}")
+    r = run([qptrace, "packets", "--json", cap])
+    check(r.returncode == 0 and "1 verdict was decided after its frame was printed" in r.stderr
+          and not any(line.startswith("#") for line in r.stdout.splitlines()),
+          f"packets --json: no '#' line, standard error counts it: {r.stderr.strip()[:200]}")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ LAYERS = {
     'qpt_flow_slab.c': 'aside',
     'qpt_flow_read.c': 'aside',
 }
-HEADERS = ('qpt_flow_int.h', 'qpt_flow_qos.h')
+HEADERS = ('qpt_flow_int.h', 'qpt_flow_qos.h', 'qpt_flow_goback.h')
 
 # The calls back up that stay, each with the reason (without them the graph
 # has no circle; any other call back up closes one and fails).

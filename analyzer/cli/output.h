@@ -51,6 +51,12 @@ void qpt_print_pkt(GString *out, const struct qpt_frame *f,
  * JSON; -v names each verdict's linked frame as events does. */
 void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_pkt *pkt,
 		     enum qpt_print_mode mode, double t0, const struct qpt_verdict *v);
+/* A revision v of frame v->frame (its events only, decided at frame at,
+ * UINT64_MAX: at the end of the input) whose line was printed before:
+ * "# frame N, decided at frame M:" and the tags, with -v the analysis line
+ * too; nothing in JSON. */
+void qpt_print_revision(GString *out, enum qpt_print_mode mode, uint64_t at,
+			const struct qpt_verdict *v);
 /* What an event's original_frame is to events of kind: "trigger" (go-back-N,
  * timeout resend), "REQ" (REJ), "RNR NAK" (RNR retry), else "original". */
 const char *qpt_event_link_name(unsigned kind);

@@ -27,9 +27,12 @@ struct counts {
 };
 
 /* A frame shown but not printed yet: the engine may still revise its
- * verdict (a PSN gap filler is judged by the request after it), and the
- * line carries it.  PENDING frames are held, then printed oldest first. */
-#define PENDING 64
+ * verdict (a PSN gap filler is judged by the request after it, an RNR
+ * retry by a READ re-issue later), and the line carries it.  PENDING
+ * frames are held, then printed oldest first; a revision of a frame
+ * printed already gets a line of its own ("# frame N ...") and is
+ * counted on standard error: none is lost. */
+#define PENDING 256
 struct pend {
 	struct qpt_frame f; /* data: NULL, or the copy in data */
 	struct qpt_pkt pkt;
@@ -56,6 +59,10 @@ struct pk {
 	bool dump_failed;
 	struct pend *pend; /* PENDING of them: a ring, oldest at pend_first */
 	unsigned pend_first, pend_n;
+	/* the frames of this file shown, one bit each (by frame number), and
+	 * the revisions that came after their frame's line was printed */
+	GByteArray *shown_bits;
+	uint64_t late, late_first, late_at;
 	/* --conv/--qp/--addr on a file: the conversation ids whose
 	 * conversation the selection shows as the whole file ends them
 	 * (gboolean by id: a first reading), NULL when not known */
@@ -173,11 +180,43 @@ static void pend_flush(struct pk *k)
 	}
 }
 
-/* Events of earlier frames: onto those frames, if still held. */
+static void shown_set(struct pk *k, uint64_t frame)
+{
+	uint64_t byte = frame / 8;
+
+	if (byte >= k->shown_bits->len)
+		g_byte_array_set_size(k->shown_bits, (guint)MAX(byte + 1, 2 * (uint64_t)k->shown_bits->len));
+	k->shown_bits->data[byte] |= (uint8_t)(1u << (frame % 8));
+}
+
+static bool shown_get(const struct pk *k, uint64_t frame)
+{
+	return frame / 8 < k->shown_bits->len &&
+	       k->shown_bits->data[frame / 8] & (1u << (frame % 8));
+}
+
+/* A revision of a frame printed already without it (v: its events): a
+ * line of its own after the lines printed so far, before those of the
+ * frames still held (all later), and counted. */
+static void late_revision(struct pk *k, const struct qpt_verdict *v, uint64_t at)
+{
+	if (!k->late++) {
+		k->late_first = v->frame;
+		k->late_at = at;
+	}
+	if (!k->o->write_file)
+		qpt_print_revision(k->out, k->mode, at, v);
+}
+
+/* Events of earlier frames: onto those frames, if still held; else, if
+ * the frame was shown, a line of its own (late_revision). */
 static void pend_revise(struct pk *k, const struct qpt_verdict *v)
 {
+	struct qpt_verdict late = { .frame = 0 };
+
 	for (unsigned i = 0; i < v->nevents; i++) {
 		const struct qpt_event *ev = &v->ev[i];
+		bool held = false;
 
 		if (ev->frame == v->frame && v->frame)
 			continue;
@@ -189,10 +228,25 @@ static void pend_revise(struct pk *k, const struct qpt_verdict *v)
 				/* its links too (-v names the trigger frame) */
 				if (e->v.nevents < QPT_MAX_EVENTS)
 					e->v.ev[e->v.nevents++] = *ev;
+				held = true;
 				break;
 			}
 		}
+		if (held || !shown_get(k, ev->frame))
+			continue;
+		if (late.nevents && ev->frame != late.frame) {
+			late_revision(k, &late, v->frame);
+			late.nevents = 0;
+			late.flags = 0;
+		}
+		late.frame = ev->frame;
+		late.conv = ev->conv >= 0 ? qpt_flow_conv_id(k->fl, ev->conv) : -1;
+		late.dir = ev->dir;
+		late.flags |= 1u << ev->kind;
+		late.ev[late.nevents++] = *ev;
 	}
+	if (late.nevents)
+		late_revision(k, &late, v->frame);
 }
 
 static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
@@ -263,6 +317,7 @@ static void on_frame(void *user, const struct qpt_frame *f, int64_t ns,
 			e->v.flags |= 1u << v->ev[i].kind;
 	e->v.flags |= v->flags;
 	e->data = k->o->write_file && f->data ? g_memdup2(f->data, f->caplen) : NULL;
+	shown_set(k, f->number);
 	k->shown++;
 	if (k->o->count > 0 && k->shown >= (uint64_t)k->o->count)
 		k->an->stop = true; /* -c N: N frames shown */
@@ -344,6 +399,7 @@ int cmd_packets(struct opts *o)
 		}
 	}
 	written = g_string_new("");
+	k.shown_bits = g_byte_array_new();
 	/* Each file on its own: frame numbers are those of the file. */
 	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed &&
 				     !(k.dump_file && qpt_outfile_failed(k.dump_file)); file++) {
@@ -355,6 +411,8 @@ int cmd_packets(struct opts *o)
 
 		memset(&k.c, 0, sizeof(k.c));
 		k.t0 = -1;
+		g_byte_array_set_size(k.shown_bits, 0);
+		k.late = 0;
 		k.an = &an;
 		k.fl = qpt_drive_new(o);
 		/* a file read twice for --conv/--qp/--addr; standard input is
@@ -366,6 +424,14 @@ int cmd_packets(struct opts *o)
 		pend_flush(&k); /* the frames still held */
 		if (!k.write_failed && qpt_write_out(k.out, "standard output"))
 			k.write_failed = true;
+		if (k.late && !o->write_file)
+			g_printerr("%s: %" G_GUINT64_FORMAT " %s decided after its frame "
+				   "was printed (the first: frame %" G_GUINT64_FORMAT ", at %s%" G_GUINT64_FORMAT
+				   "; %d frames are held)%s; `qptrace events` lists every verdict\n",
+				   *file, k.late, k.late == 1 ? "verdict was" : "verdicts were", k.late_first,
+				   k.late_at == UINT64_MAX ? "the end" : "frame ",
+				   k.late_at == UINT64_MAX ? 0 : k.late_at, PENDING,
+				   o->json ? "" : ": the lines '# frame N, decided ...' give them");
 		k.c.frames = an.frames_read;
 		if (an.opened && !o->quiet && (!o->json || o->write_file))
 			g_printerr("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
@@ -400,5 +466,6 @@ int cmd_packets(struct opts *o)
 		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
 	g_string_free(k.out, TRUE);
 	g_free(k.pend);
+	g_byte_array_free(k.shown_bits, TRUE);
 	return k.write_failed || k.dump_failed ? 2 : status;
 }

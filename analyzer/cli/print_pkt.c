@@ -802,6 +802,30 @@ static void info_tags(GString *o, const struct qpt_verdict *v)
 			g_string_append(o, qpt_verdicts[k].info);
 }
 
+/* -v's line of the analysis: the conversation, each verdict kind with the
+ * frame it links to. */
+static void analysis_line(GString *out, const struct qpt_verdict *v)
+{
+	bool first = true;
+
+	g_string_append(out, "  analysis:");
+	if (v->conv >= 0)
+		g_string_append_printf(out, " conversation %d%s", v->conv,
+				       v->dir < 0 ? "" : v->dir ? " b->a" : " a->b");
+	for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
+		if (!(v->flags & (1u << k)))
+			continue;
+		uint64_t link = own_link(v, k);
+
+		g_string_append_printf(out, "%s%s", first ? "; " : ", ", qpt_verdicts[k].key);
+		if (link)
+			g_string_append_printf(out, " (%s frame %" G_GUINT64_FORMAT ")",
+					       qpt_event_link_name(k), link);
+		first = false;
+	}
+	g_string_append_c(out, '\n');
+}
+
 void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_pkt *pkt,
 		     enum qpt_print_mode mode, double t0, const struct qpt_verdict *v)
 {
@@ -843,24 +867,22 @@ void qpt_print_pkt_v(GString *out, const struct qpt_frame *f, const struct qpt_p
 		g_string_insert(out, (gssize)at, tags->str);
 		g_string_free(tags, TRUE);
 	}
-	if (mode == QPT_PRINT_VERBOSE && (v->conv >= 0 || v->flags)) {
-		bool first = true;
+	if (mode == QPT_PRINT_VERBOSE && (v->conv >= 0 || v->flags))
+		analysis_line(out, v);
+}
 
-		g_string_append(out, "  analysis:");
-		if (v->conv >= 0)
-			g_string_append_printf(out, " conversation %d%s", v->conv,
-					       v->dir < 0 ? "" : v->dir ? " b->a" : " a->b");
-		for (unsigned k = 0; k < QPT_VB_COUNT; k++) {
-			if (!(v->flags & (1u << k)))
-				continue;
-			uint64_t link = own_link(v, k);
-
-			g_string_append_printf(out, "%s%s", first ? "; " : ", ", qpt_verdicts[k].key);
-			if (link)
-				g_string_append_printf(out, " (%s frame %" G_GUINT64_FORMAT ")",
-						       qpt_event_link_name(k), link);
-			first = false;
-		}
-		g_string_append_c(out, '\n');
-	}
+void qpt_print_revision(GString *out, enum qpt_print_mode mode, uint64_t at,
+			const struct qpt_verdict *v)
+{
+	if (mode == QPT_PRINT_JSON)
+		return;
+	g_string_append_printf(out, "# frame %" G_GUINT64_FORMAT ", decided ", v->frame);
+	if (at == UINT64_MAX)
+		g_string_append(out, "at the end of the input:");
+	else
+		g_string_append_printf(out, "at frame %" G_GUINT64_FORMAT ":", at);
+	info_tags(out, v);
+	g_string_append_c(out, '\n');
+	if (mode == QPT_PRINT_VERBOSE)
+		analysis_line(out, v);
 }

@@ -1172,6 +1172,8 @@ def check_one_meaning(env, qptrace, caps):
         for line in out.splitlines():
             if line[:1].isdigit():
                 frame = int(line.split()[0])
+            elif line.startswith("# frame "):  # a verdict decided after its line
+                frame = int(line.split()[2].rstrip(","))
             elif line.startswith("  analysis:"):
                 for m in TRIGGER_TEXT.finditer(line):
                     trig_v.setdefault(frame, set()).add(int(m.group(1) or m.group(2)))

@@ -263,6 +263,7 @@ void s_nak_lost_after_tap(ctx_t *c);
 void s_time_backwards(ctx_t *c);
 void s_fill_gbn(ctx_t *c);
 void s_fill_end_many(ctx_t *c);
+void s_late_revision(ctx_t *c);
 void s_cm_stranger(ctx_t *c);
 void s_qpn_reuse(ctx_t *c);
 

@@ -1006,5 +1006,6 @@ const scen_t scenarios[] = {
     { "pause_8023x", "untagged RoCE; 802.3x PAUSE (all priorities) stalls it; a short and a cut MAC control frame", LT_ETH, s_pause_8023x },
     /* issue 29: verdicts decided at the end of the input */
     { "fill_end_many", "20 QPs, each ending with a PSN gap filler (out of order) that no later request decides: 20 verdicts at the end of the input", LT_ETH, s_fill_end_many },
+    { "late_revision", "a PSN gap filler whose verdict (the first resend of a go-back-N) 300 frames of another QP later decide: more than qptrace packets holds", LT_ETH, s_late_revision },
 };
 const size_t n_scenarios = G_N_ELEMENTS(scenarios);

@@ -454,3 +454,35 @@ void s_fill_end_many(ctx_t *c)
     }
     flush(c, 1);
 }
+
+/* Issue 29: a verdict decided longer after its frame than `qptrace
+ * packets` holds frames (256).  As fill_gbn: QP 0x41's WRITE at P+1 is
+ * lost before the tap and the NAK for it not captured; the requester goes
+ * back to P+1 (the filler), and 300 frames of another QP (0x43: WRITEs
+ * and their ACKs, 100 ns apart) come before its resends of P+2 and P+3,
+ * which decide that the filler was the first resend of a go-back-N. */
+void s_late_revision(ctx_t *c)
+{
+    lk_t a, b;
+    uint32_t P = 0x0A0000, Q = 0x0B0000;
+    lk_init(c, &a, 0x41, 0x42);
+    lk_init(c, &b, 0x43, 0x44);
+    req(&a, 10, OP_WRITE_ONLY, P, 512, 1, VA_W, 512, 0, 0);
+    ACK(&a, 14, P, 1);
+    /* P+1 lost before the tap */
+    req(&a, 20, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, 0, 1);
+    req(&a, 22, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, 0, 0);
+    /* the NAK for P+1: not in the capture */
+    req(&a, 40, OP_WRITE_ONLY, P + 1, 512, 1, VA_W + 0x10000, 512,
+        F_RETRANS | F_GBN | F_TRS | F_COUNTMSG, 0);
+    for (uint32_t i = 0; i < 150; i++) {
+        pkt_t w = rq(&b, OP_WRITE_ONLY, Q + i, 64, 1, VA_W + (uint64_t)i * 0x100, 64);
+        pkt_t k = rs(&b, OP_ACK, Q + i, 0, 0x1F, i + 1);
+        put(&b, 41 * US + (uint64_t)i * 200, &w, 0, 0, 0);
+        put(&b, 41 * US + (uint64_t)i * 200 + 100, &k, 1, 0, 0);
+    }
+    req(&a, 200, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, F_RETRANS, 0);
+    req(&a, 202, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, F_RETRANS, 0);
+    ACK(&a, 206, P + 3, 4);
+    flush(c, 1);
+}
