@@ -409,6 +409,24 @@ void s_qpn_reuse(ctx_t *c)
     flush(c, 1);
 }
 
+/* fill_gbn's QP: its WRITE at P+1 lost before the tap, the NAK for it not
+ * captured; the requester goes back to P+1 (the filler, at 40 us), then
+ * resends P+2 and P+3 (at resend_us). */
+static void fill_gbn_qp(lk_t *l, uint32_t P, uint64_t resend_us)
+{
+    req(l, 10, OP_WRITE_ONLY, P, 512, 1, VA_W, 512, 0, 0);
+    ACK(l, 14, P, 1);
+    /* P+1 lost before the tap */
+    req(l, 20, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, 0, 1);
+    req(l, 22, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, 0, 0);
+    /* the NAK for P+1: not in the capture */
+    req(l, 40, OP_WRITE_ONLY, P + 1, 512, 1, VA_W + 0x10000, 512,
+        F_RETRANS | F_GBN | F_TRS | F_COUNTMSG, 0);
+    req(l, resend_us, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, F_RETRANS, 0);
+    req(l, resend_us + 2, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, F_RETRANS, 0);
+    ACK(l, resend_us + 6, P + 3, 4);
+}
+
 /* Case 5: a tap in the middle.  The WRITE at P+1 is lost before it, the
  * NAK the responder sends for it is not captured (the capture dropped it);
  * the requester goes back to P+1: the filler comes first, then the resends
@@ -416,19 +434,8 @@ void s_qpn_reuse(ctx_t *c)
 void s_fill_gbn(ctx_t *c)
 {
     lk_t l;
-    uint32_t P = 0x06C000;
     lk_init(c, &l, 0x11, 0x12);
-    req(&l, 10, OP_WRITE_ONLY, P, 512, 1, VA_W, 512, 0, 0);
-    ACK(&l, 14, P, 1);
-    /* P+1 lost before the tap */
-    req(&l, 20, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, 0, 1);
-    req(&l, 22, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, 0, 0);
-    /* the NAK for P+1: not in the capture */
-    req(&l, 40, OP_WRITE_ONLY, P + 1, 512, 1, VA_W + 0x10000, 512,
-        F_RETRANS | F_GBN | F_TRS | F_COUNTMSG, 0);
-    req(&l, 42, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, F_RETRANS, 0);
-    req(&l, 44, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, F_RETRANS, 0);
-    ACK(&l, 48, P + 3, 4);
+    fill_gbn_qp(&l, 0x06C000, 42);
     flush(c, 1);
 }
 
@@ -464,25 +471,15 @@ void s_fill_end_many(ctx_t *c)
 void s_late_revision(ctx_t *c)
 {
     lk_t a, b;
-    uint32_t P = 0x0A0000, Q = 0x0B0000;
+    uint32_t Q = 0x0B0000;
     lk_init(c, &a, 0x41, 0x42);
     lk_init(c, &b, 0x43, 0x44);
-    req(&a, 10, OP_WRITE_ONLY, P, 512, 1, VA_W, 512, 0, 0);
-    ACK(&a, 14, P, 1);
-    /* P+1 lost before the tap */
-    req(&a, 20, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, 0, 1);
-    req(&a, 22, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, 0, 0);
-    /* the NAK for P+1: not in the capture */
-    req(&a, 40, OP_WRITE_ONLY, P + 1, 512, 1, VA_W + 0x10000, 512,
-        F_RETRANS | F_GBN | F_TRS | F_COUNTMSG, 0);
+    fill_gbn_qp(&a, 0x0A0000, 200);
     for (uint32_t i = 0; i < 150; i++) {
         pkt_t w = rq(&b, OP_WRITE_ONLY, Q + i, 64, 1, VA_W + (uint64_t)i * 0x100, 64);
         pkt_t k = rs(&b, OP_ACK, Q + i, 0, 0x1F, i + 1);
         put(&b, 41 * US + (uint64_t)i * 200, &w, 0, 0, 0);
         put(&b, 41 * US + (uint64_t)i * 200 + 100, &k, 1, 0, 0);
     }
-    req(&a, 200, OP_WRITE_ONLY, P + 2, 512, 1, VA_W + 0x20000, 512, F_RETRANS, 0);
-    req(&a, 202, OP_WRITE_ONLY, P + 3, 512, 1, VA_W + 0x30000, 512, F_RETRANS, 0);
-    ACK(&a, 206, P + 3, 4);
     flush(c, 1);
 }
