@@ -237,6 +237,15 @@ def late_revision(qptrace):
           f"its frame, on a line of its own")
     check("1 verdict was decided after its frame was printed" in r.stderr,
           f"packets: standard error counts the verdict decided late: {r.stderr.strip()[:200]}")
+    # a selection: shown frames only (--addr: both QPs, frame 5 among
+    # them; --qp of the other QP: frame 5 not shown, no line for it)
+    r = run([qptrace, "packets", "--addr", "10.0.0.1", cap])
+    check(r.returncode == 0 and "# frame %d, decided at frame " % want[0] in r.stdout,
+          f"packets --addr (a selection showing frame {want[0]}): its line of the verdict")
+    r = run([qptrace, "packets", "--qp", "0x43", cap])
+    check(r.returncode == 0 and "# frame" not in r.stdout and "decided after" not in r.stderr
+          and r.stdout.count("\n") > 256,
+          f"packets --qp 0x43 (not frame {want[0]}'s QP): no line of its verdict")
     r = run([qptrace, "packets", "--json", cap])
     check(r.returncode == 0 and "1 verdict was decided after its frame was printed" in r.stderr
           and not any(line.startswith("#") for line in r.stdout.splitlines()),

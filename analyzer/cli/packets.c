@@ -59,9 +59,11 @@ struct pk {
 	bool dump_failed;
 	struct pend *pend; /* PENDING of them: a ring, oldest at pend_first */
 	unsigned pend_first, pend_n;
-	/* the frames of this file shown, one bit each (by frame number), and
-	 * the revisions that came after their frame's line was printed */
-	GByteArray *shown_bits;
+	/* with --conv/--qp/--addr or --from/--to, the frames of this file
+	 * shown, one bit each (by frame number; without them every frame an
+	 * event names was shown); the revisions that came after their frame's
+	 * line was printed */
+	GArray *shown_bits; /* of uint8_t, cleared when grown */
 	uint64_t late, late_first, late_at;
 	/* --conv/--qp/--addr on a file: the conversation ids whose
 	 * conversation the selection shows as the whole file ends them
@@ -184,15 +186,19 @@ static void shown_set(struct pk *k, uint64_t frame)
 {
 	uint64_t byte = frame / 8;
 
+	if (!k->shown_bits)
+		return;
 	if (byte >= k->shown_bits->len)
-		g_byte_array_set_size(k->shown_bits, (guint)MAX(byte + 1, 2 * (uint64_t)k->shown_bits->len));
-	k->shown_bits->data[byte] |= (uint8_t)(1u << (frame % 8));
+		g_array_set_size(k->shown_bits, (guint)MAX(byte + 1, 2 * (uint64_t)k->shown_bits->len));
+	g_array_index(k->shown_bits, uint8_t, byte) |= (uint8_t)(1u << (frame % 8));
 }
 
 static bool shown_get(const struct pk *k, uint64_t frame)
 {
+	if (!k->shown_bits)
+		return true;
 	return frame / 8 < k->shown_bits->len &&
-	       k->shown_bits->data[frame / 8] & (1u << (frame % 8));
+	       g_array_index(k->shown_bits, uint8_t, frame / 8) & (1u << (frame % 8));
 }
 
 /* A revision of a frame printed already without it (v: its events): a
@@ -399,7 +405,8 @@ int cmd_packets(struct opts *o)
 		}
 	}
 	written = g_string_new("");
-	k.shown_bits = g_byte_array_new();
+	if (qpt_selecting(o) || o->from || o->to)
+		k.shown_bits = g_array_new(FALSE, TRUE, 1);
 	/* Each file on its own: frame numbers are those of the file. */
 	for (gchar **file = o->files; *file && !k.write_failed && !k.dump_failed &&
 				     !(k.dump_file && qpt_outfile_failed(k.dump_file)); file++) {
@@ -411,7 +418,8 @@ int cmd_packets(struct opts *o)
 
 		memset(&k.c, 0, sizeof(k.c));
 		k.t0 = -1;
-		g_byte_array_set_size(k.shown_bits, 0);
+		if (k.shown_bits)
+			g_array_set_size(k.shown_bits, 0);
 		k.late = 0;
 		k.an = &an;
 		k.fl = qpt_drive_new(o);
@@ -466,6 +474,7 @@ int cmd_packets(struct opts *o)
 		g_printerr("qptrace packets: no frame selected, %s not written\n", o->write_file);
 	g_string_free(k.out, TRUE);
 	g_free(k.pend);
-	g_byte_array_free(k.shown_bits, TRUE);
+	if (k.shown_bits)
+		g_array_free(k.shown_bits, TRUE);
 	return k.write_failed || k.dump_failed ? 2 : status;
 }
