@@ -218,7 +218,9 @@ static void late_revision(struct pk *k, const struct qpt_verdict *v, uint64_t at
  * the frame was shown, a line of its own (late_revision). */
 static void pend_revise(struct pk *k, const struct qpt_verdict *v)
 {
-	struct qpt_verdict late = { .frame = 0 };
+	struct qpt_verdict late; /* (what qpt_print_revision reads) */
+
+	late.nevents = 0;
 
 	for (unsigned i = 0; i < v->nevents; i++) {
 		const struct qpt_event *ev = &v->ev[i];
@@ -243,11 +245,13 @@ static void pend_revise(struct pk *k, const struct qpt_verdict *v)
 		if (late.nevents && ev->frame != late.frame) {
 			late_revision(k, &late, v->frame);
 			late.nevents = 0;
+		}
+		if (!late.nevents) {
+			late.frame = ev->frame;
+			late.conv = ev->conv >= 0 ? qpt_flow_conv_id(k->fl, ev->conv) : -1;
+			late.dir = ev->dir;
 			late.flags = 0;
 		}
-		late.frame = ev->frame;
-		late.conv = ev->conv >= 0 ? qpt_flow_conv_id(k->fl, ev->conv) : -1;
-		late.dir = ev->dir;
 		late.flags |= 1u << ev->kind;
 		late.ev[late.nevents++] = *ev;
 	}
