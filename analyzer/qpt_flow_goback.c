@@ -160,13 +160,13 @@ void fl_episode_keep(struct qpt_dir *d, const struct qpt_episode *e)
 void fl_rnr_doubt_note(struct half *h, uint32_t psn, uint64_t frame, int64_t ns)
 {
 	const struct read_req *low = NULL;
-	struct half_rec *rc;
+	struct half_rec *rc = fl_rec(h); /* the RNR NAK's, made by it */
 
 	h->rnr_doubt = false;
 	/* the retry the requester's first go-back since the RNR NAK (after a
 	 * READ re-issue captured since, it goes on with that one: random
 	 * rxe 5014) */
-	if (h->x->rc->goback_prev_frame > h->x->rc->rnr_frame)
+	if (rc->goback_prev_frame > rc->rnr_frame)
 		return;
 	for (unsigned i = 0; i < h->nreads; i++) {
 		const struct read_req *r = &h->x->reads[i];
@@ -180,7 +180,6 @@ void fl_rnr_doubt_note(struct half *h, uint32_t psn, uint64_t frame, int64_t ns)
 	}
 	if (!low)
 		return;
-	rc = fl_rec(h);
 	h->rnr_doubt = true;
 	memset(&rc->doubt, 0, sizeof(rc->doubt));
 	rc->doubt.frame = frame;

@@ -304,12 +304,7 @@ def load_failure(qptrace, d):
 
 def main():
     qptrace, root = os.path.abspath(sys.argv[1]), sys.argv[2]
-    r = subprocess.run([qptrace, "monitor", "--metrics", "127.0.0.1:1", "-r", "/nonexistent"],
-                       capture_output=True, text=True)
-    # only the build without it skips (one that cannot load it fails below)
-    if "was built without" in r.stderr:
-        print("SKIP: qptrace built without libmicrohttpd (libmicrohttpd-dev): no --metrics")
-        return 77
+    tap.need_metrics(qptrace)  # only a build without it skips
     tmp = tempfile.mkdtemp(prefix="qpt-monhttp-")
     procs = []
     try:
