@@ -39,6 +39,7 @@ Prints "N passed, N failed" and exits 1 on any failure.
 """
 import argparse
 import glob
+import hashlib
 import json
 import os
 import re
@@ -797,33 +798,46 @@ def field_run(env, cap, fields, extra):
     return rows, text
 
 
-def tshark_all(env, cap, fields, stats=None):
-    """Every occurrence of fields (and of the frame's expert infos), per frame
-    (two passes: a verdict the engine revised later is on its frame).  With
-    stats (a list), also -z roce,qp in the same run: its text appended."""
-    rows, text = field_run(env, cap, fields, ["-z", "roce,qp"] if stats is not None else [])
-    if rows is None:
-        return None
-    if stats is not None:  # the tap's text comes after the frames
-        at = next((i for i, line in enumerate(text) if line.startswith("=====")), None)
-        stats.append("\n".join(text[at:]) + "\n" if at is not None else "")
-    return rows
+SECOND_PASS = {}  # (HOME, the capture's bytes' SHA-1) -> second_pass()'s answer
+# what check_one_meaning reads besides ANALYSIS_FIELDS
+MEANING_FIELDS = ["roce.analysis.flags", "roce", "roce.bth.opcode", "roce.bth.psn"]
 
 
-TWO_PASS = {}  # (HOME, capture) -> two_pass()'s answer
+def second_pass(env, cap):
+    """The one `tshark -2` run of a capture that every check of the second
+    pass shares (check_capture's, check_verdicts', check_gbn_trigger's,
+    check_one_meaning's, and the -z expert of check_verdicts and
+    check_findings): every occurrence of the expert infos, of
+    ANALYSIS_FIELDS and of MEANING_FIELDS per frame, with -z roce,qp and
+    -z expert in the same run (a tshark start-up is 0.4 s: this run was
+    two, for the captures under public/ and made/).  The capture is known
+    by its bytes: check_capture reads a copy in the test's HOME,
+    check_one_meaning the file under captures/.  (rows, the lines of -z
+    expert, the text of -z roce,qp), or (None, the error, None)."""
+    with open(cap, "rb") as f:
+        key = (env.home, hashlib.sha1(f.read()).hexdigest())
+    if key not in SECOND_PASS:
+        fields = ANALYSIS_FIELDS + [f for f in MEANING_FIELDS if f not in ANALYSIS_FIELDS]
+        rows, text = field_run(env, cap, fields, ["-z", "roce,qp", "-z", "expert"])
+        if rows is None:
+            SECOND_PASS[key] = (None, text, None)
+        else:
+            # -z roce,qp's table: from its "=====" line to the next one
+            at = next((i for i, line in enumerate(text) if line.startswith("=====") and
+                       i + 1 < len(text) and text[i + 1].startswith("RoCE QP")), None)
+            end = next((i for i in range(at + 1, len(text)) if text[i].startswith("=====")),
+                       len(text) - 1) if at is not None else None
+            qp = "\n".join(text[at:end + 1]) + "\n" if at is not None else ""
+            rest = text if at is None else text[:at] + text[end + 1:]
+            SECOND_PASS[key] = (rows, rest, qp)
+    return SECOND_PASS[key]
 
 
 def two_pass(env, cap):
-    """The one `tshark -2` run of cap that the checks of the second pass
-    share (check_capture's, check_verdicts', check_gbn_trigger's, and the
-    -z expert of check_verdicts and check_findings): every occurrence of the
-    expert infos and of ANALYSIS_FIELDS per frame, as tshark_all gives them,
-    and the -z expert text tshark prints after the frames.  (rows, lines of
-    that text), or (None, the error)."""
-    key = (env.home, cap)
-    if key not in TWO_PASS:
-        TWO_PASS[key] = field_run(env, cap, ANALYSIS_FIELDS, ["-z", "expert"])
-    return TWO_PASS[key]
+    """second_pass()'s rows and -z expert lines: (rows, lines), or (None,
+    the error)."""
+    rows, text, _ = second_pass(env, cap)
+    return rows, text
 
 
 def two_pass_first(env, cap, fields):
@@ -1078,8 +1092,8 @@ def check_one_meaning(env, qptrace, caps):
     ERF files: Wireshark times them with the ERF record's own timestamp,
     qptrace with libpcap's microseconds; their RTT values are not compared."""
     kind_of = finding_titles()
-    fields = ["roce.stream", "roce.direction", "roce.analysis.ack_rtt", "roce.analysis.flags",
-              "roce.analysis.gbn_trigger_frame"]
+    # second_pass(): roce.stream, roce.direction, roce.analysis.ack_rtt,
+    # roce.analysis.flags, roce.analysis.gbn_trigger_frame, roce and the BTH
     totals = {"captures": 0, "rtt": 0, "flags": 0, "findings": 0, "triggers": 0}
     hostile = []
     for cap, label in caps:
@@ -1087,8 +1101,8 @@ def check_one_meaning(env, qptrace, caps):
         recs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         if not recs:
             continue  # nothing qptrace decodes (empty, not a capture, ...)
-        qp = []
-        rows = tshark_all(env, cap, fields + ["roce", "roce.bth.opcode", "roce.bth.psn"], qp)
+        rows, _, qp_text = second_pass(env, cap)
+        qp = [qp_text]
         if rows is None:
             skip(f"{label}: one meaning", "tshark cannot read it")
             continue
