@@ -27,9 +27,14 @@
 /* Memory that the reading thread writes for every frame gets cache lines of
  * its own: a line shared with what the analysing thread writes would bounce
  * between the two cores on every frame. */
+static void *own_lines_unset(size_t size)
+{
+	return g_aligned_alloc(1, (size + 63) & ~(size_t)63, 64);
+}
+
 static void *own_lines(size_t size)
 {
-	return g_aligned_alloc0(1, (size + 63) & ~(size_t)63, 64);
+	return memset(own_lines_unset(size), 0, size);
 }
 
 struct qpt_reader {
@@ -736,7 +741,7 @@ static void start_thread(struct qpt_input *in)
 		 * not zeroed, so that no page of it is touched before a frame
 		 * needs it (eight zeroed batches were 80 of the 390 page
 		 * faults of a run over a small capture) */
-		struct batch *b = g_aligned_alloc(1, (sizeof(*b) + 63) & ~(size_t)63, 64);
+		struct batch *b = own_lines_unset(sizeof(*b));
 
 		memset(&b->first, 0, sizeof(*b) - offsetof(struct batch, first));
 		b->cap = BATCH_BYTES;

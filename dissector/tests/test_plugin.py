@@ -1102,7 +1102,6 @@ def check_one_meaning(env, qptrace, caps):
         if not recs:
             continue  # nothing qptrace decodes (empty, not a capture, ...)
         rows, _, qp_text = second_pass(env, cap)
-        qp = [qp_text]
         if rows is None:
             skip(f"{label}: one meaning", "tshark cannot read it")
             continue
@@ -1128,13 +1127,13 @@ def check_one_meaning(env, qptrace, caps):
                 # Wireshark reassembles them and the plugin analyses the packet
                 skip(f"{label}: one meaning", f"frame {first}: an IPv4-fragmented RoCEv2 packet "
                      "Wireshark reassembles (qptrace names the fragments)")
-                check_stats(env, qptrace, cap, label, qp[0])  # the rows both have
+                check_stats(env, qptrace, cap, label, qp_text)  # the rows both have
             else:
                 fail(f"{label}: one meaning", f"frame {first}: tshark BTH {fed.get(first)}, "
                      f"qptrace {cli_fed.get(first)}")
             continue
         totals["captures"] += 1
-        check_stats(env, qptrace, cap, label, qp[0])  # -z roce,qp, every cell
+        check_stats(env, qptrace, cap, label, qp_text)  # -z roce,qp, every cell
         erf = linktype(cap) == 197
         bad = []
         # RTT, frame by frame
