@@ -74,16 +74,36 @@ bool fl_timer_again(struct half *h, uint32_t psn, int64_t silence)
  * least the microsecond of microsecond time stamps; one resend lost before
  * the capture point doubles it, and a software sender's pace varies), so
  * that what follows is another go-back (a NAK's, which waits for the NAK
- * to reach the requester and replaces the go-back under way).  Unknown
- * (false) before two resends. */
+ * to reach the requester and replaces the go-back under way).  After one
+ * resend, a pause of at least eight times the longest gap between two
+ * resends of the half's earlier go-backs and at least 4 us (time stamps of
+ * whole microseconds round a NIC's 7-8 us to 8, eight times its pace of
+ * up to 1 us: random hw 6637, 18653); unknown (false) without one. */
 bool fl_goback_paused(const struct half *h, int64_t silence)
 {
 	const struct half_rec *rc = h->x->rc;
 	uint32_t k = rc->cur.resent_packets;
 
+	if (k == 1)
+		return rc->gap_any && silence >= MAX(8 * rc->gap_any, 4000);
 	return k >= 2 &&
 	       silence > 8 * MAX((h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1),
 				 1000);
+}
+
+/* Whether a resend past the next PSN of a go-back that resent one packet
+ * and had no NAK comes after that go-back stopped (fl_goback_paused): a
+ * NIC resends back to back (0.1-1 us apart); one that paused went back
+ * again (a READ or atomic answer found missing), its first resend lost
+ * before the capture point (random hw 6637: an atomic retried, then its
+ * READ re-issued 7 us later).  A software sender's pace is larger and so
+ * is the bound. */
+bool fl_goback_stopped_after_one(const struct half *h, uint32_t psn, int64_t silence)
+{
+	const struct half_rec *rc = h->x->rc;
+
+	return rc->cur.resent_packets == 1 && rc->cur.trigger == QPT_TRIGGER_RESEND &&
+	       qpt_psn_diff(psn, rc->episode_next) > 0 && fl_goback_paused(h, silence);
 }
 
 /* A resend of an RNR NAK's PSN long after its timer, after a silence: the

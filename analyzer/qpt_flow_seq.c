@@ -469,6 +469,8 @@ static bool episode_goes_on(const struct qpt_flow *fl, struct half *h, const str
 	if (h->in_episode && silence >= fl->o.timeout_gap_ns && psn == rc->episode_next &&
 	    fl_timer_again(h, psn, silence))
 		return false;
+	if ((h->in_episode || rc->episode_reopen) && fl_goback_stopped_after_one(h, psn, silence))
+		return false;
 	if (h->in_episode)
 		return qpt_psn_diff(psn, rc->episode_next) >= 0 &&
 		       !(silence >= fl->o.timeout_gap_ns && h->any_acked &&

@@ -362,9 +362,16 @@ def check_gbn(man, summ, evs, pk, ids, errs, notes):
                          and pk.get(e["first_resent_frame"], {}).get("src") == p["dst"]
                          for e in eps.values())
             # or the responder answered that PSN after all (the request
-            # reached it later): there was nothing to recover
-            answered = any(q.get("src") == p["src"] and g > f and q["bth"].get("psn") == p["bth"]["psn"]
-                           and "RESPONSE" in q["bth"].get("opcode_name", "").upper() for g, q in pk.items())
+            # reached it later): there was nothing to recover.  An answer
+            # is a READ response at that PSN, or an ACK (an ATOMIC
+            # Acknowledge too) at it or past it: an ACK acknowledges
+            # every PSN up to its own (IBA 9.7.5.1.1)
+            answered = any(q.get("src") == p["src"] and g > f and "bth" in q and
+                           ("RESPONSE" in q["bth"].get("opcode_name", "").upper() and
+                            q["bth"].get("psn") == p["bth"]["psn"] or
+                            (q.get("aeth") or {}).get("kind") == "ACK" and
+                            (q["bth"]["psn"] - p["bth"]["psn"]) & 0xFFFFFF < 0x800000)
+                           for g, q in pk.items())
             if not resend and not during and not answered:
                 errs.append(f"NAK PSN_SEQ_ERR frame {f} (PSN {p['bth']['psn']}) has no episode and no resend")
             # The requester's next request after the NAK, within 10 ms (a
