@@ -83,12 +83,24 @@ bool fl_goback_paused(const struct half *h, int64_t silence)
 {
 	const struct half_rec *rc = h->x->rc;
 	uint32_t k = rc->cur.resent_packets;
+	int64_t pace = fl_goback_pace(h, silence);
 
 	if (k == 1)
-		return rc->gap_any && silence >= MAX(8 * rc->gap_any, 4000);
-	return k >= 2 &&
-	       silence > 8 * MAX((h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1),
-				 1000);
+		return pace && silence >= MAX(8 * pace, 4000);
+	return k >= 2 && silence > 8 * MAX(pace, 1000);
+}
+
+/* The pace of the go-back under way, before a resend after silence: the
+ * mean time between its resends (two or more), after one resend the
+ * longest gap between two resends of the half's earlier go-backs (0:
+ * none). */
+int64_t fl_goback_pace(const struct half *h, int64_t silence)
+{
+	const struct half_rec *rc = h->x->rc;
+	uint32_t k = rc->cur.resent_packets;
+
+	return k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) :
+	       k == 1 ? rc->gap_any : 0;
 }
 
 /* Whether a resend past the next PSN of a go-back that resent one packet

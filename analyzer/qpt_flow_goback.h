@@ -11,6 +11,7 @@ bool fl_nak_after_pause(struct half *h, uint32_t psn, int64_t ns, int64_t silenc
 int64_t fl_ack_time2(struct half *h);
 bool fl_timer_again(struct half *h, uint32_t psn, int64_t silence);
 bool fl_goback_paused(const struct half *h, int64_t silence);
+int64_t fl_goback_pace(const struct half *h, int64_t silence);
 bool fl_goback_stopped_after_one(const struct half *h, uint32_t psn, int64_t silence);
 bool fl_rnr_nak_missed(const struct qpt_flow *fl, struct half *h, int64_t ns, int64_t silence);
 bool fl_rnr_retry_of(const struct qpt_flow *fl, struct half *h, uint32_t psn, int64_t ns,

@@ -344,10 +344,9 @@ static bool retry_paused(struct half *h, int64_t silence)
 {
 	const struct half_rec *rc = fl_rec(h);
 	uint32_t k = rc->cur.resent_packets;
-	int64_t pace = k >= 2 ? (h->last_ns - silence - rc->episode_first_ns) / (int64_t)(k - 1) :
-			       rc->gap_any;
+	int64_t pace = fl_goback_pace(h, silence);
 
-	return (k >= 2 || (k == 1 && rc->gap_any)) && silence > MAX(8 * pace, 4000) &&
+	return (k >= 2 || (k == 1 && pace)) && silence > MAX(8 * pace, 4000) &&
 	       h->last_ns - rc->ack_ns > fl_ack_time2(h);
 }
 
